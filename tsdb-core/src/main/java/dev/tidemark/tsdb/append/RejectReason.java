@@ -1,0 +1,29 @@
+package dev.tidemark.tsdb.append;
+
+/**
+ * Why the engine refused a sample. The receiver reports these, with counts, in OTLP partial
+ * success. The codes are stable (they appear in metrics and messages).
+ */
+public enum RejectReason {
+  /** Older than the out-of-order window behind the newest sample of its series. */
+  OUT_OF_ORDER("out of order sample"),
+  /** Same timestamp as a stored sample, different value bits. */
+  DUPLICATE("duplicate sample for timestamp"),
+  /** Outside the retention. */
+  TOO_OLD("too old sample"),
+  /** Further ahead of the clock than the allowed future skew. */
+  TOO_FAR_IN_FUTURE("sample too far in the future"),
+  /** Before 1970, or labels without {@code __name__}. */
+  INVALID("invalid sample");
+
+  private final String description;
+
+  RejectReason(String description) {
+    this.description = description;
+  }
+
+  /** A short English description, Prometheus wording where one exists. */
+  public String description() {
+    return description;
+  }
+}

@@ -1,0 +1,343 @@
+package dev.tidemark.tsdb.model;
+
+import com.dynatrace.hash4j.hashing.HashValue128;
+import com.dynatrace.hash4j.hashing.Hasher128;
+import com.dynatrace.hash4j.hashing.Hashing;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An immutable label set: the identity of a series.
+ *
+ * <p>Labels are sorted by name in the unsigned byte order of their UTF-8 encoding (which is
+ * Unicode code point order), names are unique and non-empty, values are non-empty ({@code
+ * name=""} means "no such label", as in Prometheus: the builder drops such pairs). The metric
+ * name is the label {@value #METRIC_NAME}, stored like any other.
+ *
+ * <p>The <em>canonical bytes</em> are, for each label in order, {@code name 0xFF value 0xFF}
+ * (0xFF never occurs in UTF-8). The <em>fingerprint</em> is XXH3-128 with seed 0 over the
+ * canonical bytes ({@code docs/format.md}, SeriesDictionary). It is computed once, when the set is
+ * built. Strings with unpaired surrogates cannot be encoded as UTF-8 and are refused.
+ *
+ * <p>Thread-safe: instances are immutable. {@link #hashCode()} is derived from the fingerprint.
+ */
+public final class Labels implements Comparable<Labels> {
+
+  /** The label that holds the metric name. */
+  public static final String METRIC_NAME = "__name__";
+
+  /** Compares strings by Unicode code point, i.e. by the unsigned bytes of their UTF-8 form. */
+  public static final Comparator<String> UTF8_ORDER = Labels::compareUtf8;
+
+  private static final Hasher128 XXH3_128 = Hashing.xxh3_128();
+  private static final Labels EMPTY = new Labels(new String[0]);
+
+  /** name0, value0, name1, value1, ... sorted by name. */
+  private final String[] pairs;
+
+  private final long fingerprintHigh;
+  private final long fingerprintLow;
+
+  private Labels(String[] pairs) {
+    this.pairs = pairs;
+    HashValue128 h = XXH3_128.hashBytesTo128Bits(canonicalBytes(pairs));
+    this.fingerprintHigh = h.getMostSignificantBits();
+    this.fingerprintLow = h.getLeastSignificantBits();
+  }
+
+  /** The empty label set. */
+  public static Labels empty() {
+    return EMPTY;
+  }
+
+  /**
+   * Builds a label set from alternating names and values, in any order.
+   *
+   * @throws IllegalArgumentException on an odd count, a null or empty name, a duplicate name or
+   *     a string that is not valid UTF-16
+   */
+  public static Labels of(String... namesAndValues) {
+    if (namesAndValues.length % 2 != 0) {
+      throw new IllegalArgumentException(
+          "names and values must come in pairs, got " + namesAndValues.length + " strings");
+    }
+    Builder b = builder();
+    for (int i = 0; i < namesAndValues.length; i += 2) {
+      b.add(namesAndValues[i], namesAndValues[i + 1]);
+    }
+    return b.build();
+  }
+
+  /** Builds a label set from a map; see {@link #of(String...)} for the rules. */
+  public static Labels fromMap(Map<String, String> map) {
+    Builder b = builder();
+    map.forEach(b::add);
+    return b.build();
+  }
+
+  /** A new, empty builder. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder that starts with these labels. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    for (int i = 0; i < pairs.length; i += 2) {
+      b.add(pairs[i], pairs[i + 1]);
+    }
+    return b;
+  }
+
+  /** Number of labels. */
+  public int size() {
+    return pairs.length / 2;
+  }
+
+  /** The name of the {@code i}-th label in sorted order. */
+  public String name(int i) {
+    return pairs[2 * i];
+  }
+
+  /** The value of the {@code i}-th label in sorted order. */
+  public String value(int i) {
+    return pairs[2 * i + 1];
+  }
+
+  /** The value of the label called {@code name}, or null if the set has no such label. */
+  public String get(String name) {
+    int lo = 0;
+    int hi = size() - 1;
+    while (lo <= hi) {
+      int mid = (lo + hi) >>> 1;
+      int c = compareUtf8(pairs[2 * mid], name);
+      if (c < 0) {
+        lo = mid + 1;
+      } else if (c > 0) {
+        hi = mid - 1;
+      } else {
+        return pairs[2 * mid + 1];
+      }
+    }
+    return null;
+  }
+
+  /** The metric name ({@value #METRIC_NAME}), or null if absent. */
+  public String metricName() {
+    return get(METRIC_NAME);
+  }
+
+  /** High 64 bits of the XXH3-128 fingerprint. */
+  public long fingerprintHigh() {
+    return fingerprintHigh;
+  }
+
+  /** Low 64 bits of the XXH3-128 fingerprint. */
+  public long fingerprintLow() {
+    return fingerprintLow;
+  }
+
+  /** A fresh copy of the canonical bytes ({@code name 0xFF value 0xFF} per label). */
+  public byte[] canonicalBytes() {
+    return canonicalBytes(pairs);
+  }
+
+  private static byte[] canonicalBytes(String[] pairs) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(pairs.length * 12);
+    for (String s : pairs) {
+      byte[] b = s.getBytes(StandardCharsets.UTF_8);
+      out.write(b, 0, b.length);
+      out.write(0xFF);
+    }
+    return out.toByteArray();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (this == o) {
+      return true;
+    }
+    if (!(o instanceof Labels)) {
+      return false;
+    }
+    Labels other = (Labels) o;
+    return fingerprintLow == other.fingerprintLow
+        && fingerprintHigh == other.fingerprintHigh
+        && Arrays.equals(pairs, other.pairs);
+  }
+
+  @Override
+  public int hashCode() {
+    return (int) (fingerprintLow ^ (fingerprintLow >>> 32));
+  }
+
+  /** Orders label sets label by label (name, then value, in UTF-8 order), shorter sets first. */
+  @Override
+  public int compareTo(Labels o) {
+    int n = Math.min(pairs.length, o.pairs.length);
+    for (int i = 0; i < n; i++) {
+      int c = compareUtf8(pairs[i], o.pairs[i]);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(pairs.length, o.pairs.length);
+  }
+
+  /** Prometheus notation: {@code name{a="1", b="2"}}. */
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder();
+    String name = metricName();
+    if (name != null) {
+      sb.append(name);
+    }
+    sb.append('{');
+    boolean first = true;
+    for (int i = 0; i < pairs.length; i += 2) {
+      if (pairs[i].equals(METRIC_NAME)) {
+        continue;
+      }
+      if (!first) {
+        sb.append(", ");
+      }
+      first = false;
+      sb.append(pairs[i]).append("=\"");
+      String v = pairs[i + 1];
+      for (int j = 0; j < v.length(); j++) {
+        char c = v.charAt(j);
+        switch (c) {
+          case '\\' -> sb.append("\\\\");
+          case '"' -> sb.append("\\\"");
+          case '\n' -> sb.append("\\n");
+          default -> sb.append(c);
+        }
+      }
+      sb.append('"');
+    }
+    return sb.append('}').toString();
+  }
+
+  /**
+   * Compares two strings as the unsigned bytes of their UTF-8 encodings would compare, without
+   * encoding them (code point order; differs from {@link String#compareTo} only for surrogates).
+   */
+  public static int compareUtf8(String a, String b) {
+    int n = Math.min(a.length(), b.length());
+    for (int i = 0; i < n; i++) {
+      char ca = a.charAt(i);
+      char cb = b.charAt(i);
+      if (ca != cb) {
+        if (ca >= 0xD800 && cb >= 0xD800) {
+          // Move surrogates (D800-DFFF) above E000-FFFF so that UTF-16 order becomes code point order.
+          ca += ca >= 0xE000 ? (char) -0x800 : (char) 0x2000;
+          cb += cb >= 0xE000 ? (char) -0x800 : (char) 0x2000;
+        }
+        return ca - cb;
+      }
+    }
+    return a.length() - b.length();
+  }
+
+  static void checkWellFormed(String s, String what) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isHighSurrogate(c)) {
+        if (i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+          i++;
+          continue;
+        }
+        throw new IllegalArgumentException(what + " has an unpaired surrogate at index " + i);
+      }
+      if (Character.isLowSurrogate(c)) {
+        throw new IllegalArgumentException(what + " has an unpaired surrogate at index " + i);
+      }
+    }
+  }
+
+  /**
+   * Collects labels in any order. Pairs with an empty value are dropped (Prometheus: an empty
+   * value is an absent label). Not thread-safe; reusable after {@link #reset()}.
+   */
+  public static final class Builder {
+    private final List<String> names = new ArrayList<>();
+    private final List<String> values = new ArrayList<>();
+
+    private Builder() {}
+
+    /**
+     * Adds a label; a null or empty value is ignored.
+     *
+     * @throws IllegalArgumentException if the name is null or empty, or either string is not
+     *     well-formed UTF-16
+     */
+    public Builder add(String name, String value) {
+      if (name == null || name.isEmpty()) {
+        throw new IllegalArgumentException("label name must not be empty (value was " + value + ")");
+      }
+      if (value == null || value.isEmpty()) {
+        return this;
+      }
+      checkWellFormed(name, "label name");
+      checkWellFormed(value, "value of label " + name);
+      names.add(name);
+      values.add(value);
+      return this;
+    }
+
+    /** Replaces the value of {@code name} (or removes it, for an empty value). */
+    public Builder set(String name, String value) {
+      remove(name);
+      return add(name, value);
+    }
+
+    /** Removes the label called {@code name}, if present. */
+    public Builder remove(String name) {
+      for (int i = names.size() - 1; i >= 0; i--) {
+        if (names.get(i).equals(name)) {
+          names.remove(i);
+          values.remove(i);
+        }
+      }
+      return this;
+    }
+
+    /** Forgets every label added so far. */
+    public Builder reset() {
+      names.clear();
+      values.clear();
+      return this;
+    }
+
+    /**
+     * The label set.
+     *
+     * @throws IllegalArgumentException if a name was added twice
+     */
+    public Labels build() {
+      int n = names.size();
+      if (n == 0) {
+        return EMPTY;
+      }
+      Integer[] order = new Integer[n];
+      for (int i = 0; i < n; i++) {
+        order[i] = i;
+      }
+      Arrays.sort(order, (x, y) -> compareUtf8(names.get(x), names.get(y)));
+      String[] pairs = new String[2 * n];
+      for (int i = 0; i < n; i++) {
+        pairs[2 * i] = names.get(order[i]);
+        pairs[2 * i + 1] = values.get(order[i]);
+        if (i > 0 && pairs[2 * i].equals(pairs[2 * i - 2])) {
+          throw new IllegalArgumentException("duplicate label name " + pairs[2 * i]);
+        }
+      }
+      return new Labels(pairs);
+    }
+  }
+}

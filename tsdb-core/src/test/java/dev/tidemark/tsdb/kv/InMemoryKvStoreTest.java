@@ -1,0 +1,8 @@
+package dev.tidemark.tsdb.kv;
+
+class InMemoryKvStoreTest extends KvStoreContractTest {
+  @Override
+  protected KvStore openStore() {
+    return new InMemoryKvStore();
+  }
+}
