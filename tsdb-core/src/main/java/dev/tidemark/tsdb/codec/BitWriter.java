@@ -1,0 +1,83 @@
+package dev.tidemark.tsdb.codec;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+
+/**
+ * Appends bit fields most-significant-bit first into a growable byte array, 64 bits at a time.
+ *
+ * <p>Bits collect in the left-aligned accumulator {@code acc}; when it is full it is stored as one
+ * big-endian long. The bytes written so far are {@code buf[0, pos)} followed by the top {@code 64 -
+ * free} bits of {@code acc}; bits after the last field are zero. Not thread-safe.
+ */
+final class BitWriter {
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+  private static final int INITIAL_CAPACITY = 64;
+
+  private byte[] buf = new byte[INITIAL_CAPACITY];
+  /** Bytes of {@code buf} that hold flushed words; always a multiple of 8. */
+  private int pos;
+  /** Pending bits, left-aligned. */
+  private long acc;
+  /** Free bits left in {@code acc}, 1..64. */
+  private int free = 64;
+
+  void reset() {
+    pos = 0;
+    acc = 0;
+    free = 64;
+  }
+
+  /**
+   * Appends the low {@code n} bits of {@code bits}, most significant first.
+   *
+   * @param n 1..64; bits above the low {@code n} must be zero
+   */
+  void write(long bits, int n) {
+    if (n < free) {
+      free -= n;
+      acc |= bits << free;
+    } else {
+      int rem = n - free; // 0..63 bits that do not fit
+      acc |= bits >>> rem;
+      flush();
+      acc = (bits << (63 - rem)) << 1; // == bits << (64 - rem), and 0 when rem == 0
+      free = 64 - rem;
+    }
+  }
+
+  private void flush() {
+    if (pos + 8 > buf.length) {
+      if (buf.length > Integer.MAX_VALUE / 2 - 16) {
+        throw new IllegalStateException("Gorilla chunk too large: " + buf.length + " bytes");
+      }
+      buf = Arrays.copyOf(buf, buf.length * 2);
+    }
+    LONG_BE.set(buf, pos, acc);
+    pos += 8;
+  }
+
+  /** Number of bits written since the last reset. */
+  long bitCount() {
+    return (long) pos * 8 + (64 - free);
+  }
+
+  /** Number of bytes the written bits occupy, the last one zero-padded. */
+  int byteCount() {
+    return pos + ((64 - free + 7) >>> 3);
+  }
+
+  /** Copies the {@link #byteCount()} bytes to {@code dst} at {@code offset}. */
+  void copyTo(byte[] dst, int offset) {
+    System.arraycopy(buf, 0, dst, offset, pos);
+    int tail = (64 - free + 7) >>> 3;
+    long a = acc;
+    for (int i = 0; i < tail; i++) {
+      dst[offset + pos + i] = (byte) (a >>> 56);
+      a <<= 8;
+    }
+  }
+}

@@ -1,0 +1,407 @@
+package dev.tidemark.tsdb.codec;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A forward cursor over a Gorilla XOR stream written by {@link GorillaEncoder}; the layout is
+ * specified in <a href="../../../../../../../../docs/format.md">docs/format.md</a>, section
+ * "Gorilla XOR chunk".
+ *
+ * <h2>Usage</h2>
+ *
+ * <pre>{@code
+ * decoder.reset(bytes, 0, bytes.length);
+ * while (decoder.next()) {
+ *   use(decoder.timestampMillis(), decoder.valueBits());
+ * }
+ * }</pre>
+ *
+ * <h2>Design note</h2>
+ *
+ * <p>{@link #reset} validates the header and copies the bit stream into an internal buffer with
+ * {@value #PAD_BYTES} zero bytes of padding, so the inner loop reads whole big-endian longs at any
+ * bit position ({@link #peek()}: one unaligned load and one shift give at least 57 valid bits) and
+ * checks the bounds once per sample instead of once per field: a sample reads at most 147 bits, so
+ * a truncated stream is noticed before any read leaves the padding. The caller's array is not
+ * retained. {@link #next()} and {@link #seek} never allocate.
+ *
+ * <h2>Corrupt input</h2>
+ *
+ * <p>Every malformed stream makes {@link #reset} or {@link #next()} throw {@link
+ * CorruptRecordException}: a bad or non-minimal varint, a count that the stream cannot hold,
+ * bits missing, a timestamp that does not increase or overflows, an XOR window wider than 64
+ * bits, trailing bytes or non-zero padding after the last sample. A stream that decodes is a
+ * sequence of strictly increasing non-negative timestamps. A corrupt stream may also decode to
+ * different samples without an error (the format has no checksum).
+ *
+ * <p>Not thread-safe; reusable across streams.
+ */
+public final class GorillaDecoder {
+  private static final VarHandle LONG_BE =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+
+  /** Zero bytes after the copied bit stream; more than a sample can over-read (147 bits + 8). */
+  static final int PAD_BYTES = 32;
+
+  /** Longest bit stream the int bit positions can address. */
+  private static final int MAX_STREAM_BYTES = Integer.MAX_VALUE / 8 - PAD_BYTES - 8;
+
+  private byte[] buf = new byte[64 + PAD_BYTES];
+  /** Bit position of the next field in {@code buf}. */
+  private int pos;
+  /** Number of bits in the stream (excluding padding). */
+  private int limitBits;
+  /** Number of bytes of the bit stream (after the varint header). */
+  private int streamBytes;
+
+  private int count;
+  /** Samples decoded so far, 0..count. */
+  private int index;
+  private boolean onSample;
+  /** Set once the stream proved corrupt; every later {@link #next()} throws it again. */
+  private CorruptRecordException failure;
+
+  private long timestampMillis;
+  private long delta;
+  private long valueBits;
+  private int windowTrailing;
+  private int windowBits;
+
+  public GorillaDecoder() {}
+
+  /**
+   * Points the decoder at the stream in {@code buf[offset, offset + length)}, which must hold
+   * exactly one stream (as written by {@link GorillaEncoder#toByteArray()}). The bytes are copied;
+   * the caller keeps ownership of {@code buf}. The cursor is then before the first sample.
+   *
+   * @throws CorruptRecordException if the header is malformed or announces more samples than the
+   *     stream can hold
+   * @throws IndexOutOfBoundsException if the range is not inside {@code buf}
+   */
+  public void reset(byte[] buf, int offset, int length) {
+    Objects.checkFromIndexSize(offset, length, buf.length);
+    this.count = 0;
+    this.index = 0;
+    this.onSample = false;
+    this.failure = null;
+    try {
+      readHeader(buf, offset, length);
+    } catch (CorruptRecordException e) {
+      count = 0;
+      failure = e;
+      throw e;
+    }
+  }
+
+  private void readHeader(byte[] buf, int offset, int length) {
+    int end = offset + length;
+    int p = offset;
+    if (length == 0) {
+      throw new CorruptRecordException("Gorilla stream is empty, expected the sample count");
+    }
+    long countLong = 0;
+    int shift = 0;
+    while (true) {
+      if (p == end) {
+        throw new CorruptRecordException("Gorilla stream truncated in the sample count varint");
+      }
+      int b = buf[p++] & 0xFF;
+      countLong |= (long) (b & 0x7F) << shift;
+      if (b < 0x80) {
+        if (b == 0 && shift > 0) {
+          throw new CorruptRecordException("Gorilla sample count varint is not minimal");
+        }
+        break;
+      }
+      shift += 7;
+      if (shift > 28) {
+        throw new CorruptRecordException("Gorilla sample count varint is longer than 5 bytes");
+      }
+    }
+    if (countLong > Integer.MAX_VALUE) {
+      throw new CorruptRecordException(
+          "Gorilla sample count " + countLong + " exceeds " + Integer.MAX_VALUE);
+    }
+    int n = (int) countLong;
+    if (n == 0) {
+      if (p != end) {
+        throw new CorruptRecordException(
+            "Gorilla stream of 0 samples has " + (end - p) + " trailing bytes");
+      }
+      this.streamBytes = 0;
+      this.limitBits = 0;
+      this.pos = 0;
+      return;
+    }
+    long t0 = 0;
+    shift = 0;
+    while (true) {
+      if (p == end) {
+        throw new CorruptRecordException("Gorilla stream truncated in the first timestamp varint");
+      }
+      int b = buf[p++] & 0xFF;
+      if (shift == 56 && b > 0x7F) {
+        throw new CorruptRecordException(
+            "Gorilla first timestamp varint is longer than 9 bytes (exceeds Long.MAX_VALUE)");
+      }
+      t0 |= (long) (b & 0x7F) << shift;
+      if (b < 0x80) {
+        if (b == 0 && shift > 0) {
+          throw new CorruptRecordException("Gorilla first timestamp varint is not minimal");
+        }
+        break;
+      }
+      shift += 7;
+    }
+    int bytes = end - p;
+    if (bytes < 8) {
+      throw new CorruptRecordException(
+          "Gorilla stream truncated: "
+              + bytes
+              + " bytes after the header, the first value needs 8");
+    }
+    if (bytes > MAX_STREAM_BYTES) {
+      throw new CorruptRecordException("Gorilla stream too long: " + bytes + " bytes");
+    }
+    // every sample after the first takes at least one bit
+    long minBits = 64L + (n - 1);
+    if (minBits > (long) bytes * 8) {
+      throw new CorruptRecordException(
+          "Gorilla sample count "
+              + n
+              + " cannot fit in the "
+              + bytes
+              + " bytes after the header");
+    }
+    if (this.buf.length < bytes + PAD_BYTES) {
+      this.buf = new byte[Math.max(bytes + PAD_BYTES, this.buf.length * 2)];
+    }
+    System.arraycopy(buf, p, this.buf, 0, bytes);
+    Arrays.fill(this.buf, bytes, bytes + PAD_BYTES, (byte) 0);
+    this.streamBytes = bytes;
+    this.limitBits = bytes * 8;
+    this.count = n;
+    this.timestampMillis = t0;
+    this.delta = 0;
+    this.valueBits = (long) LONG_BE.get(this.buf, 0);
+    this.pos = 64;
+    this.windowTrailing = 0;
+    this.windowBits = 64;
+  }
+
+  /** Number of samples in the stream, from its header. */
+  public int count() {
+    return count;
+  }
+
+  /**
+   * Advances to the next sample.
+   *
+   * @return false when there is no further sample (and on every later call)
+   * @throws CorruptRecordException if the stream is truncated or corrupt
+   */
+  public boolean next() {
+    int i = index;
+    if (i >= count) {
+      onSample = false;
+      if (failure != null) {
+        throw failure;
+      }
+      return false;
+    }
+    if (i == 0) {
+      index = 1;
+      onSample = true;
+      if (count == 1) {
+        checkEnd();
+      }
+      return true;
+    }
+    long t = timestampMillis;
+    long w = peek();
+    if (w >= 0) { // '0': dod 0, value unchanged
+      pos += 1;
+    } else if ((w << 1) >= 0) { // '10': dod 0, value changed
+      pos += 2;
+      readChangedValue();
+    } else { // '11': dod class, dod, value-changed bit
+      w <<= 2;
+      int cls = Math.min(Long.numberOfLeadingZeros(~w), 4);
+      if (cls < 4) {
+        int prefix = cls + 1;
+        int width = GorillaFormat.DOD_BITS[cls];
+        delta += (w << prefix) >> (64 - width);
+        pos += 2 + prefix + width;
+      } else {
+        pos += 6;
+        delta += readBits(64);
+      }
+      long changed = peek();
+      pos += 1;
+      if (changed < 0) {
+        readChangedValue();
+      }
+    }
+    if (pos > limitBits) {
+      throw truncated(i);
+    }
+    long nt = t + delta;
+    if (nt <= t) {
+      throw fail(
+          "Gorilla stream corrupt: sample "
+              + i
+              + " has timestamp delta "
+              + delta
+              + " after "
+              + t
+              + ", timestamps must increase");
+    }
+    timestampMillis = nt;
+    index = ++i;
+    if (i == count) {
+      checkEnd();
+    }
+    return true;
+  }
+
+  private void readChangedValue() {
+    long w = peek();
+    if (w >= 0) { // '0': reuse the window
+      pos += 1;
+      valueBits ^= readBits(windowBits) << windowTrailing;
+    } else { // '1': 5 bits leading zeros, 6 bits significant-1, then the bits
+      int leading = (int) (w >>> 58) & 0x1F;
+      int significant = ((int) (w >>> 52) & 0x3F) + 1;
+      pos += 12;
+      int trailing = 64 - leading - significant;
+      if (trailing < 0) {
+        throw fail(
+            "Gorilla stream corrupt: sample "
+                + index
+                + " has an XOR window of "
+                + leading
+                + " leading zeros and "
+                + significant
+                + " significant bits (more than 64)");
+      }
+      windowTrailing = trailing;
+      windowBits = significant;
+      valueBits ^= readBits(significant) << trailing;
+    }
+  }
+
+  /** The next 64 bits from {@code pos}; at least the top 57 are stream (or padding) bits. */
+  private long peek() {
+    int p = pos;
+    return (long) LONG_BE.get(buf, p >>> 3) << (p & 7);
+  }
+
+  /** Reads {@code n} bits, 1..64. */
+  private long readBits(int n) {
+    if (n <= 57) {
+      long r = peek() >>> (64 - n);
+      pos += n;
+      return r;
+    }
+    long hi = peek() >>> 32;
+    pos += 32;
+    int rest = n - 32;
+    long lo = peek() >>> (64 - rest);
+    pos += rest;
+    return (hi << rest) | lo;
+  }
+
+  private CorruptRecordException truncated(int sample) {
+    return fail(
+        "Gorilla stream truncated: sample "
+            + sample
+            + " of "
+            + count
+            + " needs bits beyond the "
+            + streamBytes
+            + "-byte bit stream");
+  }
+
+  /** Makes the cursor sticky: no current sample, and every later {@link #next()} throws. */
+  private CorruptRecordException fail(String message) {
+    failure = new CorruptRecordException(message);
+    index = count;
+    onSample = false;
+    return failure;
+  }
+
+  /** After the last sample: nothing but zero padding bits may follow. */
+  private void checkEnd() {
+    int usedBytes = (pos + 7) >>> 3;
+    if (usedBytes != streamBytes) {
+      throw fail(
+          "Gorilla stream corrupt: "
+              + (streamBytes - usedBytes)
+              + " trailing bytes after the last of "
+              + count
+              + " samples");
+    }
+    int padBits = usedBytes * 8 - pos;
+    if (padBits > 0 && (buf[usedBytes - 1] & ((1 << padBits) - 1)) != 0) {
+      throw fail(
+          "Gorilla stream corrupt: non-zero padding bits after the last sample");
+    }
+  }
+
+  /**
+   * The current sample's timestamp.
+   *
+   * @throws IllegalStateException unless the last {@link #next()} or {@link #seek} returned true
+   */
+  public long timestampMillis() {
+    if (!onSample) {
+      throw notOnSample();
+    }
+    return timestampMillis;
+  }
+
+  /**
+   * The current sample's value as raw IEEE-754 bits, exactly as appended.
+   *
+   * @throws IllegalStateException unless the last {@link #next()} or {@link #seek} returned true
+   */
+  public long valueBits() {
+    if (!onSample) {
+      throw notOnSample();
+    }
+    return valueBits;
+  }
+
+  /** {@code Double.longBitsToDouble(valueBits())}. */
+  public double value() {
+    return Double.longBitsToDouble(valueBits());
+  }
+
+  /**
+   * Positions on the first sample whose timestamp is {@code >= timestampMillis}, starting at the
+   * current sample (which is kept if it qualifies). Only moves forward.
+   *
+   * @return false if no sample at or after the cursor qualifies (the cursor is then at the end)
+   * @throws CorruptRecordException if the stream is truncated or corrupt
+   */
+  public boolean seek(long timestampMillis) {
+    if (onSample && this.timestampMillis >= timestampMillis) {
+      return true;
+    }
+    while (next()) {
+      if (this.timestampMillis >= timestampMillis) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private IllegalStateException notOnSample() {
+    return new IllegalStateException(
+        index == 0 ? "call next() first" : "no current sample: the cursor is past the end");
+  }
+}
