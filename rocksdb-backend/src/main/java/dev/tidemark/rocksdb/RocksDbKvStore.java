@@ -285,20 +285,20 @@ public final class RocksDbKvStore implements KvStore {
       if (batch.isEmpty()) {
         return;
       }
-      try (org.rocksdb.WriteBatch native_ = new org.rocksdb.WriteBatch()) {
+      try (org.rocksdb.WriteBatch rocksBatch = new org.rocksdb.WriteBatch()) {
         for (WriteBatch.Op op : batch.ops()) {
           switch (op.kind()) {
-            case PUT -> native_.put(op.key(), op.value());
-            case DELETE -> native_.delete(op.key());
+            case PUT -> rocksBatch.put(op.key(), op.value());
+            case DELETE -> rocksBatch.delete(op.key());
             case DELETE_RANGE -> {
               // An empty range deletes nothing; RocksDB may reject begin == end.
               if (Arrays.compareUnsigned(op.key(), op.value()) < 0) {
-                native_.deleteRange(op.key(), op.value());
+                rocksBatch.deleteRange(op.key(), op.value());
               }
             }
           }
         }
-        db.write(writeOptions, native_);
+        db.write(writeOptions, rocksBatch);
       }
     } catch (RocksDBException e) {
       throw failure("write", e);

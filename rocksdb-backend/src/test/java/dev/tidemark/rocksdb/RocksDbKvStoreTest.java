@@ -15,6 +15,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -183,6 +186,66 @@ class RocksDbKvStoreTest {
     cursor.close(); // closing again after the store did is harmless
     snap.close();
     store.close();
+  }
+
+  /** Close racing with reads and cursors on other threads: only IllegalStateException, no crash. */
+  @Test
+  void closeWhileOtherThreadsReadFailsCleanly() throws Exception {
+    RocksDbKvStore store = RocksDbKvStore.open(tmp.resolve("db"), SMALL);
+    WriteBatch batch = new WriteBatch();
+    for (int i = 0; i < 500; i++) {
+      batch.put(b(String.format("k%04d", i)), b("v" + i));
+    }
+    store.write(batch);
+    AtomicReference<Throwable> unexpected = new AtomicReference<>();
+    CountDownLatch running = new CountDownLatch(4);
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int id = t;
+      Thread thread =
+          new Thread(
+              () -> {
+                boolean counted = false;
+                try {
+                  while (true) {
+                    if (id % 2 == 0) {
+                      try (KvCursor c = store.scan(null, null)) {
+                        while (c.next()) {
+                          c.key();
+                          c.value();
+                        }
+                      }
+                    } else {
+                      try (KvSnapshot snap = store.snapshot();
+                          KvCursor c = snap.scan(b("k0100"), b("k0400"))) {
+                        snap.get(b("k0007"));
+                        while (c.next()) {
+                          c.value();
+                        }
+                      }
+                    }
+                    if (!counted) {
+                      counted = true;
+                      running.countDown();
+                    }
+                  }
+                } catch (IllegalStateException expected) {
+                  // the store (or the cursor's owner) was closed under us
+                } catch (Throwable e) {
+                  unexpected.set(e);
+                }
+              });
+      thread.start();
+      threads.add(thread);
+    }
+    // Every reader has finished one pass and is in its next (or failed: checked below).
+    running.await(10, TimeUnit.SECONDS);
+    store.close();
+    for (Thread thread : threads) {
+      thread.join(10_000);
+      assertThat(thread.isAlive()).isFalse();
+    }
+    assertThat(unexpected.get()).isNull();
   }
 
   @Test
