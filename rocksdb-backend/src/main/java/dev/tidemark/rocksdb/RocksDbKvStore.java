@@ -96,7 +96,7 @@ import org.rocksdb.TickerType;
  * <h2>Reclaiming space</h2>
  *
  * {@link #compactRange} first drops the SST files that lie wholly inside the range ({@code
- * DeleteFilesInRanges}, L1 and below), then compacts the range with a forced bottommost
+ * DeleteFilesInRanges}), then compacts the range with a forced bottommost
  * compaction so range tombstones and the data they cover leave the disk before it returns. File
  * dropping bypasses sequence numbers, so it is only done when it cannot lose visible data: when no
  * snapshot of this store is open and the range is empty in the current view. Otherwise the
