@@ -26,7 +26,8 @@ import java.util.Objects;
  * {@value #PAD_BYTES} zero bytes of padding, so the inner loop reads whole big-endian longs at any
  * bit position ({@link #peek()}: one unaligned load and one shift give at least 57 valid bits) and
  * checks the bounds once per sample instead of once per field: a sample reads at most 147 bits, so
- * a truncated stream is noticed before any read leaves the padding. The caller's array is not
+ * a truncated stream is noticed before any read leaves the padding (a read touches at most 9 bytes
+ * from its bit position). The caller's array is not
  * retained. {@link #next()} and {@link #seek} never allocate.
  *
  * <h2>Corrupt input</h2>
@@ -268,30 +269,31 @@ public final class GorillaDecoder {
     return true;
   }
 
+  /**
+   * Reads a changed value: '0' + the bits of the current window, or '1' + 5 bits leading zeros,
+   * 6 bits significant-1 and the bits of a new window. Which of the two comes is data-dependent and
+   * unpredictable, so both are decoded without a branch, by masking with the control bit.
+   */
   private void readChangedValue() {
     long w = peek();
-    if (w >= 0) { // '0': reuse the window
-      pos += 1;
-      valueBits ^= readBits(windowBits) << windowTrailing;
-    } else { // '1': 5 bits leading zeros, 6 bits significant-1, then the bits
-      int leading = (int) (w >>> 58) & 0x1F;
-      int significant = ((int) (w >>> 52) & 0x3F) + 1;
-      pos += 12;
-      int trailing = 64 - leading - significant;
-      if (trailing < 0) {
-        throw fail(
-            "Gorilla stream corrupt: sample "
-                + index
-                + " has an XOR window of "
-                + leading
-                + " leading zeros and "
-                + significant
-                + " significant bits (more than 64)");
-      }
-      windowTrailing = trailing;
-      windowBits = significant;
-      valueBits ^= readBits(significant) << trailing;
+    int isNew = (int) (w >> 63); // -1 for a new window, 0 to reuse the current one
+    int leading = (int) (w >>> 58) & 0x1F;
+    int significant = (((int) (w >>> 52) & 0x3F) + 1) & isNew | windowBits & ~isNew;
+    int trailing = (64 - leading - significant) & isNew | windowTrailing & ~isNew;
+    if (trailing < 0) {
+      throw fail(
+          "Gorilla stream corrupt: sample "
+              + index
+              + " has an XOR window of "
+              + leading
+              + " leading zeros and "
+              + significant
+              + " significant bits (more than 64)");
     }
+    pos += 1 + (11 & isNew);
+    windowTrailing = trailing;
+    windowBits = significant;
+    valueBits ^= readBits(significant) << trailing;
   }
 
   /** The next 64 bits from {@code pos}; at least the top 57 are stream (or padding) bits. */
@@ -300,19 +302,14 @@ public final class GorillaDecoder {
     return (long) LONG_BE.get(buf, p >>> 3) << (p & 7);
   }
 
-  /** Reads {@code n} bits, 1..64. */
+  /** Reads {@code n} bits, 1..64, without a branch: 8 bytes plus the next byte give 64 bits. */
   private long readBits(int n) {
-    if (n <= 57) {
-      long r = peek() >>> (64 - n);
-      pos += n;
-      return r;
-    }
-    long hi = peek() >>> 32;
-    pos += 32;
-    int rest = n - 32;
-    long lo = peek() >>> (64 - rest);
-    pos += rest;
-    return (hi << rest) | lo;
+    int p = pos;
+    int i = p >>> 3;
+    int shift = p & 7;
+    long word = ((long) LONG_BE.get(buf, i) << shift) | ((buf[i + 8] & 0xFFL) >>> (8 - shift));
+    pos = p + n;
+    return word >>> (64 - n);
   }
 
   private CorruptRecordException truncated(int sample) {
