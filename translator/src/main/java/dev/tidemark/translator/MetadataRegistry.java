@@ -1,0 +1,78 @@
+package dev.tidemark.translator;
+
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Per-family metadata (TYPE, UNIT, HELP) of everything the translator has accepted, and the
+ * name→TYPE registry that detects TYPE conflicts (contract §6).
+ *
+ * <p>A family claims its name and, for histograms and summaries, the derived series names
+ * ({@code _bucket}, {@code _sum}, {@code _count}); a later family whose name or derived names are
+ * claimed with a different TYPE is a conflict, so a gauge {@code foo_count} and a histogram
+ * {@code foo} cannot both be written. For conflicting UNIT or HELP the first one is kept (S1).
+ *
+ * <p>Thread-safe. Reads are lock-free; the first registration of a family takes a lock. Entries
+ * are never removed (the registry lives as long as the translator: one tenant).
+ */
+public final class MetadataRegistry {
+  private final ConcurrentHashMap<String, FamilyMetadata> families = new ConcurrentHashMap<>();
+  /** Series name → owning family (the family itself or a histogram/summary's derived name). */
+  private final ConcurrentHashMap<String, FamilyMetadata> owners = new ConcurrentHashMap<>();
+  private final Object lock = new Object();
+
+  /** Metadata of a family, if it was ever accepted. */
+  public Optional<FamilyMetadata> get(String family) {
+    return Optional.ofNullable(families.get(family));
+  }
+
+  /** All families, sorted by name (a copy). */
+  public Map<String, FamilyMetadata> snapshot() {
+    return new TreeMap<>(families);
+  }
+
+  public int size() {
+    return families.size();
+  }
+
+  /**
+   * Registers {@code meta} or checks it against what is registered.
+   *
+   * @return null if compatible, else the metadata it conflicts with
+   */
+  FamilyMetadata register(FamilyMetadata meta) {
+    FamilyMetadata existing = families.get(meta.family());
+    if (existing != null && existing.type() == meta.type()) {
+      return null;
+    }
+    synchronized (lock) {
+      existing = families.get(meta.family());
+      if (existing != null) {
+        return existing.type() == meta.type() ? null : existing;
+      }
+      String[] names = seriesNames(meta);
+      for (String n : names) {
+        FamilyMetadata owner = owners.get(n);
+        if (owner != null && !(owner.family().equals(meta.family()) && owner.type() == meta.type())) {
+          return owner;
+        }
+      }
+      for (String n : names) {
+        owners.put(n, meta);
+      }
+      families.put(meta.family(), meta);
+      return null;
+    }
+  }
+
+  private static String[] seriesNames(FamilyMetadata m) {
+    String f = m.family();
+    return switch (m.type()) {
+      case HISTOGRAM -> new String[] {f, f + "_bucket", f + "_sum", f + "_count"};
+      case SUMMARY -> new String[] {f, f + "_sum", f + "_count"};
+      default -> new String[] {f};
+    };
+  }
+}
