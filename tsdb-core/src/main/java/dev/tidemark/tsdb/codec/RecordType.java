@@ -23,11 +23,12 @@ public enum RecordType {
   /** Series id → the samples of that series in the bucket, per bucket. */
   TIME_SERIES(0x5, true),
   /**
-   * Engine record: the log of not-yet-sealed head samples, for crash recovery. Global scope (low
-   * nibble 0); the rest of the key and the value are defined in the engine section of {@code
-   * docs/format.md}, see {@code docs/architecture.md}.
+   * Engine record: the log of not-yet-sealed head samples, for crash recovery. Bucket-scoped (its
+   * key is {@code 01 6s <bucket:4> <seq:8>}) so sealing or dropping a bucket deletes its log with
+   * one range delete; the value is defined in the engine section of {@code docs/format.md}, see
+   * {@code docs/architecture.md}.
    */
-  HEAD_LOG(0x6, false),
+  HEAD_LOG(0x6, true),
   /**
    * Engine record: the schema record (schema version and the settings fixed at creation). Global
    * scope, key {@code 01 70}; the value is defined in the engine section of {@code docs/format.md},

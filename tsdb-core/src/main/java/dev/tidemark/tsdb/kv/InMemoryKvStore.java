@@ -4,21 +4,19 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.TreeMap;
 
 /**
  * A {@link KvStore} in a sorted map, for tests and for the reference runs of the engine. Nothing
  * survives {@link #close()}; {@link #sync()} and {@link #compactRange} do nothing.
  *
- * <p>Batches are applied under a write lock; {@link #snapshot()} copies the map under the read
- * lock (O(n): this store is for tests, not for production sizes).
+ * <p>Copy on write: each batch builds a new sorted map from the current one (O(n) per batch) and
+ * publishes it atomically, so a snapshot is just the current map (O(1)) and readers never see half
+ * a batch. Made for tests and reference runs, not for production sizes.
  */
 public final class InMemoryKvStore implements KvStore {
 
-  private final ConcurrentSkipListMap<byte[], byte[]> map =
-      new ConcurrentSkipListMap<>(Arrays::compareUnsigned);
-  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  private volatile NavigableMap<byte[], byte[]> map = new TreeMap<>(Arrays::compareUnsigned);
   private volatile boolean closed;
 
   @Override
@@ -37,17 +35,16 @@ public final class InMemoryKvStore implements KvStore {
   @Override
   public void write(WriteBatch batch) {
     ensureOpen();
-    lock.writeLock().lock();
-    try {
+    synchronized (this) {
+      TreeMap<byte[], byte[]> next = new TreeMap<>(map);
       for (WriteBatch.Op op : batch.ops()) {
         switch (op.kind()) {
-          case PUT -> map.put(op.key().clone(), op.value().clone());
-          case DELETE -> map.remove(op.key());
-          case DELETE_RANGE -> map.subMap(op.key(), true, op.value(), false).clear();
+          case PUT -> next.put(op.key().clone(), op.value().clone());
+          case DELETE -> next.remove(op.key());
+          case DELETE_RANGE -> next.subMap(op.key(), true, op.value(), false).clear();
         }
       }
-    } finally {
-      lock.writeLock().unlock();
+      map = next;
     }
   }
 
@@ -59,13 +56,7 @@ public final class InMemoryKvStore implements KvStore {
   @Override
   public KvSnapshot snapshot() {
     ensureOpen();
-    ConcurrentSkipListMap<byte[], byte[]> copy;
-    lock.readLock().lock();
-    try {
-      copy = map.clone();
-    } finally {
-      lock.readLock().unlock();
-    }
+    NavigableMap<byte[], byte[]> copy = map;
     return new KvSnapshot() {
       @Override
       public byte[] get(byte[] key) {
@@ -100,7 +91,7 @@ public final class InMemoryKvStore implements KvStore {
   @Override
   public void close() {
     closed = true;
-    map.clear();
+    map = new TreeMap<>(Arrays::compareUnsigned);
   }
 
   private void ensureOpen() {
@@ -114,7 +105,7 @@ public final class InMemoryKvStore implements KvStore {
     NavigableMap<byte[], byte[]> view;
     if (fromInclusive != null && toExclusive != null) {
       view = Arrays.compareUnsigned(fromInclusive, toExclusive) >= 0
-          ? new ConcurrentSkipListMap<>(Arrays::compareUnsigned)
+          ? new TreeMap<byte[], byte[]>(Arrays::compareUnsigned)
           : source.subMap(fromInclusive, true, toExclusive, false);
     } else if (fromInclusive != null) {
       view = source.tailMap(fromInclusive, true);

@@ -1,0 +1,1135 @@
+package dev.tidemark.tsdb.engine;
+
+import dev.tidemark.tsdb.append.AppendResult;
+import dev.tidemark.tsdb.append.Appender;
+import dev.tidemark.tsdb.append.RejectReason;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.BucketListValue;
+import dev.tidemark.tsdb.codec.CorruptRecordException;
+import dev.tidemark.tsdb.codec.ForwardIndexValue;
+import dev.tidemark.tsdb.codec.GorillaDecoder;
+import dev.tidemark.tsdb.codec.InvertedIndexValue;
+import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.codec.RecordType;
+import dev.tidemark.tsdb.codec.SeriesDictionaryValue;
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.codec.TimeSeriesValue;
+import dev.tidemark.tsdb.kv.KeyRanges;
+import dev.tidemark.tsdb.kv.KvCursor;
+import dev.tidemark.tsdb.kv.KvReader;
+import dev.tidemark.tsdb.kv.KvSnapshot;
+import dev.tidemark.tsdb.kv.KvStore;
+import dev.tidemark.tsdb.kv.KvStoreException;
+import dev.tidemark.tsdb.kv.WriteBatch;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.SampleIterator;
+import dev.tidemark.tsdb.query.Series;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.roaringbitmap.IntIterator;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * The storage engine: a durable in-memory head over RFC 0001 records in a {@link KvStore}. See
+ * {@code docs/architecture.md} for the design (head, head log, group commit, sealing, reopening,
+ * recovery, read path, retention) and {@code docs/format.md} for every persisted byte.
+ *
+ * <p>Thread-safe. Appends serialize on one write lock for the in-memory step and the KV write;
+ * reads capture the head under the read lock and decode outside it. One background thread seals
+ * buckets and applies retention. {@link #close()} seals the head and must be called before the
+ * store is closed.
+ */
+public final class Engine implements Appender, AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(Engine.class.getName());
+  private static final int CODE = EngineConfig.BUCKET_SIZE_CODE;
+  /** A seal writes its records in batches of about this many payload bytes. */
+  private static final long SEAL_BATCH_BYTES = 4L << 20;
+  /** Above this share of a bucket's series, a select scans records instead of point reads. */
+  private static final int SCAN_DENSITY_DIVISOR = 8;
+
+  private final KvStore kv;
+  private final EngineConfig config;
+  private final long oooMillis;
+
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  private final Condition sealEnded = lock.writeLock().newCondition();
+
+  // Guarded by lock.
+  private final TreeMap<TimeBucket, HeadBucket> open = new TreeMap<>();
+  private final TreeMap<TimeBucket, HeadBucket> sealing = new TreeMap<>();
+  /** Every bucket with data, open or sealed: the BucketList. */
+  private final TreeSet<TimeBucket> buckets = new TreeSet<>();
+  private final HashMap<Labels, SeriesRef> refs = new HashMap<>();
+  private long headMaxT;
+  private boolean hasHeadMaxT;
+  private long logSeq;
+  private long headSeries;
+  private long headSampleBytes;
+  private boolean closed;
+
+  private final GroupSync groupSync;
+  private final ScheduledExecutorService background;
+  private final AtomicBoolean sealQueued = new AtomicBoolean();
+  private final long recoveryMillis;
+
+  private final LongAdder samplesAccepted = new LongAdder();
+  private final LongAdder samplesRejected = new LongAdder();
+
+  /** What the engine knows of a series across buckets: its newest timestamp, exactly. */
+  private static final class SeriesRef {
+    long maxT;
+    HeadSeries latest;
+
+    SeriesRef(long maxT, HeadSeries latest) {
+      this.maxT = maxT;
+      this.latest = latest;
+    }
+  }
+
+  /** Thrown inside the write lock when a sample targets a bucket that is being sealed. */
+  private static final class SealInProgress extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final TimeBucket bucket;
+
+    SealInProgress(TimeBucket bucket) {
+      super(null, null, false, false);
+      this.bucket = bucket;
+    }
+  }
+
+  private Engine(KvStore kv, EngineConfig config) {
+    this.kv = kv;
+    this.config = config;
+    this.oooMillis = config.outOfOrderWindow().toMillis();
+    this.groupSync = new GroupSync(kv);
+    this.background =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "tidemark-sealer");
+              t.setDaemon(true);
+              return t;
+            });
+    long started = System.nanoTime();
+    lock.writeLock().lock();
+    try {
+      checkSchema();
+      recover();
+    } finally {
+      lock.writeLock().unlock();
+    }
+    this.recoveryMillis = (System.nanoTime() - started) / 1_000_000;
+    LOG.log(
+        Level.INFO,
+        "recovered head in {0} ms: {1} open buckets, {2} series",
+        recoveryMillis,
+        open.size(),
+        headSeries);
+    long every = config.retentionInterval().toMillis();
+    if (every > 0) {
+      background.scheduleWithFixedDelay(this::retentionQuietly, every, every, TimeUnit.MILLISECONDS);
+    }
+    scheduleSealIfDue();
+  }
+
+  /**
+   * Opens the engine on a store: checks the schema record (creating it in an empty store),
+   * recovers the head from the head log, and starts the background sealer.
+   *
+   * @throws IllegalStateException if the store's schema is unknown or contradicts the config
+   */
+  public static Engine open(KvStore kv, EngineConfig config) {
+    return new Engine(kv, config);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Opening
+
+  private void checkSchema() {
+    SchemaRecord wanted = new SchemaRecord(SchemaRecord.CURRENT_VERSION, CODE, SchemaRecord.HASH_XXH3_128);
+    byte[] stored = kv.get(Keys.schema());
+    if (stored == null) {
+      try (KvCursor c = kv.scan(null, null)) {
+        if (c.next()) {
+          throw new IllegalStateException(
+              "store holds data but no schema record: it was not written by Tidemark");
+        }
+      }
+      kv.write(new WriteBatch().put(Keys.schema(), wanted.encode()));
+      kv.sync();
+      return;
+    }
+    wanted.checkCompatible(SchemaRecord.decode(stored));
+  }
+
+  private void recover() {
+    byte[] list = kv.get(Keys.bucketList());
+    if (list != null) {
+      buckets.addAll(BucketListValue.decode(list));
+    }
+    for (TimeBucket b : buckets) {
+      byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
+      try (KvCursor c = kv.scanPrefix(prefix)) {
+        HeadBucket hb = null;
+        while (c.next()) {
+          if (hb == null) {
+            hb = reopenLocked(b);
+          }
+          byte[] key = c.key();
+          logSeq = Math.max(logSeq, headLogSeq(key));
+          HeadBucket target = hb;
+          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, id, t, bits));
+        }
+      }
+    }
+  }
+
+  private void replay(HeadBucket hb, int id, long t, long bits) {
+    HeadSeries hs = hb.byId(id);
+    if (hs == null) {
+      throw new CorruptRecordException(
+          "head log of bucket " + hb.bucket + " names series id " + id + " which has no ForwardIndex record");
+    }
+    headSampleBytes += hs.insertRecovered(t, bits);
+    hb.noteTimestamp(t);
+    noteAccepted(hs, t);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Write path
+
+  @Override
+  public AppendResult append(SampleBatch batch) {
+    int n = batch.size();
+    RejectReason[] sampleReasons = new RejectReason[n];
+    RejectReason[] pointReasons = new RejectReason[batch.pointCount()];
+    long now = config.clock().millis();
+    long oldest = now - config.retention().toMillis();
+    long newest = now + config.maxFutureSkew().toMillis();
+    for (int i = 0; i < n; i++) {
+      sampleReasons[i] = validate(batch, i, oldest, newest);
+    }
+    boolean[] skip = new boolean[n];
+    long writeSeq;
+    int accepted = 0;
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      if (headSampleBytes + headSeries * HeadSeries.OVERHEAD_BYTES > config.maxHeadBytes()) {
+        scheduleSealIfDue();
+        throw new StorageUnavailableException(
+            "head memory is over its budget of " + config.maxHeadBytes() + " bytes; retry later");
+      }
+      WriteBatch wb = new WriteBatch();
+      List<HeadBucket> touched = new ArrayList<>(2);
+      int i = 0;
+      while (i < n) {
+        int point = batch.pointOf(i);
+        int end = i + 1;
+        while (end < n && batch.pointOf(end) == point) {
+          end++;
+        }
+        RejectReason reason = null;
+        try {
+          for (int k = i; k < end && reason == null; k++) {
+            if (sampleReasons[k] == null) {
+              sampleReasons[k] = check(batch, k, skip);
+            }
+            reason = sampleReasons[k];
+          }
+        } catch (SealInProgress s) {
+          writeLocked(wb, touched);
+          wb = new WriteBatch();
+          touched.clear();
+          while (sealing.containsKey(s.bucket)) {
+            sealEnded.awaitUninterruptibly();
+          }
+          ensureOpen();
+          continue;
+        }
+        if (reason != null) {
+          pointReasons[point] = reason;
+        } else {
+          for (int k = i; k < end; k++) {
+            if (!skip[k]) {
+              apply(batch, k, wb, touched);
+            }
+            accepted++;
+          }
+        }
+        i = end;
+      }
+      writeSeq = writeLocked(wb, touched);
+    } finally {
+      lock.writeLock().unlock();
+    }
+    if (config.fsync() && writeSeq > 0) {
+      groupSync.awaitDurable(writeSeq);
+    }
+    samplesAccepted.add(accepted);
+    samplesRejected.add(n - accepted);
+    scheduleSealIfDue();
+    return new AppendResult(pointReasons, sampleReasons);
+  }
+
+  private static RejectReason validate(SampleBatch batch, int i, long oldest, long newest) {
+    long t = batch.timestampMillis(i);
+    if (t < 0 || t > TimeBucket.MAX_START_MINUTES * 60_000L) {
+      return RejectReason.INVALID;
+    }
+    if (batch.labels(i).metricName() == null) {
+      return RejectReason.INVALID;
+    }
+    if (t > newest) {
+      return RejectReason.TOO_FAR_IN_FUTURE;
+    }
+    if (t < oldest) {
+      return RejectReason.TOO_OLD;
+    }
+    return null;
+  }
+
+  /** Checks one sample against the stored state; creates nothing. Under the write lock. */
+  private RejectReason check(SampleBatch batch, int k, boolean[] skip) {
+    Labels labels = batch.labels(k);
+    long t = batch.timestampMillis(k);
+    TimeBucket b = TimeBucket.containing(t, CODE);
+    SeriesRef ref = refs.get(labels);
+    if (ref == null) {
+      long max = newestAtOrAfter(labels, b);
+      if (max != Long.MIN_VALUE) {
+        ref = new SeriesRef(max, null);
+        refs.put(labels, ref);
+      }
+    }
+    if (ref != null && t < ref.maxT - oooMillis) {
+      return RejectReason.OUT_OF_ORDER;
+    }
+    HeadBucket hb = open.get(b);
+    if (hb == null) {
+      if (sealing.containsKey(b)) {
+        throw new SealInProgress(b);
+      }
+      if (!buckets.contains(b)) {
+        return null; // a new bucket: nothing to collide with
+      }
+      hb = reopenLocked(b);
+    }
+    HeadSeries hs = ref != null && ref.latest != null && ref.latest.bucket == hb ? ref.latest : hb.get(labels);
+    if (hs != null) {
+      int c = hs.check(t, batch.valueBits(k));
+      if (c == HeadSeries.CONFLICT) {
+        return RejectReason.DUPLICATE;
+      }
+      skip[k] = c == HeadSeries.SAME;
+    }
+    return null;
+  }
+
+  /** Stores one checked sample. Under the write lock. */
+  private void apply(SampleBatch batch, int k, WriteBatch wb, List<HeadBucket> touched) {
+    Labels labels = batch.labels(k);
+    long t = batch.timestampMillis(k);
+    long bits = batch.valueBits(k);
+    TimeBucket b = TimeBucket.containing(t, CODE);
+    HeadBucket hb = open.get(b);
+    if (hb == null) {
+      hb = new HeadBucket(b);
+      open.put(b, hb);
+      if (buckets.add(b)) {
+        wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
+      }
+    }
+    SeriesRef ref = refs.get(labels);
+    HeadSeries hs = ref != null && ref.latest != null && ref.latest.bucket == hb ? ref.latest : hb.get(labels);
+    if (hs == null) {
+      MetricMetadata meta = batch.metadata(k);
+      int id = hb.nextId();
+      int[] ids = hb.add(labels, meta, id);
+      wb.put(Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()), SeriesDictionaryValue.encode(ids));
+      wb.put(Keys.forwardIndex(b, id), new ForwardIndexValue(meta, labels).encode());
+      hs = hb.byId(id);
+      headSeries++;
+    } else if (hs.check(t, bits) != HeadSeries.NEW) {
+      return; // the same sample twice in one batch
+    }
+    headSampleBytes += hs.insert(t, bits);
+    hb.noteTimestamp(t);
+    if (hb.pendingLog.isEmpty()) {
+      touched.add(hb);
+    }
+    hb.pendingLog.add(hs.id, t, bits);
+    noteAccepted(hs, t);
+  }
+
+  private void noteAccepted(HeadSeries hs, long t) {
+    SeriesRef ref = refs.get(hs.labels);
+    if (ref == null) {
+      refs.put(hs.labels, new SeriesRef(t, hs));
+    } else {
+      if (t > ref.maxT) {
+        ref.maxT = t;
+      }
+      if (ref.latest == null || hs.bucket.bucket.compareTo(ref.latest.bucket.bucket) >= 0) {
+        ref.latest = hs;
+      }
+    }
+    if (!hasHeadMaxT || t > headMaxT) {
+      headMaxT = t;
+      hasHeadMaxT = true;
+    }
+  }
+
+  /**
+   * The newest stored timestamp of a series in bucket {@code b} or later, or Long.MIN_VALUE.
+   * Buckets before {@code b} only hold older timestamps, so this decides the out-of-order rule
+   * for a sample in {@code b}. Head buckets answer from memory; sealed ones with point reads
+   * (this runs once per series not in the head).
+   */
+  private long newestAtOrAfter(Labels labels, TimeBucket b) {
+    long max = Long.MIN_VALUE;
+    for (TimeBucket sb : buckets.tailSet(b, true)) {
+      HeadBucket hb = open.get(sb);
+      if (hb == null) {
+        hb = sealing.get(sb);
+      }
+      if (hb != null) {
+        HeadSeries hs = hb.get(labels);
+        if (hs != null && !hs.isEmpty()) {
+          max = Math.max(max, hs.maxTimestamp());
+        }
+        continue;
+      }
+      max = Math.max(max, storedNewest(kv, labels, sb));
+    }
+    return max;
+  }
+
+  private static long storedNewest(KvReader reader, Labels labels, TimeBucket b) {
+    byte[] dict = reader.get(Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()));
+    if (dict == null) {
+      return Long.MIN_VALUE;
+    }
+    for (int id : SeriesDictionaryValue.decode(dict)) {
+      byte[] fwd = reader.get(Keys.forwardIndex(b, id));
+      if (fwd == null || !ForwardIndexValue.decode(fwd).labels().equals(labels)) {
+        continue;
+      }
+      byte[] chunk = reader.get(Keys.timeSeries(b, id));
+      if (chunk == null) {
+        return Long.MIN_VALUE;
+      }
+      GorillaDecoder d = new GorillaDecoder();
+      TimeSeriesValue.decodeInto(chunk, d);
+      long last = Long.MIN_VALUE;
+      while (d.next()) {
+        last = d.timestampMillis();
+      }
+      return last;
+    }
+    return Long.MIN_VALUE;
+  }
+
+  /** Writes the pending head-log records and created series. Returns the group-commit sequence. */
+  private long writeLocked(WriteBatch wb, List<HeadBucket> touched) {
+    for (HeadBucket hb : touched) {
+      if (!hb.pendingLog.isEmpty()) {
+        wb.put(headLogKey(hb.bucket, ++logSeq), hb.pendingLog.take());
+      }
+    }
+    touched.clear();
+    if (wb.isEmpty()) {
+      return 0;
+    }
+    try {
+      kv.write(wb);
+    } catch (KvStoreException e) {
+      throw new StorageUnavailableException("cannot write the head log: " + e.getMessage(), e);
+    }
+    return groupSync.registerWrite();
+  }
+
+  /** Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock. */
+  private HeadBucket reopenLocked(TimeBucket b) {
+    HeadBucket hb = new HeadBucket(b);
+    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
+      while (c.next()) {
+        ForwardIndexValue fi = ForwardIndexValue.decode(c.value());
+        hb.add(fi.labels(), fi.metadata(), Keys.seriesId(c.key()));
+        headSeries++;
+      }
+    }
+    GorillaDecoder d = new GorillaDecoder();
+    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
+      while (c.next()) {
+        int id = Keys.seriesId(c.key());
+        HeadSeries hs = hb.byId(id);
+        if (hs == null) {
+          throw new CorruptRecordException("TimeSeries record " + b + "/" + id + " has no ForwardIndex record");
+        }
+        TimeSeriesValue.decodeInto(c.value(), d);
+        while (d.next()) {
+          headSampleBytes += hs.insertRecovered(d.timestampMillis(), d.valueBits());
+          hb.noteTimestamp(d.timestampMillis());
+        }
+      }
+    }
+    open.put(b, hb);
+    return hb;
+  }
+
+  private static byte[] headLogKey(TimeBucket b, long seq) {
+    byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
+    byte[] k = Arrays.copyOf(prefix, prefix.length + 8);
+    for (int i = 0; i < 8; i++) {
+      k[prefix.length + i] = (byte) (seq >>> (56 - 8 * i));
+    }
+    return k;
+  }
+
+  private static long headLogSeq(byte[] key) {
+    if (key.length != Keys.BUCKET_PREFIX_LENGTH + 8) {
+      throw new CorruptRecordException("HeadLog key must be " + (Keys.BUCKET_PREFIX_LENGTH + 8) + " bytes, was " + key.length);
+    }
+    long seq = 0;
+    for (int i = Keys.BUCKET_PREFIX_LENGTH; i < key.length; i++) {
+      seq = (seq << 8) | (key[i] & 0xFF);
+    }
+    return seq;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Sealing
+
+  private void scheduleSealIfDue() {
+    if (!sealDue() || !sealQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      background.execute(
+          () -> {
+            sealQueued.set(false);
+            sealDueBuckets();
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      sealQueued.set(false); // shutting down: close() seals
+    }
+  }
+
+  private boolean sealDue() {
+    lock.readLock().lock();
+    try {
+      return !closed && hasHeadMaxT && !open.isEmpty() && isDue(open.firstKey());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private boolean isDue(TimeBucket b) {
+    return hasHeadMaxT && headMaxT >= b.endMillis() + oooMillis;
+  }
+
+  private void sealDueBuckets() {
+    while (true) {
+      HeadBucket hb;
+      lock.writeLock().lock();
+      try {
+        if (closed || open.isEmpty() || !isDue(open.firstKey())) {
+          return;
+        }
+        hb = startSealLocked(open.firstKey());
+      } finally {
+        lock.writeLock().unlock();
+      }
+      seal(hb);
+    }
+  }
+
+  private HeadBucket startSealLocked(TimeBucket b) {
+    HeadBucket hb = open.remove(b);
+    sealing.put(b, hb);
+    hb.state = HeadBucket.State.SEALING;
+    return hb;
+  }
+
+  /** Writes a sealing bucket's records, then drops it from the head. Runs without the lock. */
+  private void seal(HeadBucket hb) {
+    TimeBucket b = hb.bucket;
+    try {
+      WriteBatch[] wb = {new WriteBatch()};
+      for (HeadSeries hs : hb.series()) {
+        if (hs.isEmpty()) {
+          continue;
+        }
+        wb[0].put(Keys.timeSeries(b, hs.id), TimeSeriesValue.encode(hs.sealedChunk()));
+        if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
+          kv.write(wb[0]);
+          wb[0] = new WriteBatch();
+        }
+      }
+      hb.forEachPosting(
+          (name, value, posting) -> {
+            wb[0].put(Keys.invertedIndex(b, name, value), InvertedIndexValue.encode(posting.clone()));
+            if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
+              kv.write(wb[0]);
+              wb[0] = new WriteBatch();
+            }
+          });
+      wb[0].put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(hb.all().clone()));
+      byte[] logPrefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
+      wb[0].deleteRange(logPrefix, KeyRanges.prefixEnd(logPrefix));
+      kv.write(wb[0]);
+      if (config.fsync()) {
+        kv.sync();
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "sealing bucket " + b + " failed; it stays in the head", e);
+      lock.writeLock().lock();
+      try {
+        sealing.remove(b);
+        open.put(b, hb);
+        hb.state = HeadBucket.State.OPEN;
+        sealEnded.signalAll();
+      } finally {
+        lock.writeLock().unlock();
+      }
+      throw e;
+    }
+    lock.writeLock().lock();
+    try {
+      sealing.remove(b);
+      hb.state = HeadBucket.State.SEALED;
+      headSeries -= hb.seriesCount();
+      for (HeadSeries hs : hb.series()) {
+        headSampleBytes -= hs.sampleBytes();
+      }
+      // Forget series whose newest data just left the head; they are looked up again if they return.
+      refs.values().removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+      sealEnded.signalAll();
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /** Seals every open bucket now and waits for it. */
+  public void flush() {
+    runOnBackground(this::sealAllOpen);
+  }
+
+  private void sealAllOpen() {
+    List<HeadBucket> toSeal = new ArrayList<>();
+    lock.writeLock().lock();
+    try {
+      for (TimeBucket b : new ArrayList<>(open.keySet())) {
+        toSeal.add(startSealLocked(b));
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+    for (HeadBucket hb : toSeal) {
+      seal(hb);
+    }
+  }
+
+  private void runOnBackground(Runnable task) {
+    Future<?> f = background.submit(task);
+    try {
+      f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StorageUnavailableException("interrupted", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new StorageUnavailableException(String.valueOf(cause), cause);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Retention
+
+  /** Drops every bucket that ended before {@code now - retention}; returns how many. */
+  public int applyRetention() {
+    int[] dropped = {0};
+    runOnBackground(() -> dropped[0] = dropExpired());
+    return dropped[0];
+  }
+
+  private void retentionQuietly() {
+    try {
+      dropExpired();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "retention failed; will retry", e);
+    }
+  }
+
+  private int dropExpired() {
+    long cutoff = config.clock().millis() - config.retention().toMillis();
+    List<TimeBucket> victims = new ArrayList<>();
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      for (TimeBucket b : buckets) {
+        if (b.endMillis() > cutoff) {
+          break;
+        }
+        if (!sealing.containsKey(b)) {
+          victims.add(b);
+        }
+      }
+      if (victims.isEmpty()) {
+        return 0;
+      }
+      WriteBatch wb = new WriteBatch();
+      for (TimeBucket b : victims) {
+        buckets.remove(b);
+        HeadBucket hb = open.remove(b);
+        if (hb != null) {
+          hb.state = HeadBucket.State.SEALED;
+          headSeries -= hb.seriesCount();
+          for (HeadSeries hs : hb.series()) {
+            headSampleBytes -= hs.sampleBytes();
+          }
+        }
+        for (RecordType type : BUCKET_RECORD_TYPES) {
+          byte[] prefix = Keys.bucketPrefix(type, b);
+          wb.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
+        }
+      }
+      wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
+      kv.write(wb);
+      refs.values().removeIf(r -> r.maxT < cutoff || (r.latest != null && r.latest.bucket.state == HeadBucket.State.SEALED));
+    } finally {
+      lock.writeLock().unlock();
+    }
+    for (RecordType type : BUCKET_RECORD_TYPES) {
+      byte[] from = Keys.bucketPrefix(type, victims.get(0));
+      byte[] to = KeyRanges.prefixEnd(Keys.bucketPrefix(type, victims.get(victims.size() - 1)));
+      kv.compactRange(from, to);
+    }
+    LOG.log(Level.INFO, "retention dropped {0} buckets ending at or before {1}", victims.size(), cutoff);
+    return victims.size();
+  }
+
+  private static final RecordType[] BUCKET_RECORD_TYPES = {
+    RecordType.SERIES_DICTIONARY,
+    RecordType.FORWARD_INDEX,
+    RecordType.INVERTED_INDEX,
+    RecordType.TIME_SERIES,
+    RecordType.HEAD_LOG
+  };
+
+  // ---------------------------------------------------------------------------------------------
+  // Read path
+
+  /**
+   * The series matching every matcher with samples in {@code [minT, maxT]}, sorted by labels.
+   * Each series' iterator yields its samples in the range, merged across buckets and the head.
+   * The answer is a consistent snapshot: every append is in it entirely or not at all.
+   *
+   * @throws IllegalArgumentException if {@code minT > maxT}
+   */
+  public List<Series> select(long minT, long maxT, List<LabelMatcher> matchers) {
+    return collect(minT, maxT, matchers, true);
+  }
+
+  /**
+   * The label sets of the matching series stored in buckets that overlap {@code [minT, maxT]},
+   * sorted. Like Prometheus' series API this works at bucket granularity and reads no samples.
+   */
+  public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
+    List<Series> found = collect(minT, maxT, matchers, false);
+    List<Labels> out = new ArrayList<>(found.size());
+    for (Series s : found) {
+      out.add(s.labels());
+    }
+    return out;
+  }
+
+  private static final class Found {
+    final Labels labels;
+    MetricMetadata metadata;
+    TimeBucket newest;
+    final List<ChunkSource> chunks = new ArrayList<>(2);
+
+    Found(Labels labels) {
+      this.labels = labels;
+    }
+
+    void add(TimeBucket b, MetricMetadata meta, ChunkSource chunk) {
+      if (newest == null || b.compareTo(newest) > 0) {
+        newest = b;
+        metadata = meta;
+      }
+      if (chunk != null) {
+        chunks.add(chunk);
+      }
+    }
+  }
+
+  private List<Series> collect(long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
+    if (minT > maxT) {
+      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
+    }
+    HashMap<Labels, Found> found = new HashMap<>();
+    List<TimeBucket> stored = new ArrayList<>();
+    KvSnapshot snap;
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      snap = kv.snapshot();
+      for (TimeBucket b : overlapping(buckets, minT, maxT)) {
+        HeadBucket hb = open.get(b);
+        if (hb == null) {
+          hb = sealing.get(b);
+        }
+        if (hb == null) {
+          stored.add(b);
+          continue;
+        }
+        if (withSamples && (hb.maxTimestamp < minT || hb.minTimestamp > maxT)) {
+          continue;
+        }
+        RoaringBitmap ids = PostingsSelector.select(hb, matchers);
+        for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+          HeadSeries hs = hb.byId(it.next());
+          if (hs == null || hs.isEmpty()) {
+            continue;
+          }
+          found.computeIfAbsent(hs.labels, Found::new).add(b, hs.metadata, withSamples ? hs.capture() : null);
+        }
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    try (snap) {
+      for (TimeBucket b : stored) {
+        collectStored(snap, b, matchers, withSamples, found);
+      }
+    }
+    List<Found> sorted = new ArrayList<>(found.values());
+    sorted.sort(Comparator.comparing(f -> f.labels));
+    List<Series> out = new ArrayList<>(sorted.size());
+    for (Found f : sorted) {
+      if (withSamples) {
+        f.chunks.sort(Comparator.comparing(ChunkSource::bucket));
+        ChunkIterator probe = new ChunkIterator(f.chunks, minT, maxT);
+        if (!probe.next()) {
+          continue; // no sample inside the range
+        }
+      }
+      out.add(new FoundSeries(f.labels, f.metadata, f.chunks, minT, maxT));
+    }
+    return out;
+  }
+
+  private void collectStored(
+      KvReader snap, TimeBucket b, List<LabelMatcher> matchers, boolean withSamples, Map<Labels, Found> found) {
+    KvPostings postings = new KvPostings(snap, b);
+    RoaringBitmap ids = PostingsSelector.select(postings, matchers);
+    if (ids.isEmpty()) {
+      return;
+    }
+    boolean dense = ids.getLongCardinality() * SCAN_DENSITY_DIVISOR > postings.all().getLongCardinality();
+    HashMap<Integer, Found> byId = new HashMap<>();
+    if (dense) {
+      try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
+        while (c.next()) {
+          int id = Keys.seriesId(c.key());
+          if (ids.contains(id)) {
+            byId.put(id, addStored(found, b, ForwardIndexValue.decode(c.value())));
+          }
+        }
+      }
+    } else {
+      for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+        int id = it.next();
+        byte[] v = snap.get(Keys.forwardIndex(b, id));
+        if (v == null) {
+          throw new CorruptRecordException("posting of bucket " + b + " names series " + id + " without a ForwardIndex record");
+        }
+        byId.put(id, addStored(found, b, ForwardIndexValue.decode(v)));
+      }
+    }
+    if (!withSamples) {
+      return;
+    }
+    if (dense) {
+      try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
+        while (c.next()) {
+          Found f = byId.get(Keys.seriesId(c.key()));
+          if (f != null) {
+            f.chunks.add(storedChunk(b, c.value()));
+          }
+        }
+      }
+    } else {
+      byId.forEach(
+          (id, f) -> {
+            byte[] v = snap.get(Keys.timeSeries(b, id));
+            if (v != null) {
+              f.chunks.add(storedChunk(b, v));
+            }
+          });
+    }
+  }
+
+  private static Found addStored(Map<Labels, Found> found, TimeBucket b, ForwardIndexValue fi) {
+    Found f = found.computeIfAbsent(fi.labels(), Found::new);
+    f.add(b, fi.metadata(), null);
+    return f;
+  }
+
+  private static ChunkSource storedChunk(TimeBucket b, byte[] value) {
+    if (value.length == 0 || (value[0] & 0xFF) != TimeSeriesValue.ENCODING_GORILLA) {
+      throw new CorruptRecordException(
+          "TimeSeries record in bucket " + b + " has unknown encoding id "
+              + (value.length == 0 ? "(empty value)" : "0x" + Integer.toHexString(value[0] & 0xFF)));
+    }
+    return new ChunkSource(b, value, 1, null, null, 0);
+  }
+
+  private static Collection<TimeBucket> overlapping(TreeSet<TimeBucket> all, long minT, long maxT) {
+    List<TimeBucket> out = new ArrayList<>();
+    for (TimeBucket b : all) {
+      if (b.startMillis() <= maxT && b.endMillis() > minT) {
+        out.add(b);
+      }
+    }
+    return out;
+  }
+
+  private static final class FoundSeries implements Series {
+    private final Labels labels;
+    private final MetricMetadata metadata;
+    private final List<ChunkSource> chunks;
+    private final long minT;
+    private final long maxT;
+
+    FoundSeries(Labels labels, MetricMetadata metadata, List<ChunkSource> chunks, long minT, long maxT) {
+      this.labels = labels;
+      this.metadata = metadata;
+      this.chunks = chunks;
+      this.minT = minT;
+      this.maxT = maxT;
+    }
+
+    @Override
+    public Labels labels() {
+      return labels;
+    }
+
+    @Override
+    public MetricMetadata metadata() {
+      return metadata;
+    }
+
+    @Override
+    public SampleIterator iterator() {
+      return new ChunkIterator(chunks, minT, maxT);
+    }
+  }
+
+  /** Label names of the matching series (all series if no matchers) in buckets overlapping the range, sorted. */
+  public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
+    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
+    forEachPostingsSource(
+        minT,
+        maxT,
+        src -> {
+          RoaringBitmap selected = matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
+          for (String name : src.labelNames()) {
+            if (selected == null) {
+              out.add(name);
+              continue;
+            }
+            boolean[] hit = {false};
+            src.forEachValue(name, "", (v, bm) -> hit[0] |= RoaringBitmap.intersects(bm, selected));
+            if (hit[0]) {
+              out.add(name);
+            }
+          }
+        });
+    return new ArrayList<>(out);
+  }
+
+  /** Values of label {@code name} among the matching series in buckets overlapping the range, sorted. */
+  public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
+    forEachPostingsSource(
+        minT,
+        maxT,
+        src -> {
+          RoaringBitmap selected = matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
+          src.forEachValue(
+              name,
+              "",
+              (v, bm) -> {
+                if (selected == null ? !bm.isEmpty() : RoaringBitmap.intersects(bm, selected)) {
+                  out.add(v);
+                }
+              });
+        });
+    return new ArrayList<>(out);
+  }
+
+  private void forEachPostingsSource(long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
+    if (minT > maxT) {
+      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
+    }
+    List<TimeBucket> stored = new ArrayList<>();
+    KvSnapshot snap;
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      snap = kv.snapshot();
+      for (TimeBucket b : overlapping(buckets, minT, maxT)) {
+        HeadBucket hb = open.get(b);
+        if (hb == null) {
+          hb = sealing.get(b);
+        }
+        if (hb == null) {
+          stored.add(b);
+        } else {
+          action.accept(hb);
+        }
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    try (snap) {
+      for (TimeBucket b : stored) {
+        action.accept(new KvPostings(snap, b));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Status and lifecycle
+
+  /** A point-in-time view of the engine's state for metrics and the admin API. */
+  public record Stats(
+      long headSeries,
+      long headBytes,
+      int openBuckets,
+      int buckets,
+      long samplesAccepted,
+      long samplesRejected,
+      long recoveryMillis,
+      long headMaxTimestampMillis) {
+    /** Head bytes per active series (0 with an empty head). */
+    public long headBytesPerSeries() {
+      return headSeries == 0 ? 0 : headBytes / headSeries;
+    }
+  }
+
+  public Stats stats() {
+    lock.readLock().lock();
+    try {
+      long headBytes = headSampleBytes + headSeries * HeadSeries.OVERHEAD_BYTES;
+      for (HeadBucket hb : open.values()) {
+        for (HeadSeries hs : hb.series()) {
+          headBytes += 2L * hs.labels.size() * 8; // label array references, strings are shared
+        }
+      }
+      return new Stats(
+          headSeries,
+          headBytes,
+          open.size(),
+          buckets.size(),
+          samplesAccepted.sum(),
+          samplesRejected.sum(),
+          recoveryMillis,
+          hasHeadMaxT ? headMaxT : Long.MIN_VALUE);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The buckets with data, oldest first. */
+  public List<TimeBucket> buckets() {
+    lock.readLock().lock();
+    try {
+      return new ArrayList<>(buckets);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  public EngineConfig config() {
+    return config;
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new StorageUnavailableException("engine is closed");
+    }
+  }
+
+  /**
+   * Seals the head (so the next start has nothing to replay), stops the background thread and
+   * refuses further calls. Does not close the store. Idempotent.
+   */
+  @Override
+  public void close() {
+    lock.readLock().lock();
+    try {
+      if (closed) {
+        return;
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    try {
+      flush();
+    } finally {
+      lock.writeLock().lock();
+      try {
+        closed = true;
+        sealEnded.signalAll();
+      } finally {
+        lock.writeLock().unlock();
+      }
+      background.shutdown();
+      try {
+        background.awaitTermination(1, TimeUnit.MINUTES);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Stops without sealing, as a crash would (for tests of recovery). */
+  void abandon() {
+    lock.writeLock().lock();
+    try {
+      closed = true;
+      sealEnded.signalAll();
+    } finally {
+      lock.writeLock().unlock();
+    }
+    background.shutdownNow();
+  }
+}

@@ -1,0 +1,160 @@
+package dev.tidemark.tsdb.engine;
+
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BiConsumer;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * One open bucket in the head: its series dictionary (labels → series, id → series), in-memory
+ * postings in the same shape as the InvertedIndex records, and the head-log bytes of the append
+ * in progress.
+ *
+ * <p>Guarded by the engine lock. Once it leaves the open set (sealing) nothing mutates it.
+ */
+final class HeadBucket implements PostingsSource {
+
+  enum State {
+    OPEN,
+    SEALING,
+    SEALED
+  }
+
+  final TimeBucket bucket;
+  volatile State state = State.OPEN;
+
+  private final HashMap<Labels, HeadSeries> byLabels = new HashMap<>();
+  private final ArrayList<HeadSeries> byId = new ArrayList<>();
+  /** Fingerprint → ids, for the collision-safe SeriesDictionary value. */
+  private final HashMap<Fingerprint, int[]> byFingerprint = new HashMap<>();
+  private final HashMap<String, TreeMap<String, RoaringBitmap>> postings = new HashMap<>();
+  private final RoaringBitmap all = new RoaringBitmap();
+
+  /** Head-log bytes of the append in progress (series id, timestamp, value bits per sample). */
+  final HeadLogBuffer pendingLog = new HeadLogBuffer();
+
+  long minTimestamp = Long.MAX_VALUE;
+  long maxTimestamp = Long.MIN_VALUE;
+
+  record Fingerprint(long high, long low) {
+    static Fingerprint of(Labels l) {
+      return new Fingerprint(l.fingerprintHigh(), l.fingerprintLow());
+    }
+  }
+
+  HeadBucket(TimeBucket bucket) {
+    this.bucket = bucket;
+  }
+
+  HeadSeries get(Labels labels) {
+    return byLabels.get(labels);
+  }
+
+  HeadSeries byId(int id) {
+    return id < byId.size() ? byId.get(id) : null;
+  }
+
+  int seriesCount() {
+    return byLabels.size();
+  }
+
+  Iterable<HeadSeries> series() {
+    return byLabels.values();
+  }
+
+  int nextId() {
+    return byId.size();
+  }
+
+  /**
+   * Adds a series with the given id (new: {@link #nextId()}; loaded: its stored id). Returns the
+   * ids now sharing its fingerprint (normally just this one).
+   */
+  int[] add(Labels labels, MetricMetadata metadata, int id) {
+    HeadSeries s = new HeadSeries(this, labels, metadata, id);
+    while (byId.size() <= id) {
+      byId.add(null);
+    }
+    byId.set(id, s);
+    byLabels.put(labels, s);
+    all.add(id);
+    for (int i = 0; i < labels.size(); i++) {
+      postings
+          .computeIfAbsent(labels.name(i), k -> new TreeMap<>(Labels.UTF8_ORDER))
+          .computeIfAbsent(labels.value(i), k -> new RoaringBitmap())
+          .add(id);
+    }
+    Fingerprint fp = Fingerprint.of(labels);
+    int[] ids = byFingerprint.get(fp);
+    if (ids == null) {
+      ids = new int[] {id};
+    } else {
+      ids = java.util.Arrays.copyOf(ids, ids.length + 1);
+      ids[ids.length - 1] = id;
+    }
+    byFingerprint.put(fp, ids);
+    return ids;
+  }
+
+  void noteTimestamp(long t) {
+    if (t < minTimestamp) {
+      minTimestamp = t;
+    }
+    if (t > maxTimestamp) {
+      maxTimestamp = t;
+    }
+  }
+
+  /** Every (label name, value, posting) in key order; for sealing. */
+  void forEachPosting(PostingConsumer consumer) {
+    TreeMap<String, TreeMap<String, RoaringBitmap>> sorted = new TreeMap<>(Labels.UTF8_ORDER);
+    sorted.putAll(postings);
+    sorted.forEach((name, values) -> values.forEach((value, bm) -> consumer.accept(name, value, bm)));
+  }
+
+  interface PostingConsumer {
+    void accept(String name, String value, RoaringBitmap posting);
+  }
+
+  // PostingsSource
+
+  @Override
+  public RoaringBitmap all() {
+    return all;
+  }
+
+  @Override
+  public RoaringBitmap posting(String name, String value) {
+    TreeMap<String, RoaringBitmap> values = postings.get(name);
+    RoaringBitmap bm = values == null ? null : values.get(value);
+    return bm == null ? new RoaringBitmap() : bm;
+  }
+
+  @Override
+  public void forEachValue(String name, String prefix, BiConsumer<String, RoaringBitmap> consumer) {
+    TreeMap<String, RoaringBitmap> values = postings.get(name);
+    if (values == null) {
+      return;
+    }
+    Map<String, RoaringBitmap> view = prefix.isEmpty() ? values : values.tailMap(prefix, true);
+    for (Map.Entry<String, RoaringBitmap> e : view.entrySet()) {
+      if (!e.getKey().startsWith(prefix)) {
+        break;
+      }
+      consumer.accept(e.getKey(), e.getValue());
+    }
+  }
+
+  @Override
+  public List<String> labelNames() {
+    List<String> names = new ArrayList<>(postings.keySet());
+    names.sort(Labels.UTF8_ORDER);
+    return names;
+  }
+}

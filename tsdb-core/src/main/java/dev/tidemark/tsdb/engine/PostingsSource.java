@@ -1,0 +1,24 @@
+package dev.tidemark.tsdb.engine;
+
+import java.util.List;
+import java.util.function.BiConsumer;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * The postings of one bucket, from the head or from InvertedIndex records. Bitmaps handed out must
+ * not be modified by the caller.
+ */
+interface PostingsSource {
+
+  /** Every series of the bucket. */
+  RoaringBitmap all();
+
+  /** The series with {@code name=value}; empty if none. */
+  RoaringBitmap posting(String name, String value);
+
+  /** Each value of label {@code name} that starts with {@code prefix} ("" for all), in UTF-8 order. */
+  void forEachValue(String name, String prefix, BiConsumer<String, RoaringBitmap> consumer);
+
+  /** Every label name in the bucket, in UTF-8 order. */
+  List<String> labelNames();
+}

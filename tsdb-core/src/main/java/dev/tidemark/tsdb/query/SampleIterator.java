@@ -1,0 +1,38 @@
+package dev.tidemark.tsdb.query;
+
+/**
+ * Walks the samples of one series in timestamp order, without allocating per sample. Not
+ * thread-safe. Values are raw IEEE-754 bits: staleness markers and NaN payloads are exact.
+ */
+public interface SampleIterator {
+
+  /** Moves to the next sample; false at the end. */
+  boolean next();
+
+  long timestampMillis();
+
+  long valueBits();
+
+  default double value() {
+    return Double.longBitsToDouble(valueBits());
+  }
+
+  /** An iterator with no samples. */
+  SampleIterator EMPTY =
+      new SampleIterator() {
+        @Override
+        public boolean next() {
+          return false;
+        }
+
+        @Override
+        public long timestampMillis() {
+          throw new IllegalStateException("no sample");
+        }
+
+        @Override
+        public long valueBits() {
+          throw new IllegalStateException("no sample");
+        }
+      };
+}

@@ -1,0 +1,212 @@
+package dev.tidemark.tsdb.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.tidemark.tsdb.append.AppendResult;
+import dev.tidemark.tsdb.append.RejectReason;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.kv.InMemoryKvStore;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.MetricType;
+import dev.tidemark.tsdb.model.Temporality;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.SampleIterator;
+import dev.tidemark.tsdb.query.Series;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The engine against {@link ReferenceModel} under seeded random workloads: thousands of series,
+ * late, duplicate, future and too-old samples, multi-sample points, flushes, clean restarts,
+ * crash restarts (the head recovered from its log) and retention. Every select, label-names and
+ * label-values answer must equal the model's, and so must every per-point outcome.
+ */
+class EngineModelTest {
+
+  private static final long HOUR = 3_600_000L;
+  private static final MetricMetadata META =
+      new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
+  private static final long[] SPECIAL_BITS = {
+    SampleBatch.STALE_NAN_BITS, 0x7ff8000000000001L, Double.doubleToRawLongBits(-0.0),
+    Double.doubleToRawLongBits(Double.POSITIVE_INFINITY), 0x7ff8dead0000beefL, 1L
+  };
+
+  @ParameterizedTest
+  @ValueSource(longs = {1L, 2L, 3L, 42L})
+  void engineMatchesReferenceModel(long baseSeed) {
+    long seed = Long.getLong("tidemark.seed", baseSeed);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    long start = 1_700_000_000_000L;
+    MutableClock clock = new MutableClock(start);
+    EngineConfig config =
+        EngineConfig.builder()
+            .clock(clock)
+            .outOfOrderWindow(Duration.ofMinutes(30))
+            .retention(Duration.ofHours(6))
+            .retentionInterval(Duration.ZERO)
+            .build();
+    InMemoryKvStore kv = new InMemoryKvStore();
+    Engine engine = Engine.open(kv, config);
+    ReferenceModel model = new ReferenceModel(config);
+
+    Labels[] series = new Labels[2000];
+    for (int i = 0; i < series.length; i++) {
+      Labels.Builder b = Labels.builder()
+          .add(Labels.METRIC_NAME, "m" + (i % 7))
+          .add("job", "job" + (i % 3))
+          .add("instance", "host-" + (i % 101));
+      if (i % 5 == 0) {
+        b.add("le", Integer.toString(i % 11));
+      }
+      if (i % 13 == 0) {
+        b.add("zone", i % 2 == 0 ? "eu" : "us");
+      }
+      series[i] = b.build();
+    }
+
+    try {
+      for (int step = 0; step < 60; step++) {
+        String where = "seed " + seed + " step " + step;
+        int op = rnd.nextInt(100);
+        if (op < 70) {
+          SampleBatch batch = randomBatch(rnd, series, model, clock.millis());
+          AppendResult r = engine.append(batch);
+          RejectReason[] want = model.append(batch, clock.millis());
+          RejectReason[] got = new RejectReason[r.pointCount()];
+          for (int p = 0; p < got.length; p++) {
+            got[p] = r.pointReason(p);
+          }
+          assertThat(got).as(where).containsExactly(want);
+        } else if (op < 80) {
+          clock.advance(rnd.nextLong(60_000, 50 * 60_000));
+        } else if (op < 84) {
+          engine.flush();
+        } else if (op < 88) {
+          engine.close();
+          engine = Engine.open(kv, config);
+        } else if (op < 93) {
+          engine.abandon();
+          engine = Engine.open(kv, config);
+        } else {
+          engine.applyRetention();
+          model.applyRetention(clock.millis());
+        }
+        compare(engine, model, rnd, clock.millis(), where);
+      }
+    } finally {
+      engine.close();
+    }
+  }
+
+  private static SampleBatch randomBatch(
+      SplittableRandom rnd, Labels[] series, ReferenceModel model, long now) {
+    SampleBatch batch = new SampleBatch();
+    int points = 1 + rnd.nextInt(400);
+    for (int p = 0; p < points; p++) {
+      int perPoint = rnd.nextInt(10) == 0 ? 1 + rnd.nextInt(4) : 1;
+      int first = rnd.nextInt(series.length);
+      for (int j = 0; j < perPoint; j++) {
+        Labels l = series[(first + j * 17) % series.length];
+        long t;
+        int kind = rnd.nextInt(100);
+        TreeMap<Long, Long> existing = model.data.get(l);
+        if (kind < 70) {
+          t = now - rnd.nextLong(0, 120_000);
+        } else if (kind < 80) {
+          t = now - rnd.nextLong(0, 3 * HOUR); // often late, sometimes beyond the window
+        } else if (kind < 90 && existing != null && !existing.isEmpty()) {
+          t = existing.lastKey() - rnd.nextLong(0, 5) * 1000; // retries and duplicates
+        } else if (kind < 94) {
+          t = now + rnd.nextLong(0, 20 * 60_000); // some too far ahead
+        } else if (kind < 97) {
+          t = now - rnd.nextLong(5 * HOUR, 8 * HOUR); // some too old
+        } else {
+          t = rnd.nextBoolean() ? -1 : now;
+          if (t == now) {
+            l = Labels.of("job", "nameless");
+          }
+        }
+        long bits;
+        if (existing != null && existing.containsKey(t) && rnd.nextBoolean()) {
+          bits = existing.get(t); // an idempotent retry
+        } else if (rnd.nextInt(20) == 0) {
+          bits = SPECIAL_BITS[rnd.nextInt(SPECIAL_BITS.length)];
+        } else {
+          bits = Double.doubleToRawLongBits(rnd.nextInt(1000) / 4.0);
+        }
+        if (bits == SampleBatch.STALE_NAN_BITS) {
+          batch.addStaleMarker(l, META, t);
+        } else {
+          batch.add(l, META, t, Double.longBitsToDouble(bits));
+        }
+      }
+      batch.endPoint();
+    }
+    return batch;
+  }
+
+  private static void compare(
+      Engine engine, ReferenceModel model, SplittableRandom rnd, long now, String where) {
+    for (int q = 0; q < 2; q++) {
+      long minT = now - rnd.nextLong(0, 8 * HOUR);
+      long maxT = minT + rnd.nextLong(0, 9 * HOUR);
+      List<LabelMatcher> matchers = randomMatchers(rnd);
+      String ctx = where + " select " + matchers + " [" + minT + "," + maxT + "]";
+
+      TreeMap<Labels, List<long[]>> want = model.select(minT, maxT, matchers);
+      List<Series> got = engine.select(minT, maxT, matchers);
+      List<Labels> gotLabels = new ArrayList<>();
+      for (Series s : got) {
+        gotLabels.add(s.labels());
+      }
+      assertThat(gotLabels).as(ctx).containsExactlyElementsOf(want.keySet());
+      for (Series s : got) {
+        List<String> gotSamples = new ArrayList<>();
+        SampleIterator it = s.iterator();
+        while (it.next()) {
+          gotSamples.add(it.timestampMillis() + "=" + Long.toHexString(it.valueBits()));
+        }
+        List<String> wantSamples = new ArrayList<>();
+        for (long[] tv : want.get(s.labels())) {
+          wantSamples.add(tv[0] + "=" + Long.toHexString(tv[1]));
+        }
+        assertThat(gotSamples).as(ctx + " " + s.labels()).containsExactlyElementsOf(wantSamples);
+      }
+      assertThat(engine.series(minT, maxT, matchers)).as(ctx + " series").containsExactlyElementsOf(model.series(minT, maxT, matchers));
+      assertThat(engine.labelNames(minT, maxT, matchers))
+          .as(ctx + " names")
+          .containsExactlyElementsOf(model.labelNames(minT, maxT, matchers));
+      String name = Arrays.asList("instance", "le", "zone", "__name__", "nope").get(rnd.nextInt(5));
+      assertThat(engine.labelValues(name, minT, maxT, matchers))
+          .as(ctx + " values of " + name)
+          .containsExactlyElementsOf(model.labelValues(name, minT, maxT, matchers));
+    }
+  }
+
+  private static List<LabelMatcher> randomMatchers(SplittableRandom rnd) {
+    List<LabelMatcher> out = new ArrayList<>();
+    int n = rnd.nextInt(4);
+    for (int i = 0; i < n; i++) {
+      switch (rnd.nextInt(10)) {
+        case 0 -> out.add(LabelMatcher.equal(Labels.METRIC_NAME, "m" + rnd.nextInt(8)));
+        case 1 -> out.add(LabelMatcher.notEqual("job", "job" + rnd.nextInt(3)));
+        case 2 -> out.add(LabelMatcher.regex("instance", "host-1.*"));
+        case 3 -> out.add(LabelMatcher.regex("instance", "host-(3|4)"));
+        case 4 -> out.add(LabelMatcher.regex("le", "1|2|3"));
+        case 5 -> out.add(LabelMatcher.equal("zone", ""));
+        case 6 -> out.add(LabelMatcher.notEqual("le", ""));
+        case 7 -> out.add(LabelMatcher.notRegex("instance", ".*7"));
+        case 8 -> out.add(LabelMatcher.regex("zone", "|eu"));
+        default -> out.add(LabelMatcher.regex(Labels.METRIC_NAME, ".+"));
+      }
+    }
+    return out;
+  }
+}

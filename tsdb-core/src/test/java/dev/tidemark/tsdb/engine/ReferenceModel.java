@@ -1,0 +1,158 @@
+package dev.tidemark.tsdb.engine;
+
+import dev.tidemark.tsdb.append.RejectReason;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The engine's contract as plain maps: every accepted sample per series, the same rejection rules
+ * in the same order, whole-bucket retention. Slow and obviously right.
+ */
+final class ReferenceModel {
+  final Map<Labels, TreeMap<Long, Long>> data = new HashMap<>();
+  private final long oooMillis;
+  private final long retentionMillis;
+  private final long futureMillis;
+
+  ReferenceModel(EngineConfig config) {
+    this.oooMillis = config.outOfOrderWindow().toMillis();
+    this.retentionMillis = config.retention().toMillis();
+    this.futureMillis = config.maxFutureSkew().toMillis();
+  }
+
+  /** Per point: null if accepted, else the reason of its first failing sample. */
+  RejectReason[] append(SampleBatch batch, long now) {
+    RejectReason[] out = new RejectReason[batch.pointCount()];
+    int n = batch.size();
+    int i = 0;
+    while (i < n) {
+      int p = batch.pointOf(i);
+      int end = i;
+      while (end < n && batch.pointOf(end) == p) {
+        end++;
+      }
+      RejectReason reason = null;
+      for (int k = i; k < end && reason == null; k++) {
+        reason = check(batch.labels(k), batch.timestampMillis(k), batch.valueBits(k), now);
+      }
+      if (reason == null) {
+        for (int k = i; k < end; k++) {
+          data.computeIfAbsent(batch.labels(k), x -> new TreeMap<>())
+              .putIfAbsent(batch.timestampMillis(k), batch.valueBits(k));
+        }
+      }
+      out[p] = reason;
+      i = end;
+    }
+    return out;
+  }
+
+  private RejectReason check(Labels labels, long t, long bits, long now) {
+    if (t < 0 || labels.metricName() == null) {
+      return RejectReason.INVALID;
+    }
+    if (t > now + futureMillis) {
+      return RejectReason.TOO_FAR_IN_FUTURE;
+    }
+    if (t < now - retentionMillis) {
+      return RejectReason.TOO_OLD;
+    }
+    TreeMap<Long, Long> s = data.get(labels);
+    if (s != null && !s.isEmpty() && t < s.lastKey() - oooMillis) {
+      return RejectReason.OUT_OF_ORDER;
+    }
+    if (s != null && s.containsKey(t) && s.get(t) != bits) {
+      return RejectReason.DUPLICATE;
+    }
+    return null;
+  }
+
+  void applyRetention(long now) {
+    long cutoff = now - retentionMillis;
+    for (TreeMap<Long, Long> s : data.values()) {
+      s.keySet().removeIf(t -> TimeBucket.containing(t, 1).endMillis() <= cutoff);
+    }
+    data.values().removeIf(TreeMap::isEmpty);
+  }
+
+  static boolean matches(Labels l, List<LabelMatcher> matchers) {
+    for (LabelMatcher m : matchers) {
+      if (!m.matches(l.get(m.name()))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Matching series with samples in range, sorted, with those samples. */
+  TreeMap<Labels, List<long[]>> select(long minT, long maxT, List<LabelMatcher> matchers) {
+    TreeMap<Labels, List<long[]>> out = new TreeMap<>();
+    data.forEach(
+        (l, s) -> {
+          if (!matches(l, matchers)) {
+            return;
+          }
+          List<long[]> samples = new ArrayList<>();
+          s.subMap(minT, true, maxT, true).forEach((t, v) -> samples.add(new long[] {t, v}));
+          if (!samples.isEmpty()) {
+            out.put(l, samples);
+          }
+        });
+    return out;
+  }
+
+  /** Series with any sample in a bucket overlapping the range (what label APIs look at). */
+  private List<Labels> inBuckets(long minT, long maxT, List<LabelMatcher> matchers) {
+    List<Labels> out = new ArrayList<>();
+    data.forEach(
+        (l, s) -> {
+          if (!matches(l, matchers)) {
+            return;
+          }
+          for (long t : s.keySet()) {
+            TimeBucket b = TimeBucket.containing(t, 1);
+            if (b.startMillis() <= maxT && b.endMillis() > minT) {
+              out.add(l);
+              return;
+            }
+          }
+        });
+    return out;
+  }
+
+  /** Matching series with a sample in a bucket overlapping the range, sorted. */
+  List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
+    List<Labels> out = inBuckets(minT, maxT, matchers);
+    out.sort(null);
+    return out;
+  }
+
+  List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
+    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
+    for (Labels l : inBuckets(minT, maxT, matchers)) {
+      for (int i = 0; i < l.size(); i++) {
+        out.add(l.name(i));
+      }
+    }
+    return new ArrayList<>(out);
+  }
+
+  List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
+    for (Labels l : inBuckets(minT, maxT, matchers)) {
+      String v = l.get(name);
+      if (v != null) {
+        out.add(v);
+      }
+    }
+    return new ArrayList<>(out);
+  }
+}
