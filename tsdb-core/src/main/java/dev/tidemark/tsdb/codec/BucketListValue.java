@@ -47,7 +47,11 @@ public final class BucketListValue {
   public static List<TimeBucket> decode(byte[] value) {
     if (value.length % ELEMENT_SIZE != 0) {
       throw new CorruptRecordException(
-          WHAT + ": length " + value.length + " is not a multiple of the element size " + ELEMENT_SIZE);
+          WHAT
+              + ": length "
+              + value.length
+              + " is not a multiple of the element size "
+              + ELEMENT_SIZE);
     }
     ValueReader r = new ValueReader(value, WHAT);
     List<TimeBucket> out = new ArrayList<>(value.length / ELEMENT_SIZE);
@@ -60,7 +64,8 @@ public final class BucketListValue {
       try {
         b = new TimeBucket(code, start);
       } catch (IllegalArgumentException e) {
-        throw new CorruptRecordException(WHAT + ": invalid bucket at offset " + at + ": " + e.getMessage(), e);
+        throw new CorruptRecordException(
+            WHAT + ": invalid bucket at offset " + at + ": " + e.getMessage(), e);
       }
       if (prev != null && prev.compareTo(b) >= 0) {
         throw new CorruptRecordException(

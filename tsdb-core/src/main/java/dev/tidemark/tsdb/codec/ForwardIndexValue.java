@@ -39,7 +39,8 @@ public record ForwardIndexValue(MetricMetadata metadata, Labels labels) {
   public byte[] encode() {
     int n = labels.size();
     if (n > ValueWriter.MAX_U16) {
-      throw new IllegalArgumentException("a series has " + n + " labels, more than the u16 limit 65535");
+      throw new IllegalArgumentException(
+          "a series has " + n + " labels, more than the u16 limit 65535");
     }
     int size = ValueWriter.sizeOfUtf8(metadata.unit()) + 1 + 1 + 2;
     for (int i = 0; i < n; i++) {
@@ -78,7 +79,12 @@ public record ForwardIndexValue(MetricMetadata metadata, Labels labels) {
     // Each label takes at least 2 + 1 + 2 + 1 bytes: reject an absurd count before building.
     if (n > r.remaining() / 6) {
       throw new CorruptRecordException(
-          WHAT + " truncated: " + n + " labels declared but only " + r.remaining() + " bytes remain");
+          WHAT
+              + " truncated: "
+              + n
+              + " labels declared but only "
+              + r.remaining()
+              + " bytes remain");
     }
     Labels.Builder b = Labels.builder();
     String prev = null;
@@ -93,8 +99,11 @@ public record ForwardIndexValue(MetricMetadata metadata, Labels labels) {
       }
       if (prev != null && Labels.compareUtf8(prev, name) >= 0) {
         throw new CorruptRecordException(
-            WHAT + ": label names not strictly ascending: " + ValueWriter.abbreviate(prev)
-                + " then " + ValueWriter.abbreviate(name));
+            WHAT
+                + ": label names not strictly ascending: "
+                + ValueWriter.abbreviate(prev)
+                + " then "
+                + ValueWriter.abbreviate(name));
       }
       b.add(name, val);
       prev = name;

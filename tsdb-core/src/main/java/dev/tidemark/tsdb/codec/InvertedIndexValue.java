@@ -58,7 +58,8 @@ public final class InvertedIndexValue {
     try {
       bitmap.deserialize(ByteBuffer.wrap(value));
     } catch (IOException | RuntimeException e) {
-      throw new CorruptRecordException(WHAT + ": RoaringBitmap rejected " + value.length + " bytes: " + e, e);
+      throw new CorruptRecordException(
+          WHAT + ": RoaringBitmap rejected " + value.length + " bytes: " + e, e);
     }
     int size = bitmap.serializedSizeInBytes();
     if (size != value.length) {
@@ -91,7 +92,12 @@ public final class InvertedIndexValue {
     // Descriptive header: (key u16, cardinality-1 u16) per container. Check it fits before looping.
     if ((long) size * 4 > r.remaining()) {
       throw new CorruptRecordException(
-          WHAT + " truncated: " + size + " containers declared but only " + r.remaining() + " bytes remain");
+          WHAT
+              + " truncated: "
+              + size
+              + " containers declared but only "
+              + r.remaining()
+              + " bytes remain");
     }
     int headerAt = r.position();
     int prevKey = -1;
@@ -100,7 +106,14 @@ public final class InvertedIndexValue {
       r.u16();
       if (key <= prevKey) {
         throw new CorruptRecordException(
-            WHAT + ": container keys not strictly ascending at container " + i + " (" + prevKey + ", " + key + ")");
+            WHAT
+                + ": container keys not strictly ascending at container "
+                + i
+                + " ("
+                + prevKey
+                + ", "
+                + key
+                + ")");
       }
       prevKey = key;
     }
@@ -115,11 +128,17 @@ public final class InvertedIndexValue {
         int declared = ValueReader.getIntLe(value, offsetsAt + 4 * i);
         if (declared != containerAt) {
           throw new CorruptRecordException(
-              WHAT + ": container " + i + " declared at offset " + Integer.toUnsignedString(declared)
-                  + " but starts at " + containerAt);
+              WHAT
+                  + ": container "
+                  + i
+                  + " declared at offset "
+                  + Integer.toUnsignedString(declared)
+                  + " but starts at "
+                  + containerAt);
         }
       }
-      int card = (value[headerAt + 4 * i + 2] & 0xFF | (value[headerAt + 4 * i + 3] & 0xFF) << 8) + 1;
+      int card =
+          (value[headerAt + 4 * i + 2] & 0xFF | (value[headerAt + 4 * i + 3] & 0xFF) << 8) + 1;
       boolean run = runFlagsAt >= 0 && (value[runFlagsAt + i / 8] & (1 << (i % 8))) != 0;
       if (run) {
         validateRuns(r, i, card);
@@ -136,8 +155,14 @@ public final class InvertedIndexValue {
     int runs = r.u16();
     if ((long) runs * 4 > r.remaining()) {
       throw new CorruptRecordException(
-          WHAT + " truncated: run container " + container + " declares " + runs + " runs but only "
-              + r.remaining() + " bytes remain");
+          WHAT
+              + " truncated: run container "
+              + container
+              + " declares "
+              + runs
+              + " runs but only "
+              + r.remaining()
+              + " bytes remain");
     }
     int total = 0;
     int prevEnd = -2;
@@ -145,14 +170,21 @@ public final class InvertedIndexValue {
       int start = r.u16();
       int end = start + r.u16(); // inclusive
       if (start <= prevEnd || end > 0xFFFF) {
-        throw new CorruptRecordException(WHAT + ": run " + j + " of container " + container + " overlaps or overflows");
+        throw new CorruptRecordException(
+            WHAT + ": run " + j + " of container " + container + " overlaps or overflows");
       }
       total += end - start + 1;
       prevEnd = end;
     }
     if (total != card) {
       throw new CorruptRecordException(
-          WHAT + ": run container " + container + " holds " + total + " values but declares " + card);
+          WHAT
+              + ": run container "
+              + container
+              + " holds "
+              + total
+              + " values but declares "
+              + card);
     }
   }
 
@@ -165,15 +197,29 @@ public final class InvertedIndexValue {
     }
     if (bits != card) {
       throw new CorruptRecordException(
-          WHAT + ": bitmap container " + container + " holds " + bits + " values but declares " + card);
+          WHAT
+              + ": bitmap container "
+              + container
+              + " holds "
+              + bits
+              + " values but declares "
+              + card);
     }
   }
 
   private static void validateArray(ValueReader r, int container, int card) {
     if (card * 2 > r.remaining()) {
       throw new CorruptRecordException(
-          WHAT + " truncated: array container " + container + " of " + card + " values needs " + card * 2
-              + " bytes but only " + r.remaining() + " remain");
+          WHAT
+              + " truncated: array container "
+              + container
+              + " of "
+              + card
+              + " values needs "
+              + card * 2
+              + " bytes but only "
+              + r.remaining()
+              + " remain");
     }
     int prev = -1;
     for (int j = 0; j < card; j++) {

@@ -17,9 +17,9 @@ import dev.tidemark.tsdb.model.Labels;
  * Schema            01 70
  * </pre>
  *
- * <p>Builders allocate exactly one array of the final size (strings are measured, then encoded
- * into it) and hand it to the caller. Decoders check version, tag and length before reading and
- * throw {@link CorruptRecordException} for anything wrong, never an index exception. Series ids are
+ * <p>Builders allocate exactly one array of the final size (strings are measured, then encoded into
+ * it) and hand it to the caller. Decoders check version, tag and length before reading and throw
+ * {@link CorruptRecordException} for anything wrong, never an index exception. Series ids are
  * {@code u32} values held in an {@code int}.
  *
  * <p>Stateless and thread-safe.
@@ -150,7 +150,8 @@ public final class Keys {
    */
   public static RecordType recordType(byte[] key) {
     if (key.length < GLOBAL_KEY_LENGTH) {
-      throw new CorruptRecordException("key of " + key.length + " bytes is shorter than version and tag");
+      throw new CorruptRecordException(
+          "key of " + key.length + " bytes is shorter than version and tag");
     }
     if (key[0] != VERSION) {
       throw new CorruptRecordException(
@@ -161,12 +162,20 @@ public final class Keys {
     try {
       type = RecordType.fromId(tag >>> 4);
     } catch (IllegalArgumentException e) {
-      throw new CorruptRecordException("unknown record type in tag 0x" + hex(key[1]) + " of key " + hex(key), e);
+      throw new CorruptRecordException(
+          "unknown record type in tag 0x" + hex(key[1]) + " of key " + hex(key), e);
     }
     int low = tag & 0x0F;
     if (type.bucketScoped() ? low == 0 : low != 0) {
       throw new CorruptRecordException(
-          "tag 0x" + hex(key[1]) + " has a size code of " + low + ", invalid for " + type + " in key " + hex(key));
+          "tag 0x"
+              + hex(key[1])
+              + " has a size code of "
+              + low
+              + ", invalid for "
+              + type
+              + " in key "
+              + hex(key));
     }
     boolean lengthOk =
         switch (type) {
@@ -174,11 +183,13 @@ public final class Keys {
           case SERIES_DICTIONARY -> key.length == SERIES_DICTIONARY_LENGTH;
           case FORWARD_INDEX, TIME_SERIES -> key.length == SERIES_KEY_LENGTH;
           case INVERTED_INDEX -> key.length > BUCKET_PREFIX_LENGTH; // at least the terminator
-          // The rest of the key is the engine's; at least the prefix of its scope must be there.
-          case HEAD_LOG -> key.length >= (type.bucketScoped() ? BUCKET_PREFIX_LENGTH : GLOBAL_KEY_LENGTH);
+            // The rest of the key is the engine's; at least the prefix of its scope must be there.
+          case HEAD_LOG ->
+              key.length >= (type.bucketScoped() ? BUCKET_PREFIX_LENGTH : GLOBAL_KEY_LENGTH);
         };
     if (!lengthOk) {
-      throw new CorruptRecordException(type + " key has a wrong length of " + key.length + ": " + hex(key));
+      throw new CorruptRecordException(
+          type + " key has a wrong length of " + key.length + ": " + hex(key));
     }
     return type;
   }
@@ -205,7 +216,8 @@ public final class Keys {
   public static int seriesId(byte[] key) {
     RecordType type = recordType(key);
     if (type != RecordType.FORWARD_INDEX && type != RecordType.TIME_SERIES) {
-      throw new CorruptRecordException("expected a ForwardIndex or TimeSeries key, got " + type + ": " + hex(key));
+      throw new CorruptRecordException(
+          "expected a ForwardIndex or TimeSeries key, got " + type + ": " + hex(key));
     }
     bucketOf(key);
     return getIntBe(key, BUCKET_PREFIX_LENGTH);
@@ -227,16 +239,19 @@ public final class Keys {
    * The {@code {name, value}} of an InvertedIndex key; {@code {"", ""}} for the all-series key.
    *
    * @throws CorruptRecordException if the key is invalid or of another type, the name has no
-   *     terminator or a bad escape, either string is not valid UTF-8, or the name is empty while the
-   *     value is not
+   *     terminator or a bad escape, either string is not valid UTF-8, or the name is empty while
+   *     the value is not
    */
   public static String[] invertedIndexLabel(byte[] key) {
     expect(key, RecordType.INVERTED_INDEX);
     int end = TerminatedBytes.end(key, BUCKET_PREFIX_LENGTH, key.length);
-    String name = TerminatedBytes.decodeUtf8(key, BUCKET_PREFIX_LENGTH, end, "InvertedIndex key label name");
-    String value = ValueReader.decodeUtf8(key, end, key.length - end, "InvertedIndex key label value");
+    String name =
+        TerminatedBytes.decodeUtf8(key, BUCKET_PREFIX_LENGTH, end, "InvertedIndex key label name");
+    String value =
+        ValueReader.decodeUtf8(key, end, key.length - end, "InvertedIndex key label value");
     if (name.isEmpty() && !value.isEmpty()) {
-      throw new CorruptRecordException("InvertedIndex key with an empty label name has a value: " + hex(key));
+      throw new CorruptRecordException(
+          "InvertedIndex key with an empty label name has a value: " + hex(key));
     }
     return new String[] {name, value};
   }
@@ -246,7 +261,8 @@ public final class Keys {
   private static void expect(byte[] key, RecordType expected) {
     RecordType type = recordType(key);
     if (type != expected) {
-      throw new CorruptRecordException("expected a " + expected + " key, got " + type + ": " + hex(key));
+      throw new CorruptRecordException(
+          "expected a " + expected + " key, got " + type + ": " + hex(key));
     }
     bucketOf(key);
   }
@@ -255,7 +271,8 @@ public final class Keys {
     try {
       return new TimeBucket(key[1] & 0x0F, getIntBe(key, 2));
     } catch (IllegalArgumentException e) {
-      throw new CorruptRecordException("invalid time bucket in key " + hex(key) + ": " + e.getMessage(), e);
+      throw new CorruptRecordException(
+          "invalid time bucket in key " + hex(key) + ": " + e.getMessage(), e);
     }
   }
 
@@ -268,7 +285,8 @@ public final class Keys {
 
   private static void putPrefix(byte[] k, RecordType type, TimeBucket b) {
     if (!type.bucketScoped()) {
-      throw new IllegalArgumentException(type + " is a global record type and has no bucket prefix");
+      throw new IllegalArgumentException(
+          type + " is a global record type and has no bucket prefix");
     }
     k[0] = VERSION;
     k[1] = (byte) (type.id() << 4 | b.sizeCode());
@@ -288,7 +306,10 @@ public final class Keys {
   }
 
   private static int getIntBe(byte[] k, int off) {
-    return (k[off] & 0xFF) << 24 | (k[off + 1] & 0xFF) << 16 | (k[off + 2] & 0xFF) << 8 | (k[off + 3] & 0xFF);
+    return (k[off] & 0xFF) << 24
+        | (k[off + 1] & 0xFF) << 16
+        | (k[off + 2] & 0xFF) << 8
+        | (k[off + 3] & 0xFF);
   }
 
   private static long getLongBe(byte[] k, int off) {
@@ -303,7 +324,8 @@ public final class Keys {
   static String hex(byte[] key) {
     StringBuilder sb = new StringBuilder(Math.min(key.length, 64) * 2 + 16);
     for (int i = 0; i < key.length && i < 64; i++) {
-      sb.append(Character.forDigit((key[i] >>> 4) & 0xF, 16)).append(Character.forDigit(key[i] & 0xF, 16));
+      sb.append(Character.forDigit((key[i] >>> 4) & 0xF, 16))
+          .append(Character.forDigit(key[i] & 0xF, 16));
     }
     if (key.length > 64) {
       sb.append("… (").append(key.length).append(" bytes)");

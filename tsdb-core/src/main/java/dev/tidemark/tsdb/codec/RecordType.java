@@ -8,8 +8,8 @@ package dev.tidemark.tsdb.codec;
  * 0xF} are for engine records the RFC does not cover; a constant is added here only when the engine
  * defines the record, and each is documented in {@code docs/format.md}.
  *
- * <p>A <em>global</em> record has {@code 0} in the tag's low nibble; a <em>bucket-scoped</em> record
- * has the bucket-size code (1..15) there, followed by the 4-byte {@code time_bucket}.
+ * <p>A <em>global</em> record has {@code 0} in the tag's low nibble; a <em>bucket-scoped</em>
+ * record has the bucket-size code (1..15) there, followed by the 4-byte {@code time_bucket}.
  */
 public enum RecordType {
   /** The list of buckets that hold data. Global: key {@code 01 10}. */
@@ -73,7 +73,11 @@ public enum RecordType {
   public int tag(int sizeCode) {
     if (bucketScoped ? sizeCode < 1 || sizeCode > 15 : sizeCode != 0) {
       throw new IllegalArgumentException(
-          "size code " + sizeCode + " is invalid for " + (bucketScoped ? "bucket-scoped " : "global ") + this);
+          "size code "
+              + sizeCode
+              + " is invalid for "
+              + (bucketScoped ? "bucket-scoped " : "global ")
+              + this);
     }
     return id << 4 | sizeCode;
   }

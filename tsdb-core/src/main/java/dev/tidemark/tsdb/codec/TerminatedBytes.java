@@ -1,18 +1,17 @@
 package dev.tidemark.tsdb.codec;
 
 /**
- * The RFC 0001 "terminated bytes" encoding of a key field that is followed by another field
- * ({@code docs/format.md}, "Terminated bytes"): every {@code 0x00} becomes {@code 0x01 0x01}, every
- * {@code 0x01} becomes {@code 0x01 0x02}, all other bytes are copied, and a single {@code 0x00}
- * ends the field.
+ * The RFC 0001 "terminated bytes" encoding of a key field that is followed by another field ({@code
+ * docs/format.md}, "Terminated bytes"): every {@code 0x00} becomes {@code 0x01 0x01}, every {@code
+ * 0x01} becomes {@code 0x01 0x02}, all other bytes are copied, and a single {@code 0x00} ends the
+ * field.
  *
  * <p>Design note: the encoding is prefix-free (the terminator {@code 0x00} never occurs inside an
- * encoded field) and order-preserving: for raw byte strings {@code a < b} (unsigned,
- * lexicographic, a proper prefix first), {@code enc(a) < enc(b)}, and when one is a proper prefix of
- * the other the terminator {@code 0x00} sorts below any continuation ({@code 0x01..0xFF}). So the
- * keys of all values of one label name form one contiguous prefix range, and keys sort by (name,
- * value). It is the same scheme as FoundationDB's tuple layer and the RFC's {@code
- * terminated_bytes::serialize}.
+ * encoded field) and order-preserving: for raw byte strings {@code a < b} (unsigned, lexicographic,
+ * a proper prefix first), {@code enc(a) < enc(b)}, and when one is a proper prefix of the other the
+ * terminator {@code 0x00} sorts below any continuation ({@code 0x01..0xFF}). So the keys of all
+ * values of one label name form one contiguous prefix range, and keys sort by (name, value). It is
+ * the same scheme as FoundationDB's tuple layer and the RFC's {@code terminated_bytes::serialize}.
  *
  * <p>Stateless and thread-safe.
  */
@@ -123,24 +122,29 @@ public final class TerminatedBytes {
       }
       if (b == ESCAPE) {
         if (i + 1 >= limit) {
-          throw new CorruptRecordException("terminated bytes: escape at offset " + i + " is cut off");
+          throw new CorruptRecordException(
+              "terminated bytes: escape at offset " + i + " is cut off");
         }
         int e = src[i + 1] & 0xFF;
         if (e != 0x01 && e != 0x02) {
           throw new CorruptRecordException(
-              "terminated bytes: invalid escape 01 " + String.format("%02x", e) + " at offset " + i);
+              "terminated bytes: invalid escape 01 "
+                  + String.format("%02x", e)
+                  + " at offset "
+                  + i);
         }
         i += 2;
       } else {
         i++;
       }
     }
-    throw new CorruptRecordException("terminated bytes: no terminator between offsets " + off + " and " + limit);
+    throw new CorruptRecordException(
+        "terminated bytes: no terminator between offsets " + off + " and " + limit);
   }
 
   /**
-   * Decodes the encoded field {@code src[off, end)} as returned by {@link #end}; {@code end} is just
-   * after the terminator.
+   * Decodes the encoded field {@code src[off, end)} as returned by {@link #end}; {@code end} is
+   * just after the terminator.
    *
    * @return the raw bytes (a new array)
    */

@@ -4,9 +4,9 @@ package dev.tidemark.tsdb.codec;
  * A time bucket: the window of time one set of bucket-scoped records covers ({@code
  * docs/format.md}, "Conventions").
  *
- * <p>The size code {@code n} (1..15) means {@code 2^(n-1)} hours: 1 = 1 h, 2 = 2 h, 3 = 4 h, …,
- * 15 = 16384 h. It is the low nibble of the record tag and the first byte of a BucketList element.
- * The start is the {@code u32} number of minutes since the Unix epoch, held in an {@code int} and
+ * <p>The size code {@code n} (1..15) means {@code 2^(n-1)} hours: 1 = 1 h, 2 = 2 h, 3 = 4 h, …, 15
+ * = 16384 h. It is the low nibble of the record tag and the first byte of a BucketList element. The
+ * start is the {@code u32} number of minutes since the Unix epoch, held in an {@code int} and
  * treated as unsigned, so buckets reach up to minute {@code 2^32 - 1} (early in the year 10136). A
  * bucket of {@code h} hours starts where {@code minutes % (h * 60) == 0}.
  *
@@ -124,7 +124,8 @@ public record TimeBucket(int sizeCode, int startMinutes) implements Comparable<T
   public TimeBucket next() {
     long nextStart = startMinutesUnsigned() + minutesOf(sizeCode);
     if (nextStart > MAX_START_MINUTES) {
-      throw new IllegalStateException("no bucket after " + this + ": start would exceed 2^32 - 1 minutes");
+      throw new IllegalStateException(
+          "no bucket after " + this + ": start would exceed 2^32 - 1 minutes");
     }
     return new TimeBucket(sizeCode, (int) nextStart);
   }
@@ -138,7 +139,13 @@ public record TimeBucket(int sizeCode, int startMinutes) implements Comparable<T
 
   @Override
   public String toString() {
-    return "TimeBucket[sizeCode=" + sizeCode + " (" + sizeHours() + " h), startMinutes=" + startMinutesUnsigned() + "]";
+    return "TimeBucket[sizeCode="
+        + sizeCode
+        + " ("
+        + sizeHours()
+        + " h), startMinutes="
+        + startMinutesUnsigned()
+        + "]";
   }
 
   private static long minutesOf(int sizeCode) {

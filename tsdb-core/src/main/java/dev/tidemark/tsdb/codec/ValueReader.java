@@ -84,7 +84,10 @@ public final class ValueReader {
     return v;
   }
 
-  /** Reads a little-endian 32-bit integer (a u32 returned in an int; use {@link Integer#toUnsignedLong}). */
+  /**
+   * Reads a little-endian 32-bit integer (a u32 returned in an int; use {@link
+   * Integer#toUnsignedLong}).
+   */
   public int u32() {
     need(4, "u32");
     int v = getIntLe(buf, pos);
@@ -150,13 +153,23 @@ public final class ValueReader {
   private void need(int n, String field) {
     if (n < 0 || n > limit - pos) {
       throw new CorruptRecordException(
-          what + " truncated: need " + field + " at offset " + pos + " but " + (limit - pos) + " bytes remain");
+          what
+              + " truncated: need "
+              + field
+              + " at offset "
+              + pos
+              + " but "
+              + (limit - pos)
+              + " bytes remain");
     }
   }
 
   /** The little-endian int at {@code off} (no bounds check beyond the array's own). */
   static int getIntLe(byte[] b, int off) {
-    return (b[off] & 0xFF) | (b[off + 1] & 0xFF) << 8 | (b[off + 2] & 0xFF) << 16 | (b[off + 3] & 0xFF) << 24;
+    return (b[off] & 0xFF)
+        | (b[off + 1] & 0xFF) << 8
+        | (b[off + 2] & 0xFF) << 16
+        | (b[off + 3] & 0xFF) << 24;
   }
 
   /**

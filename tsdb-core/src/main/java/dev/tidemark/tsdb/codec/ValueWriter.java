@@ -3,8 +3,8 @@ package dev.tidemark.tsdb.codec;
 import java.util.Arrays;
 
 /**
- * Writes a record value into a byte array of a size computed beforehand: little-endian integers
- * and the RFC 0001 string encodings ({@code docs/format.md}, "Common value encodings").
+ * Writes a record value into a byte array of a size computed beforehand: little-endian integers and
+ * the RFC 0001 string encodings ({@code docs/format.md}, "Common value encodings").
  *
  * <p>Codecs compute the exact value size first (with {@link #utf8Length(String)} for strings), then
  * write: one allocation, no copy, no growth. Writing past the capacity is a bug in the caller and
@@ -101,7 +101,10 @@ public final class ValueWriter {
     int len = utf8Length(s);
     if (len > MAX_U16) {
       throw new IllegalArgumentException(
-          "string of " + len + " UTF-8 bytes exceeds the u16 length limit of 65535: " + abbreviate(s));
+          "string of "
+              + len
+              + " UTF-8 bytes exceeds the u16 length limit of 65535: "
+              + abbreviate(s));
     }
     putU16(len);
     ensure(len);
@@ -124,7 +127,8 @@ public final class ValueWriter {
    */
   public byte[] finish() {
     if (pos != buf.length) {
-      throw new IllegalStateException("value sized " + buf.length + " bytes but " + pos + " written");
+      throw new IllegalStateException(
+          "value sized " + buf.length + " bytes but " + pos + " written");
     }
     return buf;
   }
@@ -160,7 +164,9 @@ public final class ValueWriter {
       if (c < 0x800) {
         len += 1;
       } else if (Character.isSurrogate(c)) {
-        if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+        if (Character.isHighSurrogate(c)
+            && i + 1 < n
+            && Character.isLowSurrogate(s.charAt(i + 1))) {
           len += 2; // two chars, four bytes
           i++;
         } else {
@@ -215,11 +221,19 @@ public final class ValueWriter {
   }
 
   static String abbreviate(String s) {
-    return s.length() <= 40 ? '"' + s + '"' : '"' + s.substring(0, 40) + "…\" (" + s.length() + " chars)";
+    return s.length() <= 40
+        ? '"' + s + '"'
+        : '"' + s.substring(0, 40) + "…\" (" + s.length() + " chars)";
   }
 
   @Override
   public String toString() {
-    return "ValueWriter[" + pos + "/" + buf.length + ": " + Arrays.toString(Arrays.copyOf(buf, Math.min(pos, 16))) + "]";
+    return "ValueWriter["
+        + pos
+        + "/"
+        + buf.length
+        + ": "
+        + Arrays.toString(Arrays.copyOf(buf, Math.min(pos, 16)))
+        + "]";
   }
 }

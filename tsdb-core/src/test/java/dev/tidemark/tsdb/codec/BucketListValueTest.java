@@ -55,7 +55,8 @@ class BucketListValueTest {
     for (int len = 0; len < v.length; len++) {
       byte[] t = Arrays.copyOf(v, len);
       if (len % 5 == 0) {
-        assertThat(BucketListValue.decode(t)).containsExactlyElementsOf(List.of(H10, H10_2H, H11).subList(0, len / 5));
+        assertThat(BucketListValue.decode(t))
+            .containsExactlyElementsOf(List.of(H10, H10_2H, H11).subList(0, len / 5));
       } else {
         assertThatThrownBy(() -> BucketListValue.decode(t))
             .as("cut to %d", len)
@@ -76,7 +77,9 @@ class BucketListValueTest {
             "01 34 af b1 01 01 f8 ae b1 01", // descending
             "01 f8 ae b1 01 01 f8 ae b1 01", // duplicate
             "02 f8 ae b1 01 01 f8 ae b1 01")) { // same start, codes descending
-      assertThatThrownBy(() -> BucketListValue.decode(hex(bad))).as(bad).isInstanceOf(CorruptRecordException.class);
+      assertThatThrownBy(() -> BucketListValue.decode(hex(bad)))
+          .as(bad)
+          .isInstanceOf(CorruptRecordException.class);
     }
   }
 
@@ -88,12 +91,17 @@ class BucketListValueTest {
       List<TimeBucket> in = new ArrayList<>();
       int n = r.nextInt(40);
       for (int j = 0; j < n; j++) {
-        in.add(r.nextInt(5) == 0 && !in.isEmpty() ? in.get(r.nextInt(in.size())) : KeysTest.randomBucket(r));
+        in.add(
+            r.nextInt(5) == 0 && !in.isEmpty()
+                ? in.get(r.nextInt(in.size()))
+                : KeysTest.randomBucket(r));
       }
       byte[] v = BucketListValue.encode(in);
       List<TimeBucket> expected = new ArrayList<>(new TreeSet<>(in));
       assertThat(v).as(seedMsg(seed, i)).hasSize(expected.size() * 5);
-      assertThat(BucketListValue.decode(v)).as(seedMsg(seed, i)).containsExactlyElementsOf(expected);
+      assertThat(BucketListValue.decode(v))
+          .as(seedMsg(seed, i))
+          .containsExactlyElementsOf(expected);
     }
   }
 

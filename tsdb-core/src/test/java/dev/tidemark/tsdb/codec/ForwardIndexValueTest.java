@@ -29,7 +29,10 @@ import org.junit.jupiter.api.Test;
  */
 class ForwardIndexValueTest {
 
-  /** A monotonic cumulative Sum, unit "1": requests_total{job="api"}. Flags 0x05 = cumulative (1) | monotonic (4). */
+  /**
+   * A monotonic cumulative Sum, unit "1": requests_total{job="api"}. Flags 0x05 = cumulative (1) |
+   * monotonic (4).
+   */
   static final ForwardIndexValue SUM =
       new ForwardIndexValue(
           new MetricMetadata(MetricType.SUM, "1", Temporality.CUMULATIVE, true),
@@ -47,7 +50,8 @@ class ForwardIndexValueTest {
 
   /** No metadata (unit absent), a non-ASCII value: temp{zone="Zürich"}. */
   static final ForwardIndexValue UNKNOWN =
-      new ForwardIndexValue(MetricMetadata.UNKNOWN, Labels.of("__name__", "temp", "zone", "Zürich"));
+      new ForwardIndexValue(
+          MetricMetadata.UNKNOWN, Labels.of("__name__", "temp", "zone", "Zürich"));
 
   static final String UNKNOWN_HEX =
       "00 00" // unit absent
@@ -79,7 +83,9 @@ class ForwardIndexValueTest {
       byte[] v = hex(golden);
       for (int len = 0; len < v.length; len++) {
         byte[] t = Arrays.copyOf(v, len);
-        assertThatThrownBy(() -> ForwardIndexValue.decode(t)).as("cut to %d", len).isInstanceOf(CorruptRecordException.class);
+        assertThatThrownBy(() -> ForwardIndexValue.decode(t))
+            .as("cut to %d", len)
+            .isInstanceOf(CorruptRecordException.class);
       }
       assertThatThrownBy(() -> ForwardIndexValue.decode(Arrays.copyOf(v, v.length + 1)))
           .isInstanceOf(CorruptRecordException.class)
@@ -98,7 +104,8 @@ class ForwardIndexValueTest {
 
   @Test
   void invalidUtf8IsCorrupt() {
-    for (String bad : List.of("c3", "c0 80", "ed a0 80", "f4 90 80 80", "ff", "80", "e2 82", "f0 9f 98")) {
+    for (String bad :
+        List.of("c3", "c0 80", "ed a0 80", "f4 90 80 80", "ff", "80", "e2 82", "f0 9f 98")) {
       int n = hex(bad).length;
       String len = String.format("%02x 00", n);
       assertCorrupt(len + " " + bad + " 00 00 00 00", "UTF-8"); // in the unit
@@ -115,8 +122,10 @@ class ForwardIndexValueTest {
     assertCorrupt("00 00 00 00 01 00 02 00 61 62 00 00", "empty value");
     // UTF-8 order, not UTF-16: U+FFFF (ef bf bf) sorts before U+1F600 (f0 9f 98 80).
     byte[] ok = hex("00 00 00 00 02 00 03 00 ef bf bf 01 00 31 04 00 f0 9f 98 80 01 00 31");
-    assertThat(ForwardIndexValue.decode(ok).labels()).isEqualTo(Labels.of("\uFFFF", "1", "\uD83D\uDE00", "1"));
-    assertCorrupt("00 00 00 00 02 00 04 00 f0 9f 98 80 01 00 31 03 00 ef bf bf 01 00 31", "ascending");
+    assertThat(ForwardIndexValue.decode(ok).labels())
+        .isEqualTo(Labels.of("\uFFFF", "1", "\uD83D\uDE00", "1"));
+    assertCorrupt(
+        "00 00 00 00 02 00 04 00 f0 9f 98 80 01 00 31 03 00 ef bf bf 01 00 31", "ascending");
   }
 
   @Test
@@ -131,20 +140,37 @@ class ForwardIndexValueTest {
   void limitsAtEncode() {
     String max = "x".repeat(65_535);
     ForwardIndexValue big =
-        new ForwardIndexValue(new MetricMetadata(MetricType.GAUGE, max, Temporality.UNSPECIFIED, false), Labels.of(max, max));
+        new ForwardIndexValue(
+            new MetricMetadata(MetricType.GAUGE, max, Temporality.UNSPECIFIED, false),
+            Labels.of(max, max));
     assertThat(ForwardIndexValue.decode(big.encode())).isEqualTo(big);
 
     String over = "x".repeat(65_536);
     String overMultiByte = "\u20AC".repeat(21_846); // 3 bytes each: 65538 bytes in 21846 chars
-    assertThatThrownBy(() -> new ForwardIndexValue(new MetricMetadata(MetricType.GAUGE, over, Temporality.UNSPECIFIED, false), Labels.empty()).encode())
+    assertThatThrownBy(
+            () ->
+                new ForwardIndexValue(
+                        new MetricMetadata(MetricType.GAUGE, over, Temporality.UNSPECIFIED, false),
+                        Labels.empty())
+                    .encode())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("65536");
-    assertThatThrownBy(() -> new ForwardIndexValue(MetricMetadata.UNKNOWN, Labels.of(over, "v")).encode())
+    assertThatThrownBy(
+            () -> new ForwardIndexValue(MetricMetadata.UNKNOWN, Labels.of(over, "v")).encode())
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ForwardIndexValue(MetricMetadata.UNKNOWN, Labels.of("n", overMultiByte)).encode())
+    assertThatThrownBy(
+            () ->
+                new ForwardIndexValue(MetricMetadata.UNKNOWN, Labels.of("n", overMultiByte))
+                    .encode())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("65538");
-    assertThatThrownBy(() -> new ForwardIndexValue(new MetricMetadata(MetricType.GAUGE, "a\uD800", Temporality.UNSPECIFIED, false), Labels.empty()).encode())
+    assertThatThrownBy(
+            () ->
+                new ForwardIndexValue(
+                        new MetricMetadata(
+                            MetricType.GAUGE, "a\uD800", Temporality.UNSPECIFIED, false),
+                        Labels.empty())
+                    .encode())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("surrogate");
 
@@ -192,11 +218,16 @@ class ForwardIndexValueTest {
     MetricType[] types = MetricType.values();
     Temporality[] temps = Temporality.values();
     MetricMetadata meta =
-        new MetricMetadata(types[r.nextInt(types.length)], r.nextBoolean() ? "" : randomString(r, 8), temps[r.nextInt(temps.length)], r.nextBoolean());
+        new MetricMetadata(
+            types[r.nextInt(types.length)],
+            r.nextBoolean() ? "" : randomString(r, 8),
+            temps[r.nextInt(temps.length)],
+            r.nextBoolean());
     Map<String, String> labels = new HashMap<>();
     int n = r.nextInt(r.nextInt(10) == 0 ? 200 : 8);
     for (int j = 0; j < n; j++) {
-      labels.put(j == 0 ? Labels.METRIC_NAME : randomNonEmptyString(r, 10), randomNonEmptyString(r, 16));
+      labels.put(
+          j == 0 ? Labels.METRIC_NAME : randomNonEmptyString(r, 10), randomNonEmptyString(r, 16));
     }
     return new ForwardIndexValue(meta, Labels.fromMap(labels));
   }

@@ -16,9 +16,9 @@ import org.roaringbitmap.RoaringBitmap;
 /**
  * InvertedIndex value (portable RoaringBitmap) golden vectors, corruption and properties.
  *
- * <p>Golden vectors, derived by hand from the RoaringFormatSpec layout summarized in
- * docs/format.md (cookie, container count, (key, cardinality-1) pairs, offsets, containers; all
- * little-endian) and checked against what RoaringBitmap 1.6 writes after {@code runOptimize()}.
+ * <p>Golden vectors, derived by hand from the RoaringFormatSpec layout summarized in docs/format.md
+ * (cookie, container count, (key, cardinality-1) pairs, offsets, containers; all little-endian) and
+ * checked against what RoaringBitmap 1.6 writes after {@code runOptimize()}.
  */
 class InvertedIndexValueTest {
 
@@ -33,7 +33,9 @@ class InvertedIndexValueTest {
           + " 10 00 00 00" // offset of container 0: 16
           + " 00 00 01 00 02 00 05 00"; // values 0 1 2 5
 
-  /** [0, 100): one run container; with runs and fewer than 4 containers there is no offset header. */
+  /**
+   * [0, 100): one run container; with runs and fewer than 4 containers there is no offset header.
+   */
   static final String RUN =
       "3b 30 00 00" // cookie 12347 | (containers-1 = 0) << 16
           + " 01" // run-container bitset: container 0 is a run container
@@ -80,29 +82,38 @@ class InvertedIndexValueTest {
 
   @Test
   void everyTruncationAndExtensionIsCorrupt() {
-    for (String golden : List.of(EMPTY, ARRAY, RUN, TWO_CONTAINERS, MAX_ID, hex(bigBitmapBytes()))) {
+    for (String golden :
+        List.of(EMPTY, ARRAY, RUN, TWO_CONTAINERS, MAX_ID, hex(bigBitmapBytes()))) {
       byte[] v = hex(golden);
       for (int len = 0; len < v.length; len++) {
         byte[] t = Arrays.copyOf(v, len);
-        assertThatThrownBy(() -> InvertedIndexValue.decode(t)).as("cut to %d", len).isInstanceOf(CorruptRecordException.class);
+        assertThatThrownBy(() -> InvertedIndexValue.decode(t))
+            .as("cut to %d", len)
+            .isInstanceOf(CorruptRecordException.class);
       }
-      assertThatThrownBy(() -> InvertedIndexValue.decode(Arrays.copyOf(v, v.length + 1))).isInstanceOf(CorruptRecordException.class);
+      assertThatThrownBy(() -> InvertedIndexValue.decode(Arrays.copyOf(v, v.length + 1)))
+          .isInstanceOf(CorruptRecordException.class);
     }
   }
 
   @Test
   void flippedBytesAreCorruptOrDecode() {
-    for (String golden : List.of(EMPTY, ARRAY, RUN, TWO_CONTAINERS, MAX_ID, hex(bigBitmapBytes()))) {
+    for (String golden :
+        List.of(EMPTY, ARRAY, RUN, TWO_CONTAINERS, MAX_ID, hex(bigBitmapBytes()))) {
       byte[] v = hex(golden);
       int corrupt = 0;
       int tries = 0;
-      for (int i = 0; i < v.length; i += i < 256 ? 1 : 97) { // the big one: header densely, data sampled
+      for (int i = 0;
+          i < v.length;
+          i += i < 256 ? 1 : 97) { // the big one: header densely, data sampled
         for (int mask : new int[] {0x01, 0x80, 0xFF, 0x10}) {
           byte[] m = v.clone();
           m[i] ^= (byte) mask;
           int at = i;
           tries++;
-          if (corruptOrDecodes(() -> "flip " + mask + " at " + at + " of " + golden, () -> InvertedIndexValue.decode(m))) {
+          if (corruptOrDecodes(
+              () -> "flip " + mask + " at " + at + " of " + golden,
+              () -> InvertedIndexValue.decode(m))) {
             corrupt++;
           }
         }
@@ -132,13 +143,20 @@ class InvertedIndexValueTest {
     // A run container declaring 65535 runs.
     assertCorrupt("3b 30 00 00 01 00 00 63 00 ff ff 00 00", "truncated");
     // Wrong offset.
-    assertCorrupt("3a 30 00 00 01 00 00 00 00 00 03 00 11 00 00 00 00 00 01 00 02 00 05 00", "offset");
+    assertCorrupt(
+        "3a 30 00 00 01 00 00 00 00 00 03 00 11 00 00 00 00 00 01 00 02 00 05 00", "offset");
     // Keys descending / duplicate.
-    assertCorrupt("3a 30 00 00 02 00 00 00 01 00 00 00 00 00 00 00 18 00 00 00 1a 00 00 00 03 00 09 00", "keys");
-    assertCorrupt("3a 30 00 00 02 00 00 00 01 00 00 00 01 00 00 00 18 00 00 00 1a 00 00 00 03 00 09 00", "keys");
+    assertCorrupt(
+        "3a 30 00 00 02 00 00 00 01 00 00 00 00 00 00 00 18 00 00 00 1a 00 00 00 03 00 09 00",
+        "keys");
+    assertCorrupt(
+        "3a 30 00 00 02 00 00 00 01 00 00 00 01 00 00 00 18 00 00 00 1a 00 00 00 03 00 09 00",
+        "keys");
     // Array values not ascending / duplicated.
-    assertCorrupt("3a 30 00 00 01 00 00 00 00 00 03 00 10 00 00 00 00 00 02 00 01 00 05 00", "ascending");
-    assertCorrupt("3a 30 00 00 01 00 00 00 00 00 03 00 10 00 00 00 00 00 01 00 01 00 05 00", "ascending");
+    assertCorrupt(
+        "3a 30 00 00 01 00 00 00 00 00 03 00 10 00 00 00 00 00 02 00 01 00 05 00", "ascending");
+    assertCorrupt(
+        "3a 30 00 00 01 00 00 00 00 00 03 00 10 00 00 00 00 00 01 00 01 00 05 00", "ascending");
     // Runs: cardinality mismatch, overlap, past 0xFFFF.
     assertCorrupt("3b 30 00 00 01 00 00 64 00 01 00 00 00 63 00", "declares");
     assertCorrupt("3b 30 00 00 01 00 00 09 00 02 00 00 00 04 00 04 00 04 00", "overlaps");
@@ -148,7 +166,9 @@ class InvertedIndexValueTest {
     int bitmapAt = indexOfBitmapContainer(big);
     byte[] wrongPop = big.clone();
     wrongPop[bitmapAt + 100] ^= 0x01;
-    assertThatThrownBy(() -> InvertedIndexValue.decode(wrongPop)).isInstanceOf(CorruptRecordException.class).hasMessageContaining("bitmap container");
+    assertThatThrownBy(() -> InvertedIndexValue.decode(wrongPop))
+        .isInstanceOf(CorruptRecordException.class)
+        .hasMessageContaining("bitmap container");
   }
 
   @Test
@@ -172,7 +192,8 @@ class InvertedIndexValueTest {
       }
       byte[] m = v;
       int iter = i;
-      corruptOrDecodes(() -> seedMsg(seed, iter) + " " + hex(m), () -> InvertedIndexValue.decode(m));
+      corruptOrDecodes(
+          () -> seedMsg(seed, iter) + " " + hex(m), () -> InvertedIndexValue.decode(m));
     }
   }
 
@@ -250,7 +271,10 @@ class InvertedIndexValueTest {
     return InvertedIndexValue.encode(b);
   }
 
-  /** Offset of the first container of {@link #bigBitmapBytes()}: it has runs and 7 containers, so offsets. */
+  /**
+   * Offset of the first container of {@link #bigBitmapBytes()}: it has runs and 7 containers, so
+   * offsets.
+   */
   private static int indexOfBitmapContainer(byte[] v) {
     int size = ((v[2] & 0xFF) | (v[3] & 0xFF) << 8) + 1;
     int offsetsAt = 4 + (size + 7) / 8 + 4 * size;

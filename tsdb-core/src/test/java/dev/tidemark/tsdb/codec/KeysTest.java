@@ -35,19 +35,22 @@ class KeysTest {
 
   /** {@code __name__ FF requests_total FF job FF api FF}. */
   static final String FINGERPRINT_CANONICAL =
-      "5f 5f 6e 61 6d 65 5f 5f ff 72 65 71 75 65 73 74 73 5f 74 6f 74 61 6c ff 6a 6f 62 ff 61 70 69 ff";
+      "5f 5f 6e 61 6d 65 5f 5f ff 72 65 71 75 65 73 74 73 5f 74 6f 74 61 6c ff 6a 6f 62 ff 61 70 69"
+          + " ff";
 
   static final long FP_HIGH = 0xbde6ce16c9dc7b8fL;
   static final long FP_LOW = 0x0b34b0ae4304e670L;
 
   static final String BUCKET_LIST = "01 10";
   static final String SCHEMA = "01 70";
-  static final String SERIES_DICTIONARY = "01 21 01 b1 ae f8 bd e6 ce 16 c9 dc 7b 8f 0b 34 b0 ae 43 04 e6 70";
+  static final String SERIES_DICTIONARY =
+      "01 21 01 b1 ae f8 bd e6 ce 16 c9 dc 7b 8f 0b 34 b0 ae 43 04 e6 70";
   static final String FORWARD_INDEX = "01 31 01 b1 ae f8 00 00 00 07";
   static final String TIME_SERIES = "01 51 01 b1 ae f8 00 00 00 07";
   static final String INVERTED_INDEX = "01 41 01 b1 ae f8 6a 6f 62 00 61 70 69"; // job=api
   static final String INVERTED_INDEX_ALL = "01 41 01 b1 ae f8 00";
   static final String INVERTED_INDEX_JOB_PREFIX = "01 41 01 b1 ae f8 6a 6f 62 00";
+
   /** Name "a\u0000b\u0001" (61 00 62 01 → 61 01 01 62 01 02 00), value "x". */
   static final String INVERTED_INDEX_ESCAPED = "01 41 01 b1 ae f8 61 01 01 62 01 02 00 78";
 
@@ -94,7 +97,8 @@ class KeysTest {
     assertThat(Keys.seriesId(hex(FORWARD_INDEX))).isEqualTo(7);
     assertThat(Keys.seriesId(hex(TIME_SERIES))).isEqualTo(7);
     // u32 series ids: the high bit is a big-endian byte, not a sign.
-    assertThat(hex(Keys.timeSeries(BUCKET, 0xFFFF_FFFE))).isEqualTo("01 51 01 b1 ae f8 ff ff ff fe");
+    assertThat(hex(Keys.timeSeries(BUCKET, 0xFFFF_FFFE)))
+        .isEqualTo("01 51 01 b1 ae f8 ff ff ff fe");
     assertThat(Keys.seriesId(hex("01 51 01 b1 ae f8 ff ff ff fe"))).isEqualTo(0xFFFF_FFFE);
   }
 
@@ -108,10 +112,13 @@ class KeysTest {
     assertThat(hex(Keys.invertedIndex(BUCKET, "", ""))).isEqualTo(INVERTED_INDEX_ALL);
     assertThat(Keys.invertedIndexLabel(hex(INVERTED_INDEX_ALL))).containsExactly("", "");
 
-    assertThat(hex(Keys.invertedIndexLabelPrefix(BUCKET, "job"))).isEqualTo(INVERTED_INDEX_JOB_PREFIX);
+    assertThat(hex(Keys.invertedIndexLabelPrefix(BUCKET, "job")))
+        .isEqualTo(INVERTED_INDEX_JOB_PREFIX);
 
-    assertThat(hex(Keys.invertedIndex(BUCKET, "a\u0000b\u0001", "x"))).isEqualTo(INVERTED_INDEX_ESCAPED);
-    assertThat(Keys.invertedIndexLabel(hex(INVERTED_INDEX_ESCAPED))).containsExactly("a\u0000b\u0001", "x");
+    assertThat(hex(Keys.invertedIndex(BUCKET, "a\u0000b\u0001", "x")))
+        .isEqualTo(INVERTED_INDEX_ESCAPED);
+    assertThat(Keys.invertedIndexLabel(hex(INVERTED_INDEX_ESCAPED)))
+        .containsExactly("a\u0000b\u0001", "x");
 
     // Non-ASCII: "zone"="Zürich" (ü = c3 bc) and a supplementary character (U+1F600 = f0 9f 98 80).
     assertThat(hex(Keys.invertedIndex(BUCKET, "zone", "Zürich\uD83D\uDE00")))
@@ -120,12 +127,14 @@ class KeysTest {
 
   @Test
   void bucketPrefixGolden() {
-    assertThat(hex(Keys.bucketPrefix(RecordType.TIME_SERIES, BUCKET))).isEqualTo("01 51 01 b1 ae f8");
+    assertThat(hex(Keys.bucketPrefix(RecordType.TIME_SERIES, BUCKET)))
+        .isEqualTo("01 51 01 b1 ae f8");
     assertThat(hex(Keys.bucketPrefix(RecordType.INVERTED_INDEX, new TimeBucket(3, 28_421_760))))
         .isEqualTo("01 43 01 b1 ae 80");
     assertThatThrownBy(() -> Keys.bucketPrefix(RecordType.BUCKET_LIST, BUCKET))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Keys.bucketPrefix(RecordType.SCHEMA, BUCKET)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Keys.bucketPrefix(RecordType.SCHEMA, BUCKET))
+        .isInstanceOf(IllegalArgumentException.class);
     for (byte[] k : goldenBucketKeys()) {
       byte[] prefix = Keys.bucketPrefix(Keys.recordType(k), BUCKET);
       assertThat(Arrays.copyOf(k, 6)).isEqualTo(prefix);
@@ -136,7 +145,8 @@ class KeysTest {
   void recordTypeIdsAndScopes() {
     assertThat(RecordType.values()).extracting(RecordType::id).containsExactly(1, 2, 3, 4, 5, 6, 7);
     assertThat(RecordType.fromId(5)).isEqualTo(RecordType.TIME_SERIES);
-    // HEAD_LOG is the engine's: bucket-scoped, key 01 6s <bucket:4> <seq:8> (docs/format.md, engine section).
+    // HEAD_LOG is the engine's: bucket-scoped, key 01 6s <bucket:4> <seq:8> (docs/format.md, engine
+    // section).
     assertThat(RecordType.HEAD_LOG.bucketScoped()).isTrue();
     assertThat(RecordType.SCHEMA.bucketScoped()).isFalse();
     assertThat(RecordType.BUCKET_LIST.bucketScoped()).isFalse();
@@ -154,17 +164,22 @@ class KeysTest {
 
   @Test
   void builderArgumentChecks() {
-    assertThatThrownBy(() -> Keys.invertedIndex(BUCKET, "", "x")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Keys.invertedIndexLabelPrefix(BUCKET, "")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Keys.invertedIndex(BUCKET, "a\uD800", "x")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> Keys.invertedIndex(BUCKET, "a", "\uDC00")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Keys.invertedIndex(BUCKET, "", "x"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Keys.invertedIndexLabelPrefix(BUCKET, ""))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Keys.invertedIndex(BUCKET, "a\uD800", "x"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Keys.invertedIndex(BUCKET, "a", "\uDC00"))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   // ------------------------------------------------------------------------------ corrupt keys
 
   @Test
   void everyTruncationOfAFixedSizeKeyIsCorrupt() {
-    for (String golden : List.of(BUCKET_LIST, SCHEMA, SERIES_DICTIONARY, FORWARD_INDEX, TIME_SERIES)) {
+    for (String golden :
+        List.of(BUCKET_LIST, SCHEMA, SERIES_DICTIONARY, FORWARD_INDEX, TIME_SERIES)) {
       byte[] k = hex(golden);
       for (int len = 0; len < k.length; len++) {
         byte[] t = Arrays.copyOf(k, len);
@@ -181,7 +196,12 @@ class KeysTest {
 
   @Test
   void truncatedInvertedIndexKeysAreCorruptOrShorterValues() {
-    for (String golden : List.of(INVERTED_INDEX, INVERTED_INDEX_ALL, INVERTED_INDEX_ESCAPED, INVERTED_INDEX_JOB_PREFIX)) {
+    for (String golden :
+        List.of(
+            INVERTED_INDEX,
+            INVERTED_INDEX_ALL,
+            INVERTED_INDEX_ESCAPED,
+            INVERTED_INDEX_JOB_PREFIX)) {
       byte[] k = hex(golden);
       int terminator = TerminatedBytes.end(k, 6, k.length);
       for (int len = 0; len < k.length; len++) {
@@ -189,7 +209,8 @@ class KeysTest {
         if (len < terminator) {
           assertCorrupt(golden + " cut to " + len, t, Keys::invertedIndexLabel);
         } else {
-          // Cutting the value gives a shorter but valid value (the value runs to the end of the key).
+          // Cutting the value gives a shorter but valid value (the value runs to the end of the
+          // key).
           String[] label = Keys.invertedIndexLabel(t);
           assertThat(Keys.invertedIndex(BUCKET, label[0], label[1])).isEqualTo(t);
         }
@@ -218,13 +239,17 @@ class KeysTest {
   void badTagsAreCorrupt() {
     // Unknown or reserved record types.
     for (int type : new int[] {0x0, 0x8, 0x9, 0xF}) {
-      assertCorrupt("type " + type, hex(String.format("01 %x1 01 b1 ae f8 00 00 00 07", type)), Keys::recordType);
+      assertCorrupt(
+          "type " + type,
+          hex(String.format("01 %x1 01 b1 ae f8 00 00 00 07", type)),
+          Keys::recordType);
     }
     // A bucket-scoped type with size code 0, a global type with a size code.
     assertCorrupt("TimeSeries with code 0", hex("01 50 01 b1 ae f8 00 00 00 07"), Keys::recordType);
     assertCorrupt("BucketList with code 1", hex("01 11"), Keys::recordType);
     assertCorrupt("Schema with code 1", hex("01 71"), Keys::recordType);
-    assertCorrupt("HeadLog with code 0", hex("01 60 01 b1 ae f8 00 00 00 00 00 00 00 01"), Keys::recordType);
+    assertCorrupt(
+        "HeadLog with code 0", hex("01 60 01 b1 ae f8 00 00 00 00 00 00 00 01"), Keys::recordType);
     assertCorrupt("HeadLog without its bucket", hex("01 61 01 b1"), Keys::recordType);
     // An unaligned bucket: 2-hour code with an odd-hour start.
     assertCorrupt("unaligned", hex("01 32 01 b1 af 34 00 00 00 07"), Keys::timeBucket);
@@ -272,7 +297,12 @@ class KeysTest {
     long seed = seed();
     SplittableRandom r = new SplittableRandom(seed);
     List<Function<byte[], ?>> decoders =
-        List.of(Keys::recordType, Keys::timeBucket, Keys::seriesId, Keys::invertedIndexLabel, Keys::fingerprintHigh);
+        List.of(
+            Keys::recordType,
+            Keys::timeBucket,
+            Keys::seriesId,
+            Keys::invertedIndexLabel,
+            Keys::fingerprintHigh);
     for (int i = 0; i < 10_000; i++) {
       byte[] k = new byte[r.nextInt(30)];
       r.nextBytes(k);
@@ -311,7 +341,9 @@ class KeysTest {
       String name = RecordCodecTestSupport.randomNonEmptyString(r, 12);
       String value = randomString(r, 12);
       byte[] ii = Keys.invertedIndex(b, name, value);
-      assertThat(Keys.invertedIndexLabel(ii)).as(msg + " name " + name + " value " + value).containsExactly(name, value);
+      assertThat(Keys.invertedIndexLabel(ii))
+          .as(msg + " name " + name + " value " + value)
+          .containsExactly(name, value);
       assertThat(Keys.timeBucket(ii)).as(msg).isEqualTo(b);
       assertThat(ii).as(msg).startsWith(Keys.invertedIndexLabelPrefix(b, name));
     }
@@ -326,7 +358,12 @@ class KeysTest {
       RecordType ta = types[r.nextInt(2)];
       RecordType tb = r.nextInt(4) == 0 ? types[r.nextInt(2)] : ta;
       TimeBucket ba = randomBucket(r);
-      TimeBucket bb = r.nextInt(3) == 0 ? ba : r.nextBoolean() ? randomBucket(r) : new TimeBucket(ba.sizeCode(), randomBucket(r, ba.sizeCode()).startMinutes());
+      TimeBucket bb =
+          r.nextInt(3) == 0
+              ? ba
+              : r.nextBoolean()
+                  ? randomBucket(r)
+                  : new TimeBucket(ba.sizeCode(), randomBucket(r, ba.sizeCode()).startMinutes());
       int ia = randomSeriesId(r);
       int ib = r.nextInt(3) == 0 ? ia : randomSeriesId(r);
       byte[] ka = seriesKey(ta, ba, ia);
@@ -366,14 +403,20 @@ class KeysTest {
       if (logical == 0) {
         logical = Labels.compareUtf8(va, vb);
       }
-      String msg = String.format("%s: %s [%s]=[%s] vs %s [%s]=[%s]", seedMsg(seed, i), ba, escape(na), escape(va), bb, escape(nb), escape(vb));
-      assertThat(Integer.signum(Arrays.compareUnsigned(ka, kb))).as(msg).isEqualTo(Integer.signum(logical));
+      String msg =
+          String.format(
+              "%s: %s [%s]=[%s] vs %s [%s]=[%s]",
+              seedMsg(seed, i), ba, escape(na), escape(va), bb, escape(nb), escape(vb));
+      assertThat(Integer.signum(Arrays.compareUnsigned(ka, kb)))
+          .as(msg)
+          .isEqualTo(Integer.signum(logical));
 
       // Prefix property: the keys of a label are exactly those inside its prefix range.
       if (!na.isEmpty()) {
         byte[] prefix = Keys.invertedIndexLabelPrefix(ba, na);
         byte[] end = KeyRanges.prefixEnd(prefix);
-        boolean inRange = Arrays.compareUnsigned(kb, prefix) >= 0 && Arrays.compareUnsigned(kb, end) < 0;
+        boolean inRange =
+            Arrays.compareUnsigned(kb, prefix) >= 0 && Arrays.compareUnsigned(kb, end) < 0;
         boolean sameLabel = ba.equals(bb) && na.equals(nb);
         assertThat(inRange).as(msg + " (prefix range of " + escape(na) + ")").isEqualTo(sameLabel);
         assertThat(startsWith(kb, prefix)).as(msg).isEqualTo(sameLabel);
@@ -383,23 +426,34 @@ class KeysTest {
 
   @Test
   void labelPrefixSeparatesNamesThatShareBytes() {
-    // "a" < "a\u0000b" < "a\u0001" < "a\u0002" < "ab" in UTF-8 byte order; none's keys fall in another's prefix.
+    // "a" < "a\u0000b" < "a\u0001" < "a\u0002" < "ab" in UTF-8 byte order; none's keys fall in
+    // another's prefix.
     List<String> names = List.of("a", "a\u0000", "a\u0000b", "a\u0001", "a\u0002", "ab", "b");
     for (String n : names) {
       byte[] prefix = Keys.invertedIndexLabelPrefix(BUCKET, n);
       for (String other : names) {
         for (String v : List.of("v", "\u0000", "\uFFFF", "\uD83D\uDE00")) {
           byte[] k = Keys.invertedIndex(BUCKET, other, v);
-          assertThat(startsWith(k, prefix)).as("%s in prefix of %s", escape(other), escape(n)).isEqualTo(n.equals(other));
+          assertThat(startsWith(k, prefix))
+              .as("%s in prefix of %s", escape(other), escape(n))
+              .isEqualTo(n.equals(other));
         }
       }
     }
     for (int i = 0; i + 1 < names.size(); i++) {
-      assertThat(Arrays.compareUnsigned(Keys.invertedIndex(BUCKET, names.get(i), "\uDBFF\uDFFF"), Keys.invertedIndex(BUCKET, names.get(i + 1), "\u0000")))
-          .as(escape(names.get(i))).isNegative();
+      assertThat(
+              Arrays.compareUnsigned(
+                  Keys.invertedIndex(BUCKET, names.get(i), "\uDBFF\uDFFF"),
+                  Keys.invertedIndex(BUCKET, names.get(i + 1), "\u0000")))
+          .as(escape(names.get(i)))
+          .isNegative();
     }
     // The all-series key sorts first in its bucket.
-    assertThat(Arrays.compareUnsigned(Keys.invertedIndexAllSeries(BUCKET), Keys.invertedIndex(BUCKET, "\u0000", "\u0000"))).isNegative();
+    assertThat(
+            Arrays.compareUnsigned(
+                Keys.invertedIndexAllSeries(BUCKET),
+                Keys.invertedIndex(BUCKET, "\u0000", "\u0000")))
+        .isNegative();
   }
 
   // ------------------------------------------------------------------------------ helpers
@@ -411,7 +465,10 @@ class KeysTest {
   static TimeBucket randomBucket(SplittableRandom r, int code) {
     long minutes = 60L << (code - 1);
     long max = 0xFFFF_FFFFL / minutes;
-    long n = r.nextInt(4) == 0 ? r.nextLong(3) : r.nextInt(4) == 0 ? max - r.nextLong(3) : r.nextLong(max + 1);
+    long n =
+        r.nextInt(4) == 0
+            ? r.nextLong(3)
+            : r.nextInt(4) == 0 ? max - r.nextLong(3) : r.nextLong(max + 1);
     return new TimeBucket(code, (int) (n * minutes));
   }
 
@@ -428,12 +485,15 @@ class KeysTest {
       return ""; // the all-series key
     }
     return r.nextInt(3) == 0
-        ? List.of("a", "a\u0000", "a\u0000b", "a\u0001", "a\u0002", "ab", "\u0000", "\u0001", "job").get(r.nextInt(9))
+        ? List.of("a", "a\u0000", "a\u0000b", "a\u0001", "a\u0002", "ab", "\u0000", "\u0001", "job")
+            .get(r.nextInt(9))
         : RecordCodecTestSupport.randomNonEmptyString(r, 6);
   }
 
   private static String randomValue(SplittableRandom r) {
-    return r.nextInt(3) == 0 ? List.of("", "x", "x\u0000", "\u0001", "\uD83D\uDE00", "\uFFFF").get(r.nextInt(6)) : randomString(r, 6);
+    return r.nextInt(3) == 0
+        ? List.of("", "x", "x\u0000", "\u0001", "\uD83D\uDE00", "\uFFFF").get(r.nextInt(6))
+        : randomString(r, 6);
   }
 
   /** Keys order buckets by the tag's size code, then the big-endian start (unsigned). */
@@ -447,15 +507,30 @@ class KeysTest {
   }
 
   private static boolean startsWith(byte[] k, byte[] prefix) {
-    return k.length >= prefix.length && Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length);
+    return k.length >= prefix.length
+        && Arrays.equals(k, 0, prefix.length, prefix, 0, prefix.length);
   }
 
   private static List<byte[]> goldenBucketKeys() {
-    return List.of(hex(SERIES_DICTIONARY), hex(FORWARD_INDEX), hex(TIME_SERIES), hex(INVERTED_INDEX), hex(INVERTED_INDEX_ALL), hex(INVERTED_INDEX_ESCAPED));
+    return List.of(
+        hex(SERIES_DICTIONARY),
+        hex(FORWARD_INDEX),
+        hex(TIME_SERIES),
+        hex(INVERTED_INDEX),
+        hex(INVERTED_INDEX_ALL),
+        hex(INVERTED_INDEX_ESCAPED));
   }
 
   private static List<byte[]> allGoldenKeys() {
-    return List.of(hex(BUCKET_LIST), hex(SCHEMA), hex(SERIES_DICTIONARY), hex(FORWARD_INDEX), hex(TIME_SERIES), hex(INVERTED_INDEX), hex(INVERTED_INDEX_ALL), hex(INVERTED_INDEX_ESCAPED));
+    return List.of(
+        hex(BUCKET_LIST),
+        hex(SCHEMA),
+        hex(SERIES_DICTIONARY),
+        hex(FORWARD_INDEX),
+        hex(TIME_SERIES),
+        hex(INVERTED_INDEX),
+        hex(INVERTED_INDEX_ALL),
+        hex(INVERTED_INDEX_ESCAPED));
   }
 
   private static void assertCorrupt(String context, byte[] key, Function<byte[], ?> decoder) {
@@ -466,13 +541,15 @@ class KeysTest {
 
   static String escape(String s) {
     StringBuilder sb = new StringBuilder();
-    s.codePoints().forEach(cp -> {
-      if (cp < 0x20 || cp > 0x7E) {
-        sb.append(String.format("\\u{%x}", cp));
-      } else {
-        sb.append((char) cp);
-      }
-    });
+    s.codePoints()
+        .forEach(
+            cp -> {
+              if (cp < 0x20 || cp > 0x7E) {
+                sb.append(String.format("\\u{%x}", cp));
+              } else {
+                sb.append((char) cp);
+              }
+            });
     return sb.toString();
   }
 }

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.fail;
 import java.util.SplittableRandom;
 import java.util.function.Supplier;
 
-/** Helpers shared by the key and value codec tests: hex, the seed, random strings, and corruption checks. */
+/**
+ * Helpers shared by the key and value codec tests: hex, the seed, random strings, and corruption
+ * checks.
+ */
 final class RecordCodecTestSupport {
 
   /** Default seed; override with {@code -Dtidemark.seed=<long>} to reproduce a failure. */
@@ -68,7 +71,10 @@ final class RecordCodecTestSupport {
     }
   }
 
-  /** A random string of up to {@code maxLen} code points from a mix of ranges, including U+0000, U+0001 and supplementary characters. */
+  /**
+   * A random string of up to {@code maxLen} code points from a mix of ranges, including U+0000,
+   * U+0001 and supplementary characters.
+   */
   static String randomString(SplittableRandom r, int maxLen) {
     int n = r.nextInt(maxLen + 1);
     StringBuilder sb = new StringBuilder(n * 2);
@@ -95,10 +101,11 @@ final class RecordCodecTestSupport {
         return 0x20 + r.nextInt(0x5F); // printable ASCII
       case 3:
         return 0x80 + r.nextInt(0x780); // two-byte UTF-8
-      case 4: {
-        int cp = 0x800 + r.nextInt(0x10000 - 0x800 - 0x800); // three-byte, skip surrogates
-        return cp >= 0xD800 ? cp + 0x800 : cp;
-      }
+      case 4:
+        {
+          int cp = 0x800 + r.nextInt(0x10000 - 0x800 - 0x800); // three-byte, skip surrogates
+          return cp >= 0xD800 ? cp + 0x800 : cp;
+        }
       case 5:
         return 0x10000 + r.nextInt(0x100000); // supplementary: surrogate pairs in Java
       case 6:

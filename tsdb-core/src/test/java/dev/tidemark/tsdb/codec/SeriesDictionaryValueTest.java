@@ -33,8 +33,10 @@ class SeriesDictionaryValueTest {
 
   @Test
   void emptyIsRejected() {
-    assertThatThrownBy(() -> SeriesDictionaryValue.encode()).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> SeriesDictionaryValue.decode(new byte[0])).isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> SeriesDictionaryValue.encode())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SeriesDictionaryValue.decode(new byte[0]))
+        .isInstanceOf(CorruptRecordException.class);
   }
 
   @Test
@@ -45,7 +47,9 @@ class SeriesDictionaryValueTest {
       if (len > 0 && len % 4 == 0) {
         assertThat(SeriesDictionaryValue.decode(t)).hasSize(len / 4);
       } else {
-        assertThatThrownBy(() -> SeriesDictionaryValue.decode(t)).as("length %d", len).isInstanceOf(CorruptRecordException.class);
+        assertThatThrownBy(() -> SeriesDictionaryValue.decode(t))
+            .as("length %d", len)
+            .isInstanceOf(CorruptRecordException.class);
       }
     }
   }
@@ -59,7 +63,9 @@ class SeriesDictionaryValueTest {
       for (int j = 0; j < ids.length; j++) {
         ids[j] = r.nextInt();
       }
-      assertThat(SeriesDictionaryValue.decode(SeriesDictionaryValue.encode(ids))).as(seedMsg(seed, i)).containsExactly(ids);
+      assertThat(SeriesDictionaryValue.decode(SeriesDictionaryValue.encode(ids)))
+          .as(seedMsg(seed, i))
+          .containsExactly(ids);
     }
   }
 }

@@ -37,7 +37,9 @@ class TerminatedBytesTest {
   @Test
   void invalidEncodingsAreCorrupt() {
     for (String bad : new String[] {"", "61", "01", "01 00", "01 03 00", "01 ff 00", "61 00 62"}) {
-      assertThatThrownBy(() -> TerminatedBytes.decode(hex(bad))).as(bad).isInstanceOf(CorruptRecordException.class);
+      assertThatThrownBy(() -> TerminatedBytes.decode(hex(bad)))
+          .as(bad)
+          .isInstanceOf(CorruptRecordException.class);
     }
   }
 
@@ -53,7 +55,9 @@ class TerminatedBytesTest {
       String msg = seedMsg(seed, i) + " " + hex(a) + " vs " + hex(b);
       assertThat(TerminatedBytes.decode(ea)).as(msg).isEqualTo(a);
       assertThat(TerminatedBytes.end(ea, 0, ea.length)).as(msg).isEqualTo(ea.length);
-      assertThat(Integer.signum(Arrays.compareUnsigned(ea, eb))).as(msg).isEqualTo(Integer.signum(Arrays.compareUnsigned(a, b)));
+      assertThat(Integer.signum(Arrays.compareUnsigned(ea, eb)))
+          .as(msg)
+          .isEqualTo(Integer.signum(Arrays.compareUnsigned(a, b)));
       // Prefix-free: one encoding starts with another only if they are equal.
       boolean prefix = eb.length >= ea.length && Arrays.equals(eb, 0, ea.length, ea, 0, ea.length);
       assertThat(prefix).as(msg).isEqualTo(Arrays.equals(a, b));
@@ -70,8 +74,12 @@ class TerminatedBytesTest {
       byte[] viaString = new byte[TerminatedBytes.encodedLength(s)];
       int end = TerminatedBytes.encode(s, viaString, 0);
       assertThat(end).as(seedMsg(seed, i)).isEqualTo(viaString.length);
-      assertThat(viaString).as(seedMsg(seed, i) + " " + KeysTest.escape(s)).isEqualTo(TerminatedBytes.encode(utf8));
-      assertThat(TerminatedBytes.decodeUtf8(viaString, 0, viaString.length, "test")).as(seedMsg(seed, i)).isEqualTo(s);
+      assertThat(viaString)
+          .as(seedMsg(seed, i) + " " + KeysTest.escape(s))
+          .isEqualTo(TerminatedBytes.encode(utf8));
+      assertThat(TerminatedBytes.decodeUtf8(viaString, 0, viaString.length, "test"))
+          .as(seedMsg(seed, i))
+          .isEqualTo(s);
     }
   }
 

@@ -15,6 +15,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TimeBucketTest {
 
   private static final long MINUTE = 60_000L;
+
   /** The last millisecond of minute 2^32 - 1, the largest timestamp a bucket can hold. */
   private static final long MAX_TIMESTAMP = 0xFFFF_FFFFL * MINUTE + MINUTE - 1;
 
@@ -44,7 +45,8 @@ class TimeBucketTest {
     // Edges: start and end-1 inside, start-1 and end outside.
     assertThat(TimeBucket.containing(b.startMillis(), code)).isEqualTo(b);
     assertThat(TimeBucket.containing(b.endMillis() - 1, code)).isEqualTo(b);
-    assertThat(TimeBucket.containing(b.startMillis() - 1, code)).isEqualTo(new TimeBucket(code, (int) (minutes * 2)));
+    assertThat(TimeBucket.containing(b.startMillis() - 1, code))
+        .isEqualTo(new TimeBucket(code, (int) (minutes * 2)));
     assertThat(TimeBucket.containing(b.endMillis(), code)).isEqualTo(b.next());
     assertThat(b.contains(b.startMillis())).isTrue();
     assertThat(b.contains(b.endMillis())).isFalse();
@@ -65,7 +67,8 @@ class TimeBucketTest {
     assertThatThrownBy(() -> new TimeBucket(code, 0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(String.valueOf(code));
-    assertThatThrownBy(() -> TimeBucket.containing(0, code)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> TimeBucket.containing(0, code))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -73,7 +76,8 @@ class TimeBucketTest {
     assertThatThrownBy(() -> TimeBucket.containing(-1, 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("-1");
-    assertThatThrownBy(() -> TimeBucket.containing(Long.MIN_VALUE, 1)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> TimeBucket.containing(Long.MIN_VALUE, 1))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -91,7 +95,8 @@ class TimeBucketTest {
     assertThat(below.startMinutes()).isPositive();
     assertThat(below.next()).isEqualTo(high);
     assertThat(below).isLessThan(high);
-    TimeBucket y2100 = TimeBucket.containing(Instant.parse("2100-06-01T00:00:00Z").toEpochMilli(), 1);
+    TimeBucket y2100 =
+        TimeBucket.containing(Instant.parse("2100-06-01T00:00:00Z").toEpochMilli(), 1);
     assertThat(y2100.compareTo(high)).isNegative();
     assertThat(yearOf(y2100.startMillis())).isEqualTo(2100);
 
@@ -104,7 +109,8 @@ class TimeBucketTest {
     assertThatThrownBy(() -> TimeBucket.containing(MAX_TIMESTAMP + 1, 1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(String.valueOf(MAX_TIMESTAMP + 1));
-    assertThatThrownBy(() -> TimeBucket.containing(Long.MAX_VALUE, 1)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> TimeBucket.containing(Long.MAX_VALUE, 1))
+        .isInstanceOf(IllegalArgumentException.class);
     for (int code = 1; code <= 15; code++) {
       TimeBucket b = TimeBucket.containing(MAX_TIMESTAMP, code);
       assertThat(b.contains(MAX_TIMESTAMP)).as("code %d", code).isTrue();

@@ -16,7 +16,8 @@ class ValueBuffersTest {
 
   @Test
   void littleEndianGolden() {
-    // Derived by hand: u8 0xAB, u16 0x1234, u32 0xDEADBEEF, i64 0x0102030405060708, Utf8 "é" (c3 a9), absent optional.
+    // Derived by hand: u8 0xAB, u16 0x1234, u32 0xDEADBEEF, i64 0x0102030405060708, Utf8 "é" (c3
+    // a9), absent optional.
     byte[] v =
         new ValueWriter(1 + 2 + 4 + 8 + 4 + 2)
             .putU8(0xAB)
@@ -39,17 +40,28 @@ class ValueBuffersTest {
 
   @Test
   void readerBoundsAreCorrupt() {
-    assertThatThrownBy(() -> new ValueReader(new byte[0], "X value").u8()).isInstanceOf(CorruptRecordException.class).hasMessageContaining("X value");
-    assertThatThrownBy(() -> new ValueReader(new byte[1], "t").u16()).isInstanceOf(CorruptRecordException.class);
-    assertThatThrownBy(() -> new ValueReader(new byte[3], "t").u32()).isInstanceOf(CorruptRecordException.class);
-    assertThatThrownBy(() -> new ValueReader(new byte[7], "t").i64()).isInstanceOf(CorruptRecordException.class);
-    assertThatThrownBy(() -> new ValueReader(hex("05 00 61 62"), "t").utf8()).isInstanceOf(CorruptRecordException.class);
-    assertThatThrownBy(() -> new ValueReader(hex("ff ff"), "t").utf8()).isInstanceOf(CorruptRecordException.class);
-    assertThatThrownBy(() -> new ValueReader(new byte[2], "t").skip(3)).isInstanceOf(CorruptRecordException.class);
-    assertThatThrownBy(() -> new ValueReader(new byte[2], "t").bytes(-1)).isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(new byte[0], "X value").u8())
+        .isInstanceOf(CorruptRecordException.class)
+        .hasMessageContaining("X value");
+    assertThatThrownBy(() -> new ValueReader(new byte[1], "t").u16())
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(new byte[3], "t").u32())
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(new byte[7], "t").i64())
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(hex("05 00 61 62"), "t").utf8())
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(hex("ff ff"), "t").utf8())
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(new byte[2], "t").skip(3))
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> new ValueReader(new byte[2], "t").bytes(-1))
+        .isInstanceOf(CorruptRecordException.class);
     ValueReader r = new ValueReader(new byte[3], "t");
     r.u16();
-    assertThatThrownBy(r::expectEnd).isInstanceOf(CorruptRecordException.class).hasMessageContaining("trailing");
+    assertThatThrownBy(r::expectEnd)
+        .isInstanceOf(CorruptRecordException.class)
+        .hasMessageContaining("trailing");
     // A sub-range reader never reads past its limit, even with bytes after it.
     ValueReader sub = new ValueReader(hex("aa bb cc dd"), 1, 2, "t");
     assertThat(sub.u16()).isEqualTo(0xCCBB);
@@ -58,26 +70,52 @@ class ValueBuffersTest {
 
   @Test
   void strictUtf8() {
-    for (String bad : new String[] {"c3", "c0 80", "c1 bf", "e0 80 80", "ed a0 80", "ed bf bf", "f4 90 80 80", "f8 88 80 80 80", "ff", "fe", "80", "61 80 62"}) {
+    for (String bad :
+        new String[] {
+          "c3",
+          "c0 80",
+          "c1 bf",
+          "e0 80 80",
+          "ed a0 80",
+          "ed bf bf",
+          "f4 90 80 80",
+          "f8 88 80 80 80",
+          "ff",
+          "fe",
+          "80",
+          "61 80 62"
+        }) {
       byte[] b = hex(bad);
-      assertThatThrownBy(() -> ValueReader.decodeUtf8(b, 0, b.length, "t")).as(bad).isInstanceOf(CorruptRecordException.class).hasMessageContaining("UTF-8");
+      assertThatThrownBy(() -> ValueReader.decodeUtf8(b, 0, b.length, "t"))
+          .as(bad)
+          .isInstanceOf(CorruptRecordException.class)
+          .hasMessageContaining("UTF-8");
     }
-    assertThat(ValueReader.decodeUtf8(hex("f0 9f 98 80 f4 8f bf bf 00"), 0, 9, "t")).isEqualTo("\uD83D\uDE00\uDBFF\uDFFF\u0000");
+    assertThat(ValueReader.decodeUtf8(hex("f0 9f 98 80 f4 8f bf bf 00"), 0, 9, "t"))
+        .isEqualTo("\uD83D\uDE00\uDBFF\uDFFF\u0000");
   }
 
   @Test
   void writerLimits() {
-    assertThatThrownBy(() -> new ValueWriter(1).putU16(1)).isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> new ValueWriter(2).putU16(0x10000)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ValueWriter(1).putU8(256)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ValueWriter(1).putU16(1))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> new ValueWriter(2).putU16(0x10000))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ValueWriter(1).putU8(256))
+        .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new ValueWriter(2).finish()).isInstanceOf(IllegalStateException.class);
-    assertThatThrownBy(() -> ValueWriter.utf8Length("\uDC00")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> ValueWriter.utf8Length("a\uD800")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> ValueWriter.utf8Length("\uD800a")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ValueWriter.utf8Length("\uDC00"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ValueWriter.utf8Length("a\uD800"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> ValueWriter.utf8Length("\uD800a"))
+        .isInstanceOf(IllegalArgumentException.class);
     String max = "\u00e9".repeat(32_767) + "a"; // 65535 bytes
     assertThat(ValueWriter.utf8Length(max)).isEqualTo(65_535);
     assertThat(new ValueWriter(65_537).putUtf8(max).finish()).hasSize(65_537);
-    assertThatThrownBy(() -> new ValueWriter(65_538).putUtf8(max + "a")).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("65536");
+    assertThatThrownBy(() -> new ValueWriter(65_538).putUtf8(max + "a"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("65536");
   }
 
   @Test
