@@ -1,12 +1,22 @@
 package dev.tidemark.tsdb.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tidemark.tsdb.append.AppendResult;
+import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.codec.RecordType;
+import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
+import dev.tidemark.tsdb.kv.KvCursor;
+import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.MetricType;
+import dev.tidemark.tsdb.model.Temporality;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
@@ -18,8 +28,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class EngineTest {
-  static final long T0 = 1_700_000_000_000L;
-  MutableClock clock = new MutableClock(T0);
+  /** 2023-11-14T22:00:00Z: a bucket boundary. */
+  static final long T0 = 1_700_000_000_000L - 1_700_000_000_000L % 3_600_000L;
+  static final long MIN = 60_000L;
+  static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "s", Temporality.UNSPECIFIED, false);
+  static final Labels UP = Labels.of("__name__", "up", "job", "a");
+
+  final MutableClock clock = new MutableClock(T0 + 30 * MIN);
   InMemoryKvStore kv = new InMemoryKvStore();
   EngineConfig config;
   Engine engine;
@@ -35,29 +50,244 @@ class EngineTest {
     engine.close();
   }
 
+  private AppendResult append(Labels l, long t, double v) {
+    return engine.append(new SampleBatch().addPoint(l, GAUGE, t, v));
+  }
+
+  private RejectReason reason(Labels l, long t, double v) {
+    return append(l, t, v).pointReason(0);
+  }
+
   static List<String> samples(Series s) {
     List<String> out = new ArrayList<>();
     SampleIterator it = s.iterator();
     while (it.next()) {
-      out.add(it.timestampMillis() + "=" + it.value());
+      out.add((it.timestampMillis() - T0) / 1000 + "s=" + it.value());
     }
     return out;
   }
 
+  private List<String> all(Labels l) {
+    List<Series> found = engine.select(0, Long.MAX_VALUE / 2, matchersOf(l));
+    return found.isEmpty() ? List.of() : samples(found.get(0));
+  }
+
+  private static List<LabelMatcher> matchersOf(Labels l) {
+    List<LabelMatcher> m = new ArrayList<>();
+    for (int i = 0; i < l.size(); i++) {
+      m.add(LabelMatcher.equal(l.name(i), l.value(i)));
+    }
+    return m;
+  }
+
   @Test
   void selectReturnsOnlySamplesInRange() {
-    Labels a = Labels.of("__name__", "up", "job", "a");
     SampleBatch b = new SampleBatch();
-    b.addPoint(a, MetricMetadata.UNKNOWN, T0 - 60_000, 1);
-    b.addPoint(a, MetricMetadata.UNKNOWN, T0 - 30_000, 2);
-    b.addPoint(a, MetricMetadata.UNKNOWN, T0, 3);
-    AppendResult r = engine.append(b);
-    assertThat(r.rejectedPoints()).isZero();
-    List<Series> all = engine.select(T0 - 3_600_000, T0, List.of());
-    assertThat(all).hasSize(1);
-    assertThat(samples(all.get(0))).containsExactly((T0 - 60_000) + "=1.0", (T0 - 30_000) + "=2.0", T0 + "=3.0");
-    assertThat(samples(engine.select(T0 - 40_000, T0 - 1, List.of()).get(0))).containsExactly((T0 - 30_000) + "=2.0");
-    assertThat(engine.select(T0 + 1, T0 + 10, List.of())).isEmpty();
-    assertThat(engine.select(T0 - 200_000, T0 - 100_000, List.of(LabelMatcher.equal("job", "a")))).isEmpty();
+    b.addPoint(UP, GAUGE, T0 + MIN, 1);
+    b.addPoint(UP, GAUGE, T0 + 2 * MIN, 2);
+    b.addPoint(UP, GAUGE, T0 + 3 * MIN, 3);
+    assertThat(engine.append(b).rejectedPoints()).isZero();
+    assertThat(all(UP)).containsExactly("60s=1.0", "120s=2.0", "180s=3.0");
+    assertThat(samples(engine.select(T0 + 90_000, T0 + 2 * MIN, List.of()).get(0))).containsExactly("120s=2.0");
+    assertThat(engine.select(T0 + 4 * MIN, T0 + 5 * MIN, List.of())).isEmpty();
+    assertThat(engine.select(T0, T0 + 5 * MIN, List.of(LabelMatcher.equal("job", "b")))).isEmpty();
+    assertThatThrownBy(() -> engine.select(2, 1, List.of())).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void everyRejectionReason() {
+    assertThat(reason(UP, T0 + 10 * MIN, 1)).isNull();
+    assertThat(reason(UP, T0 + 10 * MIN, 1)).as("same bits: idempotent").isNull();
+    assertThat(reason(UP, T0 + 10 * MIN, 2)).isEqualTo(RejectReason.DUPLICATE);
+    assertThat(reason(UP, T0 + 10 * MIN - 31 * MIN, 1)).isEqualTo(RejectReason.OUT_OF_ORDER);
+    assertThat(reason(UP, T0 + 10 * MIN - 29 * MIN, 1)).as("inside the window").isNull();
+    assertThat(reason(UP, clock.millis() + 11 * MIN, 1)).isEqualTo(RejectReason.TOO_FAR_IN_FUTURE);
+    assertThat(reason(UP, clock.millis() + 9 * MIN, 1)).isNull();
+    assertThat(reason(Labels.of("__name__", "old"), clock.millis() - Duration.ofDays(16).toMillis(), 1))
+        .isEqualTo(RejectReason.TOO_OLD);
+    assertThat(reason(Labels.of("job", "nameless"), T0, 1)).isEqualTo(RejectReason.INVALID);
+    assertThat(reason(UP, -1, 1)).isEqualTo(RejectReason.INVALID);
+    assertThat(all(UP)).containsExactly("-1140s=1.0", "600s=1.0", "2340s=1.0");
+  }
+
+  @Test
+  void aRejectedPointLeavesNoTrace() {
+    Labels a = Labels.of("__name__", "h_bucket", "le", "1");
+    Labels b = Labels.of("__name__", "h_bucket", "le", "+Inf");
+    assertThat(reason(b, T0 + 10 * MIN, 5)).isNull();
+    SampleBatch batch = new SampleBatch();
+    batch.add(a, GAUGE, T0 + 10 * MIN, 1).add(b, GAUGE, T0 + 10 * MIN, 6).endPoint(); // b conflicts
+    batch.add(a, GAUGE, T0 + 11 * MIN, 1).add(b, GAUGE, T0 + 11 * MIN, 6).endPoint();
+    AppendResult r = engine.append(batch);
+    assertThat(r.pointReason(0)).isEqualTo(RejectReason.DUPLICATE);
+    assertThat(r.sampleReason(0)).isNull();
+    assertThat(r.sampleReason(1)).isEqualTo(RejectReason.DUPLICATE);
+    assertThat(r.pointReason(1)).isNull();
+    assertThat(all(a)).containsExactly("660s=1.0");
+    assertThat(all(b)).containsExactly("600s=5.0", "660s=6.0");
+  }
+
+  @Test
+  void lateSamplesEndUpSortedInTheSealedChunk() {
+    for (long t : new long[] {10, 14, 12, 11, 15, 13}) {
+      assertThat(reason(UP, T0 + t * MIN, t)).isNull();
+    }
+    assertThat(all(UP)).containsExactly("600s=10.0", "660s=11.0", "720s=12.0", "780s=13.0", "840s=14.0", "900s=15.0");
+    engine.flush();
+    assertThat(engine.stats().openBuckets()).isZero();
+    assertThat(all(UP)).containsExactly("600s=10.0", "660s=11.0", "720s=12.0", "780s=13.0", "840s=14.0", "900s=15.0");
+  }
+
+  @Test
+  void aFlushedBucketReopensAndRetriesStayIdempotent() {
+    assertThat(reason(UP, T0 + 10 * MIN, 1)).isNull();
+    assertThat(reason(UP, T0 + 20 * MIN, 2)).isNull();
+    engine.flush();
+    assertThat(reason(UP, T0 + 20 * MIN, 2)).as("retry of a sealed sample").isNull();
+    assertThat(reason(UP, T0 + 10 * MIN, 9)).isEqualTo(RejectReason.DUPLICATE);
+    assertThat(reason(UP, T0 + 15 * MIN, 3)).isNull();
+    assertThat(reason(UP, T0 + 25 * MIN, 4)).isNull();
+    assertThat(all(UP)).containsExactly("600s=1.0", "900s=3.0", "1200s=2.0", "1500s=4.0");
+    engine.flush();
+    assertThat(all(UP)).containsExactly("600s=1.0", "900s=3.0", "1200s=2.0", "1500s=4.0");
+  }
+
+  @Test
+  void bucketsSealOnceTheWindowHasPassed() throws Exception {
+    clock.set(T0 + 2 * 60 * MIN);
+    assertThat(reason(UP, T0 + 50 * MIN, 1)).isNull();
+    assertThat(reason(UP, T0 + 91 * MIN, 2)).isNull(); // end of first bucket + 31 min
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (engine.stats().openBuckets() > 1 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(engine.stats().openBuckets()).isEqualTo(1);
+    assertThat(all(UP)).containsExactly("3000s=1.0", "5460s=2.0");
+    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, TimeBucket.containing(T0, 1)))) {
+      assertThat(c.next()).isTrue();
+    }
+  }
+
+  @Test
+  void aCrashLosesNothingAcknowledged() {
+    for (int i = 0; i < 20; i++) {
+      assertThat(reason(Labels.of("__name__", "c", "i", Integer.toString(i % 3)), T0 + i * MIN, i)).isNull();
+    }
+    engine.abandon();
+    engine = Engine.open(kv, config);
+    assertThat(engine.stats().headSeries()).isEqualTo(3);
+    assertThat(all(Labels.of("__name__", "c", "i", "1"))).hasSize(7);
+    assertThat(reason(Labels.of("__name__", "c", "i", "1"), T0 + MIN, 1)).as("retry after the crash").isNull();
+    assertThat(reason(Labels.of("__name__", "c", "i", "1"), T0 + MIN, 2)).isEqualTo(RejectReason.DUPLICATE);
+  }
+
+  @Test
+  void knownSeriesAreAppendedWithoutKeyValueReads() {
+    engine.close();
+    CountingKvStore counting = new CountingKvStore(kv);
+    engine = Engine.open(counting, config);
+    SampleBatch batch = new SampleBatch();
+    for (int i = 0; i < 100; i++) {
+      batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + 20 * MIN, i);
+    }
+    assertThat(engine.append(batch).rejectedPoints()).isZero();
+    long readsBefore = counting.reads.get();
+    for (int round = 1; round < 10; round++) {
+      batch.clear();
+      for (int i = 0; i < 100; i++) {
+        batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + 20 * MIN + round * 15_000, i);
+      }
+      assertThat(engine.append(batch).rejectedPoints()).isZero();
+    }
+    assertThat(counting.reads.get()).isEqualTo(readsBefore);
+    assertThat(counting.writes.get()).isGreaterThan(9);
+  }
+
+  @Test
+  void retentionDropsWholeBuckets() {
+    assertThat(reason(UP, T0 + 10 * MIN, 1)).isNull();
+    engine.flush();
+    clock.set(T0 + Duration.ofDays(15).toMillis() + 30 * MIN);
+    assertThat(reason(UP, clock.millis(), 2)).isNull();
+    assertThat(engine.applyRetention()).isZero();
+    clock.set(T0 + Duration.ofDays(15).toMillis() + 61 * MIN);
+    assertThat(engine.applyRetention()).isEqualTo(1);
+    assertThat(all(UP)).hasSize(1);
+    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, TimeBucket.containing(T0, 1)))) {
+      assertThat(c.next()).isFalse();
+    }
+    assertThat(engine.buckets()).containsExactly(TimeBucket.containing(clock.millis() - 31 * MIN, 1));
+  }
+
+  @Test
+  void matchersFollowPrometheusSemantics() {
+    Labels a = Labels.of("__name__", "http", "code", "200", "path", "/a");
+    Labels b = Labels.of("__name__", "http", "code", "500");
+    Labels c = Labels.of("__name__", "http", "code", "201", "path", "/c");
+    SampleBatch batch = new SampleBatch();
+    for (Labels l : List.of(a, b, c)) {
+      batch.addPoint(l, GAUGE, T0 + MIN, 1);
+    }
+    engine.append(batch);
+    for (int sealed = 0; sealed < 2; sealed++) {
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("path", "")))).containsExactly(b);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "20")))).isEmpty();
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "2.*")))).containsExactly(a, c);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "200|500")))).containsExactly(a, b);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.notRegex("path", "/a")))).containsExactly(c, b);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.notEqual("path", "")))).containsExactly(a, c);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", "|/c")))).containsExactly(c, b);
+      assertThat(engine.labelValues("code", T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", ".+")))).containsExactly("200", "201");
+      assertThat(engine.labelNames(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("code", "500")))).containsExactly("__name__", "code");
+      assertThat(engine.select(T0, T0 + 2 * MIN, List.of()).get(0).metadata()).isEqualTo(GAUGE);
+      engine.flush();
+    }
+    assertThatThrownBy(() -> LabelMatcher.regex("code", "("))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("code=~\"(\"");
+  }
+
+  @Test
+  void headMemoryIsBoundedAndReported() {
+    engine.close();
+    engine = Engine.open(kv, config.toBuilder().maxHeadBytes(40 * 1024).build());
+    SampleBatch batch = new SampleBatch();
+    for (int i = 0; i < 300; i++) {
+      batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + MIN, i);
+    }
+    engine.append(batch);
+    assertThat(engine.stats().headSeries()).isEqualTo(300);
+    assertThat(engine.stats().headBytesPerSeries()).isPositive();
+    assertThatThrownBy(() -> engine.append(batch)).isInstanceOf(StorageUnavailableException.class)
+        .hasMessageContaining("head memory");
+    engine.flush();
+    assertThat(engine.stats().headSeries()).isZero();
+    assertThat(engine.append(new SampleBatch().addPoint(UP, GAUGE, T0 + 35 * MIN, 1)).rejectedPoints()).isZero();
+  }
+
+  @Test
+  void aStoreWithOtherSettingsRefusesToOpen() {
+    engine.close();
+    kv.write(new WriteBatch().put(Keys.schema(), new SchemaRecord(1, 2, 1).encode()));
+    assertThatThrownBy(() -> Engine.open(kv, config))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("bucket size code 2");
+    kv.write(new WriteBatch().put(Keys.schema(), new SchemaRecord(9, 1, 1).encode()));
+    assertThatThrownBy(() -> Engine.open(kv, config))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("schema version 9");
+    InMemoryKvStore foreign = new InMemoryKvStore();
+    foreign.write(new WriteBatch().put(new byte[] {9}, new byte[] {9}));
+    assertThatThrownBy(() -> Engine.open(foreign, config)).hasMessageContaining("no schema record");
+    kv.write(new WriteBatch().put(Keys.schema(), new SchemaRecord(1, 1, 1).encode()));
+    engine = Engine.open(kv, config);
+  }
+
+  @Test
+  void configIsValidatedWithTheBadValue() {
+    assertThatThrownBy(() -> EngineConfig.builder().maxHeadBytes(-1).build())
+        .hasMessage("maxHeadBytes must be positive, was -1");
+    assertThatThrownBy(() -> EngineConfig.builder().outOfOrderWindow(Duration.ofMinutes(-1)).build())
+        .hasMessageContaining("outOfOrderWindow must not be negative");
   }
 }
