@@ -45,6 +45,13 @@ public final class GorillaDecoder {
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
+  /** {@link GorillaFormat#DOD_BITS} of classes 0..3, one per byte (shift instead of a load). */
+  private static final long DOD_WIDTHS =
+      GorillaFormat.DOD_BITS[0]
+          | GorillaFormat.DOD_BITS[1] << 8
+          | GorillaFormat.DOD_BITS[2] << 16
+          | (long) GorillaFormat.DOD_BITS[3] << 24;
+
   /** Zero bytes after the copied bit stream; more than a sample can over-read (147 bits + 8). */
   static final int PAD_BYTES = 32;
 
@@ -223,28 +230,35 @@ public final class GorillaDecoder {
       return true;
     }
     long t = timestampMillis;
+    // One load serves the control bits, the delta-of-delta (at most 30 bits with its prefixes),
+    // the value-changed bit and the 12-bit header of the value: 43 of the >= 57 bits of peek().
     long w = peek();
     if (w >= 0) { // '0': dod 0, value unchanged
       pos += 1;
     } else if ((w << 1) >= 0) { // '10': dod 0, value changed
       pos += 2;
-      readChangedValue();
+      readChangedValue(w << 2);
     } else { // '11': dod class, dod, value-changed bit
-      w <<= 2;
-      int cls = Math.min(Long.numberOfLeadingZeros(~w), 4);
+      long x = w << 2;
+      int cls = Math.min(Long.numberOfLeadingZeros(~x), 4);
       if (cls < 4) {
         int prefix = cls + 1;
-        int width = GorillaFormat.DOD_BITS[cls];
-        delta += (w << prefix) >> (64 - width);
-        pos += 2 + prefix + width;
+        int width = (int) (DOD_WIDTHS >>> (cls << 3)) & 0xFF;
+        delta += (x << prefix) >> (64 - width);
+        int used = 2 + prefix + width; // <= 30
+        long y = w << used; // the value-changed bit on top
+        pos += used + 1;
+        if (y < 0) {
+          readChangedValue(y << 1);
+        }
       } else {
         pos += 6;
         delta += readBits(64);
-      }
-      long changed = peek();
-      pos += 1;
-      if (changed < 0) {
-        readChangedValue();
+        long y = peek();
+        pos += 1;
+        if (y < 0) {
+          readChangedValue(peek());
+        }
       }
     }
     if (pos > limitBits) {
@@ -273,9 +287,10 @@ public final class GorillaDecoder {
    * Reads a changed value: '0' + the bits of the current window, or '1' + 5 bits leading zeros,
    * 6 bits significant-1 and the bits of a new window. Which of the two comes is data-dependent and
    * unpredictable, so both are decoded without a branch, by masking with the control bit.
+   *
+   * @param w the stream from {@code pos} on, at least the top 12 bits valid
    */
-  private void readChangedValue() {
-    long w = peek();
+  private void readChangedValue(long w) {
     int isNew = (int) (w >> 63); // -1 for a new window, 0 to reuse the current one
     int leading = (int) (w >>> 58) & 0x1F;
     int significant = (((int) (w >>> 52) & 0x3F) + 1) & isNew | windowBits & ~isNew;
