@@ -498,7 +498,8 @@ public final class Engine implements Appender, AutoCloseable {
     return hb;
   }
 
-  private static byte[] headLogKey(TimeBucket b, long seq) {
+  /** The HeadLog key of sequence {@code seq} in bucket {@code b} (docs/format.md). */
+  static byte[] headLogKey(TimeBucket b, long seq) {
     byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
     byte[] k = Arrays.copyOf(prefix, prefix.length + 8);
     for (int i = 0; i < 8; i++) {
