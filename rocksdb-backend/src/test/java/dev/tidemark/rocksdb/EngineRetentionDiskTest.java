@@ -1,0 +1,89 @@
+package dev.tidemark.rocksdb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Retention on real RocksDB: dropping whole buckets frees disk, unlike KairosDB's deletes. */
+class EngineRetentionDiskTest {
+  private static final long HOUR = 3_600_000L;
+
+  private static final class SettableClock extends Clock {
+    volatile long millis;
+
+    @Override
+    public long millis() {
+      return millis;
+    }
+
+    @Override
+    public Instant instant() {
+      return Instant.ofEpochMilli(millis);
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+  }
+
+  @TempDir Path dir;
+
+  @Test
+  void droppingExpiredBucketsShrinksTheStoreOnDisk() {
+    long t0 = 1_700_000_000_000L - 1_700_000_000_000L % HOUR;
+    SettableClock clock = new SettableClock();
+    clock.millis = t0 + 3 * HOUR;
+    EngineConfig config =
+        EngineConfig.builder().clock(clock).retention(Duration.ofHours(2)).retentionInterval(Duration.ZERO).build();
+    SplittableRandom rnd = new SplittableRandom(7);
+    try (RocksDbKvStore store = RocksDbKvStore.open(dir)) {
+      Engine engine = Engine.open(store, config);
+      SampleBatch batch = new SampleBatch();
+      // Three hours of 2,000 series with random values (hard to compress): ~1.4M samples.
+      for (long t = t0 + 1_000; t < t0 + 3 * HOUR; t += 15_000) {
+        batch.clear();
+        clock.millis = t;
+        for (int s = 0; s < 2_000; s++) {
+          batch.addPoint(Labels.of("__name__", "noise", "s", Integer.toString(s)), MetricMetadata.UNKNOWN, t, rnd.nextDouble());
+        }
+        assertThat(engine.append(batch).rejectedPoints()).isZero();
+      }
+      engine.flush();
+      store.compactRange(null, null);
+      long before = store.approximateSizeBytes();
+
+      clock.millis = t0 + 4 * HOUR + 1; // the first two buckets are now older than 2 h
+      assertThat(engine.applyRetention()).isEqualTo(2);
+      long after = store.approximateSizeBytes();
+      assertThat(after).as("bytes on disk before %d, after %d", before, after).isLessThan(before / 2);
+
+      assertThat(engine.select(t0, t0 + 2 * HOUR - 1, List.of())).isEmpty();
+      assertThat(engine.select(t0 + 2 * HOUR, t0 + 3 * HOUR, List.of())).hasSize(2_000);
+      engine.close();
+      Engine reopened = Engine.open(store, config);
+      assertThat(reopened.select(t0, t0 + 2 * HOUR - 1, List.of())).as("dropped data stays dropped").isEmpty();
+      assertThat(reopened.buckets()).hasSize(1);
+      reopened.close();
+    }
+  }
+}
