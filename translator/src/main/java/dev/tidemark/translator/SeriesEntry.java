@@ -47,6 +47,20 @@ final class SeriesEntry {
   long posMax = Long.MIN_VALUE;
   long negMin = Long.MAX_VALUE;
   long negMax = Long.MIN_VALUE;
+  /**
+   * The bucket series of the current layout (scale, ranges, zero threshold), by position: negative
+   * from negMax down, then positive from posMin up; null where no bucket is written (bound outside
+   * the double range, or inside the zero bucket).
+   */
+  Labels[] layoutNeg;
+  Labels[] layoutPos;
+  Labels layoutZero;
+  int layoutScale;
+  long layoutNegMin;
+  long layoutNegMax;
+  long layoutPosMin;
+  long layoutPosMax;
+  long layoutZeroBits = -1;
 
   SeriesEntry(Labels base, String family, String warning) {
     this.base = base;

@@ -1,10 +1,41 @@
 package dev.tidemark.translator;
 
 /**
- * The 128-bit XXH3 hash of a stream's full identity: resource attributes, scope (name, version,
+ * The 128-bit hash of a stream's full identity: resource attributes, scope (name, version,
  * schema URL, attributes), metric name, unit, type, monotonicity, temporality and data-point
  * attributes, each attribute list in key order (so attribute order in the request does not
  * matter). Like the engine's series fingerprint, the hash stands for the identity: a collision
- * (probability ~2^-128 per pair) would merge two streams.
+ * would merge two streams (see {@link Translator} for how it is computed).
  */
-record StreamKey(long hi, long lo) {}
+final class StreamKey {
+  private final long hi;
+  private final long lo;
+
+  StreamKey(long hi, long lo) {
+    this.hi = hi;
+    this.lo = lo;
+  }
+
+  long hi() {
+    return hi;
+  }
+
+  long lo() {
+    return lo;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof StreamKey k && k.hi == hi && k.lo == lo;
+  }
+
+  @Override
+  public int hashCode() {
+    return (int) (lo ^ (lo >>> 32));
+  }
+
+  @Override
+  public String toString() {
+    return String.format("StreamKey[%016x%016x]", hi, lo);
+  }
+}

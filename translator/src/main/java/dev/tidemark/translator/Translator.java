@@ -1,6 +1,7 @@
 package dev.tidemark.translator;
 
 import com.dynatrace.hash4j.hashing.HashStream128;
+import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.HashValue128;
 import com.dynatrace.hash4j.hashing.Hashing;
 import com.github.benmanes.caffeine.cache.Cache;
@@ -82,6 +83,7 @@ public final class Translator {
   private static final MetricMetadata TARGET_INFO_META =
       new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
   private static final int NAME_CACHE_SIZE = 10_000;
+  private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
 
   private final Appender appender;
   private final TranslatorConfig config;
@@ -1055,44 +1057,39 @@ public final class Translator {
         e.expScale--;
         h.downscale(1);
       }
-      int s = e.expScale;
+      double zt = h.zeroThreshold;
+      if (e.layoutScale != e.expScale || e.layoutNegMin != e.negMin || e.layoutNegMax != e.negMax
+          || e.layoutPosMin != e.posMin || e.layoutPosMax != e.posMax
+          || e.layoutZeroBits != Double.doubleToRawLongBits(zt) || e.layoutZero == null) {
+        buildLayout(e, zt);
+      }
       int cap = (int) (span(e.posMin, e.posMax) + span(e.negMin, e.negMax) + 1);
       labels = rs.expLabels(cap);
       values = rs.expValues(cap);
       n = 0;
       long cum = 0;
-      double zt = h.zeroThreshold;
-      if (e.negMax != Long.MIN_VALUE) {
-        for (long k = e.negMax; k >= e.negMin; k--) {
-          cum += bucket(h.neg, h.negOffset, h.negLen, k);
-          double le = -ExpHistogram.lowerBound(k, s);
-          if (Double.isInfinite(le) || le >= -zt) {
-            // Outside double range, or overlapping the zero bucket: counts flow into the next bound.
-            continue;
-          }
-          labels[n] = bucketSeries(e, le);
+      Labels[] neg = e.layoutNeg;
+      for (int i = 0; i < neg.length; i++) {
+        cum += bucket(h.neg, h.negOffset, h.negLen, e.negMax - i);
+        if (neg[i] != null) {
+          labels[n] = neg[i];
           values[n++] = cum;
         }
       }
       cum += h.zeroCount;
-      long k0 = e.posMin;
-      if (e.posMax != Long.MIN_VALUE) {
-        // Positive buckets inside the zero bucket ([0, zt]) count there.
-        while (k0 <= e.posMax && ExpHistogram.lowerBound(k0 + 1, s) <= zt) {
-          cum += bucket(h.pos, h.posOffset, h.posLen, k0);
-          k0++;
-        }
+      Labels[] pos = e.layoutPos;
+      int i = 0;
+      // Positive buckets inside the zero bucket ([0, zt]) count there.
+      while (i < pos.length && pos[i] == null && ExpHistogram.lowerBound(e.posMin + i + 1, e.expScale) <= zt) {
+        cum += bucket(h.pos, h.posOffset, h.posLen, e.posMin + i);
+        i++;
       }
-      labels[n] = bucketSeries(e, zt == 0 ? 0.0 : zt);
+      labels[n] = e.layoutZero;
       values[n++] = cum;
-      if (e.posMax != Long.MIN_VALUE) {
-        for (long k = k0; k <= e.posMax; k++) {
-          cum += bucket(h.pos, h.posOffset, h.posLen, k);
-          double le = ExpHistogram.lowerBound(k + 1, s);
-          if (Double.isInfinite(le)) {
-            continue;
-          }
-          labels[n] = bucketSeries(e, le);
+      for (; i < pos.length; i++) {
+        cum += bucket(h.pos, h.posOffset, h.posLen, e.posMin + i);
+        if (pos[i] != null) {
+          labels[n] = pos[i];
           values[n++] = cum;
         }
       }
@@ -1108,6 +1105,31 @@ public final class Translator {
       rs.emit(e.sum, h.sum, true);
     }
     rs.emit(e.count, (double) h.count, true);
+  }
+
+  /** Computes the bucket series of the entry's current layout; caller holds the entry's lock. */
+  private void buildLayout(SeriesEntry e, double zt) {
+    int s = e.expScale;
+    Labels[] neg = new Labels[(int) span(e.negMin, e.negMax)];
+    for (int i = 0; i < neg.length; i++) {
+      double le = -ExpHistogram.lowerBound(e.negMax - i, s);
+      // Outside double range, or overlapping the zero bucket: counts flow into the next bound.
+      neg[i] = Double.isInfinite(le) || le >= -zt ? null : bucketSeries(e, le);
+    }
+    Labels[] pos = new Labels[(int) span(e.posMin, e.posMax)];
+    for (int i = 0; i < pos.length; i++) {
+      double le = ExpHistogram.lowerBound(e.posMin + i + 1, s);
+      pos[i] = Double.isInfinite(le) || le <= zt ? null : bucketSeries(e, le);
+    }
+    e.layoutNeg = neg;
+    e.layoutPos = pos;
+    e.layoutZero = bucketSeries(e, zt == 0 ? 0.0 : zt);
+    e.layoutScale = s;
+    e.layoutNegMin = e.negMin;
+    e.layoutNegMax = e.negMax;
+    e.layoutPosMin = e.posMin;
+    e.layoutPosMax = e.posMax;
+    e.layoutZeroBits = Double.doubleToRawLongBits(zt);
   }
 
   private static long span(long min, long max) {
@@ -1312,19 +1334,29 @@ public final class Translator {
   }
 
   private static void hashKeyValue(HashStream128 hs, KeyValue kv) {
-    hs.putString(kv.getKey());
+    putString(hs, kv.getKey());
     AnyValue v = kv.getValue();
     AnyValue.ValueCase c = v.getValueCase();
     hs.putByte((byte) c.getNumber());
     switch (c) {
-      case STRING_VALUE -> hs.putString(v.getStringValue());
+      case STRING_VALUE -> putString(hs, v.getStringValue());
       case BOOL_VALUE -> hs.putBoolean(v.getBoolValue());
       case INT_VALUE -> hs.putLong(v.getIntValue());
       case DOUBLE_VALUE -> hs.putLong(Double.doubleToRawLongBits(v.getDoubleValue()));
       case VALUE_NOT_SET -> { }
-      default -> hs.putString(AttributeValues.toLabelValue(v));
+      default -> putString(hs, AttributeValues.toLabelValue(v));
     }
   }
+
+  /**
+   * A string as its length and its one-shot XXH3-64 hash, which reads the chars in place; 3x
+   * faster than streaming the chars, which copies them into the stream's buffer. A 64-bit
+   * collision between two values of the same attribute (~2^-64 per pair) would merge two streams.
+   */
+  private static void putString(HashStream128 hs, String s) {
+    hs.putLong(XXH3_64.hashCharsToLong(s)).putInt(s.length());
+  }
+
 
   // ---------------------------------------------------------------- per-request state
 
