@@ -240,6 +240,7 @@ public final class Engine implements Appender, AutoCloseable {
         throw new StorageUnavailableException(
             "head memory is over its budget of " + config.maxHeadBytes() + " bytes; retry later");
       }
+      awaitSealsTouching(batch, sampleReasons);
       WriteBatch wb = new WriteBatch();
       List<HeadBucket> touched = new ArrayList<>(2);
       int i = 0;
@@ -258,6 +259,8 @@ public final class Engine implements Appender, AutoCloseable {
             reason = sampleReasons[k];
           }
         } catch (SealInProgress s) {
+          // Not reached since awaitSealsTouching (no seal starts while we hold the lock); kept as
+          // a safety net. It would write the points applied so far on their own: a torn append.
           writeLocked(wb, touched);
           wb = new WriteBatch();
           touched.clear();
@@ -290,6 +293,30 @@ public final class Engine implements Appender, AutoCloseable {
     samplesRejected.add(n - accepted);
     scheduleSealIfDue();
     return new AppendResult(pointReasons, sampleReasons);
+  }
+
+  /**
+   * Waits, before the append changes anything, until no bucket it writes to is being sealed. A
+   * seal starts only under the write lock, so none starts while the append then holds it: the
+   * append is applied and written in one piece, and readers and a crash see all of it or none.
+   * (Waiting in the middle of the append instead would publish the points applied before it.)
+   * Under the write lock.
+   */
+  private void awaitSealsTouching(SampleBatch batch, RejectReason[] sampleReasons) {
+    while (!sealing.isEmpty() && touchesSealing(batch, sampleReasons)) {
+      sealEnded.awaitUninterruptibly();
+      ensureOpen();
+    }
+  }
+
+  private boolean touchesSealing(SampleBatch batch, RejectReason[] sampleReasons) {
+    for (int i = 0; i < batch.size(); i++) {
+      if (sampleReasons[i] == null
+          && sealing.containsKey(TimeBucket.containing(batch.timestampMillis(i), CODE))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static RejectReason validate(SampleBatch batch, int i, long oldest, long newest) {
