@@ -1,4 +1,6 @@
 /**
- * OTLP/gRPC and OTLP/HTTP receivers. They arrive with the server issue; until then this module holds only this file.
+ * OTLP receivers: {@link dev.tidemark.receiver.OtlpIngestor} (admission control, translation,
+ * outcome and metrics, shared by both protocols), {@code receiver.grpc} (OTLP/gRPC service) and
+ * {@code receiver.http} (OTLP/HTTP Jetty handler). Contract: {@code docs/otlp-translation.md} §5.
  */
 package dev.tidemark.receiver;
