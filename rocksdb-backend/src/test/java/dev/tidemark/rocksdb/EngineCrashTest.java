@@ -33,6 +33,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -72,6 +73,7 @@ class EngineCrashTest {
   private long expectedSamples;
 
   @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
   @DisplayName("CRASH TEST: 22 SIGKILLs of an ingesting child JVM; every acknowledged batch survives, points stay atomic")
   void everyAcknowledgedBatchSurvivesRepeatedSigkill() throws Exception {
     long seed = Long.getLong("tidemark.crash.seed", System.nanoTime());
