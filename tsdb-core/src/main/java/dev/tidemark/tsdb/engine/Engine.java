@@ -863,14 +863,33 @@ public final class Engine implements Appender, AutoCloseable {
     for (Found f : sorted) {
       if (withSamples) {
         f.chunks.sort(Comparator.comparing(ChunkSource::bucket));
-        ChunkIterator probe = new ChunkIterator(f.chunks, minT, maxT);
-        if (!probe.next()) {
-          continue; // no sample inside the range
+        if (!insideRange(f.chunks, minT, maxT)) {
+          ChunkIterator probe = new ChunkIterator(f.chunks, minT, maxT);
+          if (!probe.next()) {
+            continue; // no sample inside the range
+          }
         }
       }
       out.add(new FoundSeries(f.labels, f.metadata, f.chunks, minT, maxT));
     }
     return out;
+  }
+
+  /**
+   * Whether the chunks are not empty and every chunk's bucket lies inside {@code [minT, maxT]}:
+   * then the series has a sample in the range without decoding one, since no chunk is empty (the
+   * head captures only series with samples, a seal writes no TimeSeries record for an empty one).
+   */
+  private static boolean insideRange(List<ChunkSource> chunks, long minT, long maxT) {
+    if (chunks.isEmpty()) {
+      return false;
+    }
+    for (ChunkSource c : chunks) {
+      if (c.bucket().startMillis() < minT || c.bucket().endMillis() - 1 > maxT) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void collectStored(
