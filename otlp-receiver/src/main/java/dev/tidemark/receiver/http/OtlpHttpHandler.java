@@ -203,9 +203,13 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     if (encoding == Encoding.PROTOBUF) {
       return ExportMetricsServiceRequest.parseFrom(ByteBuffer.wrap(body.bytes, 0, body.length));
     }
-    String json = OtlpJson.hexIdsToBase64(new String(body.bytes, 0, body.length, StandardCharsets.UTF_8));
+    return parseJson(new String(body.bytes, 0, body.length, StandardCharsets.UTF_8));
+  }
+
+  /** Parses OTLP/JSON: unknown fields ignored, hex {@code traceId}/{@code spanId} (see {@link OtlpJson}). */
+  static ExportMetricsServiceRequest parseJson(String json) throws InvalidProtocolBufferException {
     ExportMetricsServiceRequest.Builder builder = ExportMetricsServiceRequest.newBuilder();
-    JSON_PARSER.merge(json, builder);
+    JSON_PARSER.merge(OtlpJson.hexIdsToBase64(json), builder);
     return builder.build();
   }
 
