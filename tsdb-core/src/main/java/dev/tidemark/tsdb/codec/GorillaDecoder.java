@@ -214,21 +214,11 @@ public final class GorillaDecoder {
    */
   public boolean next() {
     int i = index;
-    if (i >= count) {
-      onSample = false;
-      if (failure != null) {
-        throw failure;
-      }
-      return false;
+    if (i == 0 || i >= count) {
+      return firstOrEnd();
     }
-    if (i == 0) {
-      index = 1;
-      onSample = true;
-      if (count == 1) {
-        checkEnd();
-      }
-      return true;
-    }
+    // The hot path stays small (under C2's FreqInlineSize of 325 bytecodes) so that it inlines
+    // into the caller's loop; everything rare lives in separate methods.
     long t = timestampMillis;
     // One load serves the control bits, the delta-of-delta (at most 30 bits with its prefixes),
     // the value-changed bit and the 12-bit header of the value: 43 of the >= 57 bits of peek().
@@ -240,7 +230,7 @@ public final class GorillaDecoder {
       readChangedValue(w << 2);
     } else { // '11': dod class, dod, value-changed bit
       long x = w << 2;
-      int cls = Math.min(Long.numberOfLeadingZeros(~x), 4);
+      int cls = Long.numberOfLeadingZeros(~x); // class = number of leading one-bits
       if (cls < 4) {
         int prefix = cls + 1;
         int width = (int) (DOD_WIDTHS >>> (cls << 3)) & 0xFF;
@@ -252,13 +242,7 @@ public final class GorillaDecoder {
           readChangedValue(y << 1);
         }
       } else {
-        pos += 6;
-        delta += readBits(64);
-        long y = peek();
-        pos += 1;
-        if (y < 0) {
-          readChangedValue(peek());
-        }
+        readWideDod();
       }
     }
     if (pos > limitBits) {
@@ -266,14 +250,7 @@ public final class GorillaDecoder {
     }
     long nt = t + delta;
     if (nt <= t) {
-      throw fail(
-          "Gorilla stream corrupt: sample "
-              + i
-              + " has timestamp delta "
-              + delta
-              + " after "
-              + t
-              + ", timestamps must increase");
+      throw notIncreasing(i, t);
     }
     timestampMillis = nt;
     index = ++i;
@@ -281,6 +258,45 @@ public final class GorillaDecoder {
       checkEnd();
     }
     return true;
+  }
+
+  /** {@link #next()} before the first sample (which the header holds) and at the end. */
+  private boolean firstOrEnd() {
+    if (index >= count) {
+      onSample = false;
+      if (failure != null) {
+        throw failure;
+      }
+      return false;
+    }
+    index = 1;
+    onSample = true;
+    if (count == 1) {
+      checkEnd();
+    }
+    return true;
+  }
+
+  /** Class 4 after '11': '1111', a 64-bit delta-of-delta, the value-changed bit, the value. */
+  private void readWideDod() {
+    pos += 6;
+    delta += readBits(64);
+    long y = peek();
+    pos += 1;
+    if (y < 0) {
+      readChangedValue(peek());
+    }
+  }
+
+  private CorruptRecordException notIncreasing(int sample, long previous) {
+    return fail(
+        "Gorilla stream corrupt: sample "
+            + sample
+            + " has timestamp delta "
+            + delta
+            + " after "
+            + previous
+            + ", timestamps must increase");
   }
 
   /**
@@ -296,19 +312,23 @@ public final class GorillaDecoder {
     int significant = (((int) (w >>> 52) & 0x3F) + 1) & isNew | windowBits & ~isNew;
     int trailing = (64 - leading - significant) & isNew | windowTrailing & ~isNew;
     if (trailing < 0) {
-      throw fail(
-          "Gorilla stream corrupt: sample "
-              + index
-              + " has an XOR window of "
-              + leading
-              + " leading zeros and "
-              + significant
-              + " significant bits (more than 64)");
+      throw windowTooWide(leading, significant);
     }
     pos += 1 + (11 & isNew);
     windowTrailing = trailing;
     windowBits = significant;
     valueBits ^= readBits(significant) << trailing;
+  }
+
+  private CorruptRecordException windowTooWide(int leading, int significant) {
+    return fail(
+        "Gorilla stream corrupt: sample "
+            + index
+            + " has an XOR window of "
+            + leading
+            + " leading zeros and "
+            + significant
+            + " significant bits (more than 64)");
   }
 
   /** The next 64 bits from {@code pos}; at least the top 57 are stream (or padding) bits. */

@@ -65,6 +65,54 @@ public final class GorillaEncoder {
    * @throws IllegalStateException if the chunk already holds {@link Integer#MAX_VALUE} samples
    */
   public void append(long timestampMillis, long valueBits) {
+    // rare cases (the first sample, refusals) live in separate methods to keep this one small
+    // enough to inline into the caller's loop
+    if (count == 0 || timestampMillis <= lastTimestampMillis || count == Integer.MAX_VALUE) {
+      appendFirstOrRefuse(timestampMillis, valueBits);
+      return;
+    }
+    long delta = timestampMillis - lastTimestampMillis; // >= 1, no overflow: both are >= 0
+    long dod = delta - lastDelta; // no overflow: both deltas are in [0, Long.MAX_VALUE]
+    long xor = valueBits ^ lastValueBits;
+    BitWriter w = out;
+    if (dod == 0) {
+      if (xor == 0) {
+        w.write(0, 1); // '0'
+      } else {
+        w.write(0b10, 2); // '10'
+        writeChangedValue(w, xor);
+      }
+    } else {
+      writeDodAndValue(w, dod, xor);
+    }
+    lastTimestampMillis = timestampMillis;
+    lastDelta = delta;
+    lastValueBits = valueBits;
+    count++;
+  }
+
+  /** '11', the delta-of-delta class and bits, the value-changed bit, the value if changed. */
+  private void writeDodAndValue(BitWriter w, long dod, long xor) {
+    int changed = xor == 0 ? 0 : 1;
+    if (dod >= -64 && dod < 64) {
+      w.write((((0b110L << 7) | (dod & 0x7FL)) << 1) | changed, 11);
+    } else if (dod >= -256 && dod < 256) {
+      w.write((((0b1110L << 9) | (dod & 0x1FFL)) << 1) | changed, 14);
+    } else if (dod >= -32768 && dod < 32768) {
+      w.write((((0b11110L << 16) | (dod & 0xFFFFL)) << 1) | changed, 22);
+    } else if (dod >= -(1L << 23) && dod < (1L << 23)) {
+      w.write((((0b111110L << 24) | (dod & 0xFFFFFFL)) << 1) | changed, 31);
+    } else {
+      w.write(0b111111, 6);
+      w.write(dod, 64);
+      w.write(changed, 1);
+    }
+    if (changed != 0) {
+      writeChangedValue(w, xor);
+    }
+  }
+
+  private void appendFirstOrRefuse(long timestampMillis, long valueBits) {
     if (timestampMillis < 0) {
       throw new IllegalArgumentException(
           "timestampMillis must be >= 0, was " + timestampMillis);
@@ -87,43 +135,7 @@ public final class GorillaEncoder {
               + lastTimestampMillis
               + " of this chunk");
     }
-    if (count == Integer.MAX_VALUE) {
-      throw new IllegalStateException("Gorilla chunk is full: " + count + " samples");
-    }
-    long delta = timestampMillis - lastTimestampMillis; // >= 1, no overflow: both are >= 0
-    long dod = delta - lastDelta; // no overflow: both deltas are in [0, Long.MAX_VALUE]
-    long xor = valueBits ^ lastValueBits;
-    BitWriter w = out;
-    if (dod == 0) {
-      if (xor == 0) {
-        w.write(0, 1); // '0'
-      } else {
-        w.write(0b10, 2); // '10'
-        writeChangedValue(w, xor);
-      }
-    } else {
-      int changed = xor == 0 ? 0 : 1;
-      if (dod >= -64 && dod < 64) {
-        w.write((((0b110L << 7) | (dod & 0x7FL)) << 1) | changed, 11);
-      } else if (dod >= -256 && dod < 256) {
-        w.write((((0b1110L << 9) | (dod & 0x1FFL)) << 1) | changed, 14);
-      } else if (dod >= -32768 && dod < 32768) {
-        w.write((((0b11110L << 16) | (dod & 0xFFFFL)) << 1) | changed, 22);
-      } else if (dod >= -(1L << 23) && dod < (1L << 23)) {
-        w.write((((0b111110L << 24) | (dod & 0xFFFFFFL)) << 1) | changed, 31);
-      } else {
-        w.write(0b111111, 6);
-        w.write(dod, 64);
-        w.write(changed, 1);
-      }
-      if (changed != 0) {
-        writeChangedValue(w, xor);
-      }
-    }
-    lastTimestampMillis = timestampMillis;
-    lastDelta = delta;
-    lastValueBits = valueBits;
-    count++;
+    throw new IllegalStateException("Gorilla chunk is full: " + count + " samples");
   }
 
   /** Writes a non-zero XOR: '0' + bits in the current window, or '1' + a new window. */
