@@ -64,7 +64,7 @@ class EngineConcurrencyTest {
   static final int MAX_LEAD = 40;
   static final long T0 = EngineCrashingWriter.T0;
   static final long NOW = T0 + 10 * 24 * 3_600_000L;
-  static final Duration RUN = Duration.ofSeconds(10);
+  static final Duration RUN = Duration.ofSeconds(8);
   static final MetricMetadata META = EngineCrashingWriter.GAUGE_META;
 
   @TempDir Path tmp;

@@ -94,7 +94,7 @@ class EngineCrashTest {
       int mode = rnd.nextInt(3);
       if (mode == 1) {
         long b = firstAtOrAfter(next + 2, BATCHES_PER_BUCKET, SEAL_TRIGGER_OFFSET);
-        if (b - next < 150) {
+        if (b - next < 400) {
           killAfter = (int) (b - next + 1);
           target = "seal of bucket before batch " + b;
         }
