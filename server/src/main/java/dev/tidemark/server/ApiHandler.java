@@ -1,0 +1,98 @@
+package dev.tidemark.server;
+
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.function.BooleanSupplier;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The HTTP API port: {@code GET /metrics} (Prometheus text format, or what the {@code Accept}
+ * header asks for among the formats of {@link ExpositionFormats}), {@code GET /-/healthy} (200 while
+ * the process serves HTTP) and {@code GET /-/ready} (200 once the server has started, 503 while it
+ * starts or stops). {@code HEAD} is answered like {@code GET} without a body; other methods get
+ * 405, other paths 404. The PromQL query API will be added here.
+ */
+final class ApiHandler extends Handler.Abstract {
+
+  static final String HEALTHY = "Tidemark is Healthy.\n";
+  static final String READY = "Tidemark is Ready.\n";
+  static final String NOT_READY = "Tidemark is not ready.\n";
+
+  private static final String TEXT = "text/plain; charset=utf-8";
+
+  private final PrometheusRegistry registry;
+  private final BooleanSupplier ready;
+  private final ExpositionFormats formats = ExpositionFormats.init();
+
+  ApiHandler(PrometheusRegistry registry, BooleanSupplier ready) {
+    this.registry = registry;
+    this.ready = ready;
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) throws Exception {
+    String path = Request.getPathInContext(request);
+    String method = request.getMethod();
+    boolean head = method.equals("HEAD");
+    if (!path.equals("/metrics") && !path.equals("/-/healthy") && !path.equals("/-/ready")) {
+      send(response, callback, HttpStatus.NOT_FOUND_404, TEXT, bytes("404 page not found\n"), head);
+      return true;
+    }
+    if (!head && !method.equals("GET")) {
+      response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
+      send(
+          response,
+          callback,
+          HttpStatus.METHOD_NOT_ALLOWED_405,
+          TEXT,
+          bytes(method + " is not allowed; use GET\n"),
+          false);
+      return true;
+    }
+    switch (path) {
+      case "/-/healthy":
+        send(response, callback, HttpStatus.OK_200, TEXT, bytes(HEALTHY), head);
+        break;
+      case "/-/ready":
+        if (ready.getAsBoolean()) {
+          send(response, callback, HttpStatus.OK_200, TEXT, bytes(READY), head);
+        } else {
+          send(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, TEXT, bytes(NOT_READY), head);
+        }
+        break;
+      default:
+        ExpositionFormatWriter writer =
+            formats.findWriter(request.getHeaders().get(HttpHeader.ACCEPT));
+        ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
+        writer.write(out, registry.scrape());
+        send(response, callback, HttpStatus.OK_200, writer.getContentType(), out.toByteArray(), head);
+    }
+    return true;
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static void send(
+      Response response,
+      Callback callback,
+      int status,
+      String contentType,
+      byte[] body,
+      boolean headOnly) {
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, contentType);
+    response.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+    response.write(true, headOnly ? null : ByteBuffer.wrap(body), callback);
+  }
+}

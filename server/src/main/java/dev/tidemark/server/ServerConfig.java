@@ -1,0 +1,801 @@
+package dev.tidemark.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.tidemark.receiver.ReceiverConfig;
+import dev.tidemark.rocksdb.RocksDbConfig;
+import dev.tidemark.translator.TranslationStrategy;
+import dev.tidemark.translator.TranslatorConfig;
+import dev.tidemark.tsdb.engine.EngineConfig;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+
+/**
+ * Every setting of a Tidemark server, with its default. Immutable.
+ *
+ * <p>Settings come from three places, later ones winning: the defaults (the {@code DEFAULT_*}
+ * constants here and in {@link EngineConfig}, {@link RocksDbConfig}, {@link ReceiverConfig} and
+ * {@link TranslatorConfig}), an optional YAML file ({@link #load}), and the command line. Each
+ * setting has one name, used both as the YAML key and as the long option ({@code retention:
+ * 30d} / {@code --retention 30d}); {@link #SETTINGS} lists them. A bad value, an unknown key or two
+ * settings that contradict each other throw {@link ConfigException} naming the setting, the value
+ * and its source.
+ *
+ * <p>Value syntax: durations as Prometheus writes them ({@code 15d}, {@code 30m}, {@code 1h30m},
+ * {@code 500ms}); sizes with a unit ({@code 4MiB}, {@code 512MB}; KB/MB/GB are powers of 1000,
+ * KiB/MiB/GiB powers of 1024); enumerations case-insensitively, with {@code -} or {@code _}
+ * ({@code count-sum-only}, {@code UnderscoreEscapingWithSuffixes}).
+ */
+public final class ServerConfig {
+
+  /** {@code ./data}, relative to the working folder. */
+  public static final Path DEFAULT_DATA_DIR = Path.of("data");
+
+  /** Loopback only; {@code --listen-all} (0.0.0.0) exposes every port on all interfaces. */
+  public static final String DEFAULT_LISTEN_ADDRESS = "127.0.0.1";
+
+  /** The address {@code --listen-all} stands for. */
+  public static final String ALL_INTERFACES = "0.0.0.0";
+
+  public static final int DEFAULT_OTLP_GRPC_PORT = 4317;
+  public static final int DEFAULT_OTLP_HTTP_PORT = 4318;
+
+  /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} (and later the query API). */
+  public static final int DEFAULT_HTTP_PORT = 9090;
+
+  /** How long a graceful stop waits for in-flight requests before cutting them off: 30 s. */
+  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The head budget never defaults above this: {@link EngineConfig#DEFAULT_MAX_HEAD_BYTES}. */
+  public static final long MAX_DEFAULT_HEAD_BYTES = EngineConfig.DEFAULT_MAX_HEAD_BYTES;
+
+  /**
+   * The setting names, in documentation order. Each is a YAML key and (with {@code --}) a long
+   * command-line option.
+   */
+  public static final List<String> SETTINGS =
+      List.of(
+          "data-dir",
+          "listen-address",
+          "otlp-grpc-port",
+          "otlp-http-port",
+          "http-port",
+          "retention",
+          "out-of-order-window",
+          "max-future-skew",
+          "fsync",
+          "head-memory-limit",
+          "block-cache-size",
+          "otlp-grpc-max-message-size",
+          "otlp-http-max-body-size",
+          "otlp-max-in-flight-size",
+          "otlp-retry-after",
+          "shutdown-timeout",
+          "translation-strategy",
+          "metric-namespace",
+          "promote-resource-attributes",
+          "promote-all-resource-attributes",
+          "ignore-resource-attributes",
+          "keep-identifying-resource-attributes",
+          "promote-scope-metadata",
+          "external-labels",
+          "exponential-histogram-mode",
+          "exponential-histogram-scale",
+          "exponential-histogram-max-buckets",
+          "delta-mode",
+          "delta-max-stale",
+          "delta-max-streams",
+          "start-time-mode",
+          "zero-timestamp-policy",
+          "le-format");
+
+  private final Path dataDir;
+  private final String listenAddress;
+  private final InetAddress listenInetAddress;
+  private final int otlpGrpcPort;
+  private final int otlpHttpPort;
+  private final int httpPort;
+  private final EngineConfig engineConfig;
+  private final RocksDbConfig rocksDbConfig;
+  private final ReceiverConfig receiverConfig;
+  private final TranslatorConfig translatorConfig;
+  private final Duration shutdownTimeout;
+
+  private ServerConfig(Builder b, InetAddress address) {
+    dataDir = b.dataDir;
+    listenAddress = b.listenAddress;
+    listenInetAddress = address;
+    otlpGrpcPort = b.otlpGrpcPort;
+    otlpHttpPort = b.otlpHttpPort;
+    httpPort = b.httpPort;
+    engineConfig = b.engineConfig;
+    rocksDbConfig = b.rocksDbConfig;
+    receiverConfig = b.receiverConfig;
+    translatorConfig = b.translatorConfig;
+    shutdownTimeout = b.shutdownTimeout;
+  }
+
+  /** Every setting at its default. */
+  public static ServerConfig defaults() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Reads the YAML file {@code yamlFile} (if not null) over the defaults, then applies {@code
+   * overrides} (the command line: setting name to value, the source given as {@code --name}).
+   *
+   * @throws ConfigException for a missing or malformed file, an unknown key, a bad value or
+   *     contradicting settings
+   */
+  public static ServerConfig load(Path yamlFile, Map<String, Object> overrides) {
+    Builder b = builder();
+    if (yamlFile != null) {
+      b.setAll(readYaml(yamlFile), yamlFile.toString());
+    }
+    for (Map.Entry<String, Object> e : overrides.entrySet()) {
+      b.set(e.getKey(), e.getValue(), "--" + e.getKey());
+    }
+    return b.build();
+  }
+
+  /** Parses a YAML file into setting name → value. */
+  static Map<String, Object> readYaml(Path file) {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (NoSuchFileException e) {
+      throw new ConfigException("config file " + file + " does not exist");
+    } catch (IOException e) {
+      throw new ConfigException("cannot read config file " + file + ": " + e.getMessage(), e);
+    }
+    Object tree;
+    try {
+      ObjectMapper mapper = new ObjectMapper(new YAMLFactory());
+      com.fasterxml.jackson.databind.JsonNode node = mapper.readTree(text);
+      tree = node == null || node.isMissingNode() ? null : mapper.treeToValue(node, Object.class);
+    } catch (JsonProcessingException e) {
+      throw new ConfigException(
+          "config file " + file + " is not valid YAML: " + e.getOriginalMessage()
+              + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ")"),
+          e);
+    }
+    if (tree == null) {
+      return Map.of();
+    }
+    if (!(tree instanceof Map)) {
+      throw new ConfigException(
+          "config file " + file + " must be a mapping of setting names to values, e.g. 'retention: 30d'");
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (Map.Entry<?, ?> e : ((Map<?, ?>) tree).entrySet()) {
+      out.put(String.valueOf(e.getKey()), e.getValue());
+    }
+    return out;
+  }
+
+  /** The folder holding the RocksDB store. */
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  /** The address every port binds, as written ({@code 127.0.0.1}, {@code 0.0.0.0}, a host name). */
+  public String listenAddress() {
+    return listenAddress;
+  }
+
+  InetAddress listenInetAddress() {
+    return listenInetAddress;
+  }
+
+  /** The OTLP/gRPC port; 0 picks a free port. */
+  public int otlpGrpcPort() {
+    return otlpGrpcPort;
+  }
+
+  /** The OTLP/HTTP port; 0 picks a free port. */
+  public int otlpHttpPort() {
+    return otlpHttpPort;
+  }
+
+  /** The HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}); 0 picks a free port. */
+  public int httpPort() {
+    return httpPort;
+  }
+
+  /** The engine's settings, with the system UTC clock. */
+  public EngineConfig engineConfig() {
+    return engineConfig;
+  }
+
+  public RocksDbConfig rocksDbConfig() {
+    return rocksDbConfig;
+  }
+
+  public ReceiverConfig receiverConfig() {
+    return receiverConfig;
+  }
+
+  public TranslatorConfig translatorConfig() {
+    return translatorConfig;
+  }
+
+  /** How long a graceful stop waits for in-flight requests. */
+  public Duration shutdownTimeout() {
+    return shutdownTimeout;
+  }
+
+  @Override
+  public String toString() {
+    return "ServerConfig{dataDir=" + dataDir + ", listen=" + listenAddress + ", otlpGrpcPort="
+        + otlpGrpcPort + ", otlpHttpPort=" + otlpHttpPort + ", httpPort=" + httpPort + ", engine="
+        + engineConfig + ", rocksdb=" + rocksDbConfig + ", receiver=" + receiverConfig + ", "
+        + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + "}";
+  }
+
+  /**
+   * The head budget by default: {@link #MAX_DEFAULT_HEAD_BYTES} or half the JVM's maximum heap,
+   * whichever is smaller, so that back-pressure comes before an out-of-memory error.
+   */
+  public static long defaultMaxHeadBytes() {
+    long heap = Runtime.getRuntime().maxMemory();
+    return heap == Long.MAX_VALUE ? MAX_DEFAULT_HEAD_BYTES : Math.min(MAX_DEFAULT_HEAD_BYTES, heap / 2);
+  }
+
+  /**
+   * Collects settings; {@link #build()} validates them together. Typed setters for code and tests,
+   * {@link #set} for text from a file or the command line. Not thread-safe; build once.
+   */
+  public static final class Builder {
+    private Path dataDir = DEFAULT_DATA_DIR;
+    private String listenAddress = DEFAULT_LISTEN_ADDRESS;
+    private int otlpGrpcPort = DEFAULT_OTLP_GRPC_PORT;
+    private int otlpHttpPort = DEFAULT_OTLP_HTTP_PORT;
+    private int httpPort = DEFAULT_HTTP_PORT;
+    private Duration retention = EngineConfig.DEFAULT_RETENTION;
+    private Duration outOfOrderWindow = EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW;
+    private Duration maxFutureSkew = EngineConfig.DEFAULT_MAX_FUTURE_SKEW;
+    private boolean fsync;
+    private long maxHeadBytes = defaultMaxHeadBytes();
+    private long blockCacheBytes = RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES;
+    private long maxGrpcMessageBytes = ReceiverConfig.defaults().maxGrpcMessageBytes();
+    private long maxHttpBodyBytes = ReceiverConfig.defaults().maxHttpBodyBytes();
+    private long maxInFlightBytes = ReceiverConfig.defaults().maxInFlightBytes();
+    private Duration retryAfter = ReceiverConfig.defaults().retryAfter();
+    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private final TranslatorConfig.Builder translator = TranslatorConfig.builder();
+    private final Map<String, String> sources = new LinkedHashMap<>();
+
+    // built
+    private EngineConfig engineConfig;
+    private RocksDbConfig rocksDbConfig;
+    private ReceiverConfig receiverConfig;
+    private TranslatorConfig translatorConfig;
+
+    private Builder() {}
+
+    public Builder dataDir(Path v) {
+      dataDir = Objects.requireNonNull(v, "dataDir");
+      return this;
+    }
+
+    public Builder listenAddress(String v) {
+      listenAddress = Objects.requireNonNull(v, "listenAddress");
+      return this;
+    }
+
+    public Builder otlpGrpcPort(int v) {
+      otlpGrpcPort = v;
+      return this;
+    }
+
+    public Builder otlpHttpPort(int v) {
+      otlpHttpPort = v;
+      return this;
+    }
+
+    public Builder httpPort(int v) {
+      httpPort = v;
+      return this;
+    }
+
+    /** Every port 0: the system picks free ones (tests). */
+    public Builder anyFreePorts() {
+      return otlpGrpcPort(0).otlpHttpPort(0).httpPort(0);
+    }
+
+    public Builder retention(Duration v) {
+      retention = Objects.requireNonNull(v, "retention");
+      return this;
+    }
+
+    public Builder outOfOrderWindow(Duration v) {
+      outOfOrderWindow = Objects.requireNonNull(v, "outOfOrderWindow");
+      return this;
+    }
+
+    public Builder maxFutureSkew(Duration v) {
+      maxFutureSkew = Objects.requireNonNull(v, "maxFutureSkew");
+      return this;
+    }
+
+    public Builder fsync(boolean v) {
+      fsync = v;
+      return this;
+    }
+
+    public Builder maxHeadBytes(long v) {
+      maxHeadBytes = v;
+      return this;
+    }
+
+    public Builder blockCacheBytes(long v) {
+      blockCacheBytes = v;
+      return this;
+    }
+
+    public Builder maxGrpcMessageBytes(long v) {
+      maxGrpcMessageBytes = v;
+      return this;
+    }
+
+    public Builder maxHttpBodyBytes(long v) {
+      maxHttpBodyBytes = v;
+      return this;
+    }
+
+    public Builder maxInFlightBytes(long v) {
+      maxInFlightBytes = v;
+      return this;
+    }
+
+    public Builder retryAfter(Duration v) {
+      retryAfter = Objects.requireNonNull(v, "retryAfter");
+      return this;
+    }
+
+    public Builder shutdownTimeout(Duration v) {
+      shutdownTimeout = Objects.requireNonNull(v, "shutdownTimeout");
+      return this;
+    }
+
+    /** Edits the translator's settings ({@code maxFutureSkew} is taken from this builder). */
+    public Builder translator(Consumer<TranslatorConfig.Builder> edit) {
+      edit.accept(translator);
+      return this;
+    }
+
+    /** Applies every entry of {@code settings} (from {@code source}, e.g. a file name). */
+    public Builder setAll(Map<String, Object> settings, String source) {
+      for (Map.Entry<String, Object> e : settings.entrySet()) {
+        set(e.getKey(), e.getValue(), source);
+      }
+      return this;
+    }
+
+    /**
+     * Sets one setting from text (or, for lists and maps, a {@code List} or {@code Map}).
+     *
+     * @param source where the value came from, for messages ({@code --retention}, {@code
+     *     tidemark.yml})
+     * @throws ConfigException for an unknown name or a bad value
+     */
+    public Builder set(String name, Object value, String source) {
+      if (!SETTINGS.contains(name)) {
+        throw new ConfigException(
+            "unknown setting '" + name + "' in " + source + suggestion(name)
+                + "; known settings: " + String.join(", ", SETTINGS));
+      }
+      Setter s = new Setter(name, value, source);
+      switch (name) {
+        case "data-dir":
+          dataDir = s.path();
+          break;
+        case "listen-address":
+          listenAddress = s.text();
+          break;
+        case "otlp-grpc-port":
+          otlpGrpcPort = s.port();
+          break;
+        case "otlp-http-port":
+          otlpHttpPort = s.port();
+          break;
+        case "http-port":
+          httpPort = s.port();
+          break;
+        case "retention":
+          retention = s.duration(Duration.ofHours(1), "at least 1h");
+          break;
+        case "out-of-order-window":
+          outOfOrderWindow = s.duration(Duration.ZERO, null);
+          break;
+        case "max-future-skew":
+          maxFutureSkew = s.duration(Duration.ZERO, null);
+          break;
+        case "fsync":
+          fsync = s.bool();
+          break;
+        case "head-memory-limit":
+          maxHeadBytes = s.size(1);
+          break;
+        case "block-cache-size":
+          blockCacheBytes = s.size(1);
+          break;
+        case "otlp-grpc-max-message-size":
+          maxGrpcMessageBytes = s.size(1);
+          break;
+        case "otlp-http-max-body-size":
+          maxHttpBodyBytes = s.size(1);
+          break;
+        case "otlp-max-in-flight-size":
+          maxInFlightBytes = s.size(1);
+          break;
+        case "otlp-retry-after":
+          retryAfter = s.duration(Duration.ofSeconds(1), "at least 1s");
+          break;
+        case "shutdown-timeout":
+          shutdownTimeout = s.duration(Duration.ZERO, null);
+          break;
+        case "translation-strategy":
+          translator.translationStrategy(s.enumValue(TranslationStrategy.class));
+          break;
+        case "metric-namespace":
+          translator.namespace(s.text());
+          break;
+        case "promote-resource-attributes":
+          translator.promoteResourceAttributes(s.list());
+          break;
+        case "promote-all-resource-attributes":
+          translator.promoteAllResourceAttributes(s.bool());
+          break;
+        case "ignore-resource-attributes":
+          translator.ignoreResourceAttributes(s.list());
+          break;
+        case "keep-identifying-resource-attributes":
+          translator.keepIdentifyingResourceAttributes(s.bool());
+          break;
+        case "promote-scope-metadata":
+          translator.promoteScopeMetadata(s.bool());
+          break;
+        case "external-labels":
+          translator.externalLabels(s.map());
+          break;
+        case "exponential-histogram-mode":
+          translator.exponentialHistogramMode(
+              s.enumValue(TranslatorConfig.ExponentialHistogramMode.class));
+          break;
+        case "exponential-histogram-scale":
+          translator.exponentialHistogramScale(
+              s.integer(TranslatorConfig.MIN_SCALE, TranslatorConfig.MAX_SCALE));
+          break;
+        case "exponential-histogram-max-buckets":
+          translator.exponentialHistogramMaxBuckets(s.integer(2, Integer.MAX_VALUE));
+          break;
+        case "delta-mode":
+          translator.deltaMode(s.enumValue(TranslatorConfig.DeltaMode.class));
+          break;
+        case "delta-max-stale":
+          translator.maxStale(s.duration(Duration.ofMillis(1), "positive"));
+          break;
+        case "delta-max-streams":
+          translator.maxStreams(s.integer(1, Integer.MAX_VALUE));
+          break;
+        case "start-time-mode":
+          translator.startTimeMode(s.enumValue(TranslatorConfig.StartTimeMode.class));
+          break;
+        case "zero-timestamp-policy":
+          translator.zeroTimestampPolicy(s.enumValue(TranslatorConfig.ZeroTimestampPolicy.class));
+          break;
+        case "le-format":
+          translator.leFormat(s.enumValue(TranslatorConfig.LeFormat.class));
+          break;
+        default:
+          throw new AssertionError(name);
+      }
+      sources.put(name, source);
+      return this;
+    }
+
+    private String sourceOf(String name) {
+      String s = sources.get(name);
+      return s == null ? "" : " (" + s + ")";
+    }
+
+    /**
+     * Validates the settings together and builds the config.
+     *
+     * @throws ConfigException naming the first bad or contradicting setting
+     */
+    public ServerConfig build() {
+      InetAddress address;
+      try {
+        address = InetAddress.getByName(listenAddress.strip());
+      } catch (UnknownHostException e) {
+        throw new ConfigException(
+            "invalid listen-address '" + listenAddress + "'" + sourceOf("listen-address")
+                + ": not an IP address or a known host name");
+      }
+      checkPort("otlp-grpc-port", otlpGrpcPort);
+      checkPort("otlp-http-port", otlpHttpPort);
+      checkPort("http-port", httpPort);
+      distinctPorts("otlp-grpc-port", otlpGrpcPort, "otlp-http-port", otlpHttpPort);
+      distinctPorts("otlp-grpc-port", otlpGrpcPort, "http-port", httpPort);
+      distinctPorts("otlp-http-port", otlpHttpPort, "http-port", httpPort);
+      if (maxGrpcMessageBytes <= 0 || maxGrpcMessageBytes > Integer.MAX_VALUE) {
+        throw new ConfigException(
+            "invalid otlp-grpc-max-message-size '" + ConfigValues.formatSize(maxGrpcMessageBytes)
+                + "'" + sourceOf("otlp-grpc-max-message-size")
+                + ": must be between 1B and 2GiB - 1B (gRPC's limit is an int)");
+      }
+      engineConfig =
+          wrap(
+              "engine",
+              () ->
+                  EngineConfig.builder()
+                      .retention(retention)
+                      .outOfOrderWindow(outOfOrderWindow)
+                      .maxFutureSkew(maxFutureSkew)
+                      .fsync(fsync)
+                      .maxHeadBytes(maxHeadBytes)
+                      .clock(Clock.systemUTC())
+                      .build());
+      rocksDbConfig =
+          wrap(
+              "RocksDB",
+              () ->
+                  RocksDbConfig.builder()
+                      .blockCacheBytes(blockCacheBytes)
+                      .fsyncOnWrite(false) // the engine syncs itself (group commit) when fsync is on
+                      .build());
+      receiverConfig =
+          wrap(
+              "receiver",
+              () ->
+                  new ReceiverConfig(
+                      (int) maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter));
+      translatorConfig =
+          wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
+      return new ServerConfig(this, address);
+    }
+
+    private void checkPort(String name, int port) {
+      if (port < 0 || port > 65535) {
+        throw new ConfigException(
+            "invalid " + name + " '" + port + "'" + sourceOf(name) + ": must be between 0 and 65535");
+      }
+    }
+
+    private void distinctPorts(String a, int pa, String b, int pb) {
+      if (pa != 0 && pa == pb) {
+        throw new ConfigException(
+            a + sourceOf(a) + " and " + b + sourceOf(b) + " are both " + pa
+                + ": each port needs its own number");
+      }
+    }
+
+    private static <T> T wrap(String what, java.util.function.Supplier<T> build) {
+      try {
+        return build.get();
+      } catch (IllegalArgumentException | NullPointerException e) {
+        throw new ConfigException("invalid " + what + " settings: " + e.getMessage(), e);
+      }
+    }
+
+    private static String suggestion(String name) {
+      String n = name.toLowerCase(Locale.ROOT).replace('_', '-');
+      for (String known : SETTINGS) {
+        if (known.equals(n) || levenshtein(known, n) <= 2) {
+          return " (did you mean '" + known + "'?)";
+        }
+      }
+      return "";
+    }
+
+    private static int levenshtein(String a, String b) {
+      int[] prev = new int[b.length() + 1];
+      int[] cur = new int[b.length() + 1];
+      for (int j = 0; j <= b.length(); j++) {
+        prev[j] = j;
+      }
+      for (int i = 1; i <= a.length(); i++) {
+        cur[0] = i;
+        for (int j = 1; j <= b.length(); j++) {
+          int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+          cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+        }
+        int[] t = prev;
+        prev = cur;
+        cur = t;
+      }
+      return prev[b.length()];
+    }
+  }
+
+  /** Parses one value of one setting, with messages naming both. */
+  private static final class Setter {
+    private final String name;
+    private final Object value;
+    private final String source;
+
+    Setter(String name, Object value, String source) {
+      this.name = name;
+      this.value = value;
+      this.source = source;
+    }
+
+    private ConfigException bad(String expected) {
+      String shown =
+          value instanceof List || value instanceof Map ? String.valueOf(value) : text(value);
+      return new ConfigException(
+          "invalid " + name + " '" + shown + "' (" + source + "): " + expected);
+    }
+
+    private static String text(Object v) {
+      return v == null ? "" : String.valueOf(v);
+    }
+
+    String text() {
+      if (value instanceof List || value instanceof Map) {
+        throw bad("expected a single value");
+      }
+      return text(value);
+    }
+
+    Path path() {
+      String t = text().strip();
+      if (t.isEmpty()) {
+        throw bad("expected a folder path");
+      }
+      try {
+        return Path.of(t);
+      } catch (java.nio.file.InvalidPathException e) {
+        throw bad("not a valid path: " + e.getReason());
+      }
+    }
+
+    int port() {
+      int p;
+      try {
+        p = Integer.parseInt(text().strip());
+      } catch (NumberFormatException e) {
+        throw bad("expected a port number between 0 and 65535");
+      }
+      if (p < 0 || p > 65535) {
+        throw bad("expected a port number between 0 and 65535");
+      }
+      return p;
+    }
+
+    int integer(int min, int max) {
+      int v;
+      try {
+        v = Integer.parseInt(text().strip());
+      } catch (NumberFormatException e) {
+        throw bad("expected an integer between " + min + " and " + max);
+      }
+      if (v < min || v > max) {
+        throw bad("expected an integer between " + min + " and " + max);
+      }
+      return v;
+    }
+
+    boolean bool() {
+      String t = text().strip().toLowerCase(Locale.ROOT);
+      if (t.equals("true")) {
+        return true;
+      }
+      if (t.equals("false")) {
+        return false;
+      }
+      throw bad("expected true or false");
+    }
+
+    Duration duration(Duration min, String minText) {
+      Duration d;
+      try {
+        d = ConfigValues.parseDuration(text());
+      } catch (IllegalArgumentException e) {
+        throw bad(e.getMessage());
+      }
+      if (d.compareTo(min) < 0) {
+        throw bad("must be " + minText);
+      }
+      return d;
+    }
+
+    long size(long min) {
+      long v;
+      try {
+        v = ConfigValues.parseSize(text());
+      } catch (IllegalArgumentException e) {
+        throw bad(e.getMessage());
+      }
+      if (v < min) {
+        throw bad("must be at least " + min + "B");
+      }
+      return v;
+    }
+
+    <E extends Enum<E>> E enumValue(Class<E> type) {
+      String wanted = normalize(text());
+      for (E e : type.getEnumConstants()) {
+        if (normalize(e.name()).equals(wanted)) {
+          return e;
+        }
+      }
+      throw bad(
+          "expected one of "
+              + Arrays.stream(type.getEnumConstants())
+                  .map(e -> e.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+                  .collect(Collectors.joining(", ")));
+    }
+
+    private static String normalize(String s) {
+      return s.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
+    }
+
+    List<String> list() {
+      List<String> out = new ArrayList<>();
+      if (value instanceof List) {
+        for (Object o : (List<?>) value) {
+          if (o instanceof List || o instanceof Map) {
+            throw bad("expected a list of names");
+          }
+          out.add(text(o).strip());
+        }
+      } else {
+        String t = text().strip();
+        if (!t.isEmpty()) {
+          for (String part : t.split(",", -1)) {
+            out.add(part.strip());
+          }
+        }
+      }
+      return out;
+    }
+
+    Map<String, String> map() {
+      Map<String, String> out = new LinkedHashMap<>();
+      if (value instanceof Map) {
+        for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+          if (e.getValue() instanceof List || e.getValue() instanceof Map) {
+            throw bad("expected label names mapped to string values");
+          }
+          out.put(text(e.getKey()), text(e.getValue()));
+        }
+        return out;
+      }
+      String t = text().strip();
+      if (t.isEmpty()) {
+        return out;
+      }
+      for (String pair : t.split(",", -1)) {
+        int eq = pair.indexOf('=');
+        if (eq <= 0) {
+          throw bad("expected name=value pairs separated by commas");
+        }
+        out.put(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
+      }
+      return out;
+    }
+  }
+}

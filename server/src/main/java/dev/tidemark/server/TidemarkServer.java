@@ -1,0 +1,492 @@
+package dev.tidemark.server;
+
+import dev.tidemark.receiver.OtlpIngestor;
+import dev.tidemark.receiver.grpc.OtlpGrpcService;
+import dev.tidemark.receiver.http.OtlpHttpHandler;
+import dev.tidemark.rocksdb.RocksDbKvStore;
+import dev.tidemark.translator.Translator;
+import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.kv.KvStoreException;
+import io.grpc.Server;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * A running Tidemark: RocksDB store → {@link Engine} → {@link Translator} → {@link OtlpIngestor},
+ * served by an OTLP/gRPC server, an OTLP/HTTP server and the HTTP API server ({@code /metrics},
+ * {@code /-/healthy}, {@code /-/ready}). Usable in-process (tests) as well as from {@link Main}.
+ *
+ * <p><b>Start</b> ({@link #start()}), in this order: the HTTP API port (so {@code /-/ready}
+ * answers 503 while the engine recovers), the store in the data folder, the engine (recovering the
+ * head; the time is logged and exported as {@code tidemark_recovery_seconds}), translator and
+ * ingestor, the OTLP/gRPC port (with the gRPC health service and server reflection), the OTLP/HTTP
+ * port; then the server is ready and logs one line with the ports, the data folder, the retention
+ * and the recovery time. A failure throws {@link StartupException} with a message for the operator
+ * (a port in use, a data folder locked by another process, a schema conflict) after releasing
+ * everything opened so far.
+ *
+ * <p><b>Stop</b> ({@link #close()}, from a shutdown hook on SIGTERM or Ctrl-C): not ready; the
+ * OTLP ports stop accepting (gRPC shutdown, Jetty graceful stop) and in-flight requests finish,
+ * for at most {@link ServerConfig#shutdownTimeout()}, after which the rest are cut off; the engine
+ * closes (sealing the head, so the next start replays nothing); the store closes; the API port
+ * closes last. Each step is logged. Every acknowledged export is durable before this starts, so a
+ * request cut off was never acknowledged.
+ *
+ * <p>Port 0 picks a free port; the bound ports are {@link #otlpGrpcPort()}, {@link
+ * #otlpHttpPort()} and {@link #httpPort()}. Thread-safe; {@link #start()} once.
+ */
+public final class TidemarkServer implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(TidemarkServer.class.getName());
+
+  /**
+   * Threads running OTLP/gRPC calls. {@code Export} blocks until its samples are durable (a group
+   * commit), so this bounds concurrent exports; calls beyond it wait for a thread without their
+   * messages being read (HTTP/2 flow control holds them at the client).
+   */
+  static final int GRPC_THREADS = 32;
+
+  /** Most threads of the OTLP/HTTP server; its requests block on the group commit too. */
+  static final int OTLP_HTTP_MAX_THREADS = 64;
+
+  /** Most threads of the HTTP API server. */
+  static final int API_MAX_THREADS = 16;
+
+  private enum State {
+    NEW,
+    STARTING,
+    RUNNING,
+    STOPPING,
+    STOPPED,
+    FAILED
+  }
+
+  private final ServerConfig config;
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private volatile State state = State.NEW;
+
+  private org.eclipse.jetty.server.Server apiServer;
+  private ServerConnector apiConnector;
+  private RocksDbKvStore store;
+  private Engine engine;
+  private OtlpIngestor ingestor;
+  private HealthStatusManager health;
+  private ExecutorService grpcExecutor;
+  private Server grpcServer;
+  private org.eclipse.jetty.server.Server otlpHttpServer;
+  private ServerConnector otlpHttpConnector;
+  private Duration recoveryTime = Duration.ZERO;
+
+  public TidemarkServer(ServerConfig config) {
+    this.config = config;
+  }
+
+  /** Creates and {@linkplain #start() starts} a server. */
+  public static TidemarkServer start(ServerConfig config) {
+    TidemarkServer server = new TidemarkServer(config);
+    server.start();
+    return server;
+  }
+
+  /**
+   * Starts every part and returns once the server is ready.
+   *
+   * @throws StartupException with an operator-facing message, everything released
+   * @throws IllegalStateException if called twice
+   */
+  public synchronized void start() {
+    if (state != State.NEW) {
+      throw new IllegalStateException("server already " + state.name().toLowerCase(Locale.ROOT));
+    }
+    state = State.STARTING;
+    long t0 = System.nanoTime();
+    try {
+      JvmMetrics.builder().register(registry);
+      startApi();
+      openStorage();
+      Translator translator =
+          new Translator(engine, config.translatorConfig(), config.engineConfig().clock());
+      ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry);
+      startGrpc();
+      startOtlpHttp();
+    } catch (RuntimeException | Error e) {
+      state = State.FAILED;
+      releaseAfterFailure();
+      stopped.countDown();
+      throw e;
+    }
+    state = State.RUNNING;
+    LOG.log(System.Logger.Level.INFO, startupLine((System.nanoTime() - t0) / 1_000_000));
+  }
+
+  private String startupLine(long startMillis) {
+    String host = config.listenAddress();
+    Engine.Stats stats = engine.stats();
+    return String.format(
+        Locale.ROOT,
+        "Tidemark %s ready in %.2f s: OTLP/gRPC %s:%d, OTLP/HTTP %s:%d, HTTP API %s:%d"
+            + " (/metrics, /-/healthy, /-/ready); data folder %s; retention %s; recovery %.3f s"
+            + " (%d head series)",
+        Main.version(),
+        startMillis / 1000.0,
+        host,
+        otlpGrpcPort(),
+        host,
+        otlpHttpPort(),
+        host,
+        httpPort(),
+        dataFolder(),
+        ConfigValues.formatDuration(config.engineConfig().retention()),
+        recoveryTime.toMillis() / 1000.0,
+        stats.headSeries());
+  }
+
+  private Path dataFolder() {
+    return config.dataDir().toAbsolutePath().normalize();
+  }
+
+  // ---- start steps ----
+
+  private void startApi() {
+    apiServer = newJetty("tidemark-api", API_MAX_THREADS);
+    apiConnector = newConnector(apiServer, config.httpPort(), "api");
+    apiServer.setHandler(new GracefulHandler(new ApiHandler(registry, this::isReady)));
+    startJetty(apiServer, apiConnector, config.httpPort(), "HTTP API");
+  }
+
+  private void openStorage() {
+    Path folder = dataFolder();
+    try {
+      store = RocksDbKvStore.open(folder, config.rocksDbConfig());
+    } catch (KvStoreException e) {
+      String msg = String.valueOf(e.getMessage());
+      if (msg.contains("in use by another")) {
+        throw new StartupException(
+            "data folder "
+                + folder
+                + " is locked by another process (is another Tidemark running on it?)",
+            e);
+      }
+      throw new StartupException("cannot open the data folder " + folder + ": " + msg, e);
+    }
+    long t0 = System.nanoTime();
+    try {
+      engine = Engine.open(store, config.engineConfig());
+    } catch (RuntimeException e) {
+      throw new StartupException(
+          "cannot open the store in data folder " + folder + ": " + e.getMessage(), e);
+    }
+    Engine.Stats stats = engine.stats();
+    recoveryTime = Duration.ofMillis(stats.recoveryMillis());
+    LOG.log(
+        System.Logger.Level.INFO,
+        String.format(
+            Locale.ROOT,
+            "engine opened in %.3f s: recovery %.3f s, %d head series in %d open bucket(s), %d"
+                + " bucket(s) in %s",
+            (System.nanoTime() - t0) / 1e9,
+            stats.recoveryMillis() / 1000.0,
+            stats.headSeries(),
+            stats.openBuckets(),
+            stats.buckets(),
+            folder));
+    registry.register(new EngineMetrics(engine, store));
+  }
+
+  private void startGrpc() {
+    health = new HealthStatusManager();
+    grpcExecutor = Executors.newFixedThreadPool(GRPC_THREADS, named("tidemark-otlp-grpc"));
+    InetSocketAddress address =
+        new InetSocketAddress(config.listenInetAddress(), config.otlpGrpcPort());
+    Server server =
+        NettyServerBuilder.forAddress(address)
+            .executor(grpcExecutor)
+            .maxInboundMessageSize(config.receiverConfig().maxGrpcMessageBytes())
+            .addService(new OtlpGrpcService(ingestor).serviceDefinition())
+            .addService(health.getHealthService())
+            .addService(ProtoReflectionServiceV1.newInstance())
+            .build();
+    try {
+      server.start();
+    } catch (IOException e) {
+      server.shutdownNow();
+      throw bindFailure(e, config.otlpGrpcPort(), "OTLP gRPC");
+    }
+    grpcServer = server;
+    health.setStatus("", ServingStatus.SERVING);
+    health.setStatus(MetricsServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
+  }
+
+  private void startOtlpHttp() {
+    otlpHttpServer = newJetty("tidemark-otlp-http", OTLP_HTTP_MAX_THREADS);
+    otlpHttpConnector = newConnector(otlpHttpServer, config.otlpHttpPort(), "otlp-http");
+    otlpHttpServer.setHandler(new GracefulHandler(new OtlpHttpHandler(ingestor)));
+    startJetty(otlpHttpServer, otlpHttpConnector, config.otlpHttpPort(), "OTLP HTTP");
+  }
+
+  private org.eclipse.jetty.server.Server newJetty(String name, int maxThreads) {
+    QueuedThreadPool pool = new QueuedThreadPool(maxThreads, Math.min(4, maxThreads));
+    pool.setName(name);
+    org.eclipse.jetty.server.Server server = new org.eclipse.jetty.server.Server(pool);
+    server.setStopTimeout(config.shutdownTimeout().toMillis());
+    server.setStopAtShutdown(false); // our shutdown hook orders the stop
+    return server;
+  }
+
+  private ServerConnector newConnector(org.eclipse.jetty.server.Server server, int port, String name) {
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setSendDateHeader(false);
+    ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+    connector.setName(name);
+    connector.setHost(config.listenInetAddress().getHostAddress());
+    connector.setPort(port);
+    server.addConnector(connector);
+    return connector;
+  }
+
+  private void startJetty(
+      org.eclipse.jetty.server.Server server, ServerConnector connector, int port, String what) {
+    try {
+      server.start();
+    } catch (Exception e) {
+      stopQuietly(server);
+      if (e instanceof IOException) {
+        throw bindFailure((IOException) e, port, what);
+      }
+      throw new StartupException("cannot start the " + what + " server: " + e, e);
+    }
+  }
+
+  private StartupException bindFailure(IOException e, int port, String what) {
+    String host = config.listenAddress();
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      String m = String.valueOf(t.getMessage());
+      if (m.contains("already in use")) {
+        return new StartupException(
+            "port " + port + " (" + what + ") on " + host + " is already in use", e);
+      }
+      if (t instanceof BindException || m.contains("ssign requested address")) {
+        return new StartupException(
+            "cannot listen on " + host + ":" + port + " (" + what + "): " + t.getMessage(), e);
+      }
+    }
+    return new StartupException(
+        "cannot listen on " + host + ":" + port + " (" + what + "): " + e.getMessage(), e);
+  }
+
+  private static ThreadFactory named(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  // ---- state ----
+
+  /** Whether the server has started and is not stopping: {@code /-/ready} answers 200. */
+  public boolean isReady() {
+    return state == State.RUNNING;
+  }
+
+  /** The bound OTLP/gRPC port (the real one when configured as 0). */
+  public int otlpGrpcPort() {
+    Server s = grpcServer;
+    return s == null ? -1 : ((InetSocketAddress) s.getListenSockets().get(0)).getPort();
+  }
+
+  /** The bound OTLP/HTTP port. */
+  public int otlpHttpPort() {
+    ServerConnector c = otlpHttpConnector;
+    return c == null ? -1 : c.getLocalPort();
+  }
+
+  /** The bound HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}). */
+  public int httpPort() {
+    ServerConnector c = apiConnector;
+    return c == null ? -1 : c.getLocalPort();
+  }
+
+  public ServerConfig config() {
+    return config;
+  }
+
+  /** How long the engine took to recover the head at start. */
+  public Duration recoveryTime() {
+    return recoveryTime;
+  }
+
+  /** The registry behind {@code /metrics}. */
+  public PrometheusRegistry registry() {
+    return registry;
+  }
+
+  /** The engine (for the admin and query APIs to come, and for tests). */
+  public Engine engine() {
+    return engine;
+  }
+
+  /** Blocks until the server has stopped (or failed to start). */
+  public void awaitStopped() throws InterruptedException {
+    stopped.await();
+  }
+
+  // ---- stop ----
+
+  /** Stops gracefully (see the class comment); idempotent. Same as {@link #stop()}. */
+  @Override
+  public void close() {
+    stop();
+  }
+
+  /**
+   * Stops gracefully (see the class comment). Idempotent; a second caller waits for the first.
+   *
+   * @return true if this call stopped a running server without a failure, false if it was not
+   *     running or a step failed (logged)
+   */
+  public synchronized boolean stop() {
+    if (state != State.RUNNING) {
+      return false;
+    }
+    state = State.STOPPING;
+    long t0 = System.nanoTime();
+    boolean clean = true;
+    LOG.log(System.Logger.Level.INFO, "stopping: not ready; OTLP ports stop accepting");
+    health.enterTerminalState(); // NOT_SERVING for every service
+    long deadline = t0 + config.shutdownTimeout().toNanos();
+
+    grpcServer.shutdown();
+    clean &= stopJetty(otlpHttpServer, "OTLP/HTTP");
+    try {
+      long left = Math.max(0, deadline - System.nanoTime());
+      if (!grpcServer.awaitTermination(left, TimeUnit.NANOSECONDS)) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "OTLP/gRPC calls still running after "
+                + ConfigValues.formatDuration(config.shutdownTimeout())
+                + "; cancelling them");
+        grpcServer.shutdownNow();
+        grpcServer.awaitTermination(5, TimeUnit.SECONDS);
+        clean = false;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      grpcServer.shutdownNow();
+      clean = false;
+    }
+    grpcExecutor.shutdown();
+    LOG.log(
+        System.Logger.Level.INFO,
+        String.format(
+            Locale.ROOT,
+            "OTLP/gRPC and OTLP/HTTP stopped after %.3f s; in-flight requests finished",
+            (System.nanoTime() - t0) / 1e9));
+
+    long t1 = System.nanoTime();
+    try {
+      engine.close();
+      LOG.log(
+          System.Logger.Level.INFO,
+          String.format(
+              Locale.ROOT, "engine closed, head sealed in %.3f s", (System.nanoTime() - t1) / 1e9));
+    } catch (RuntimeException e) {
+      clean = false;
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "closing the engine failed; the next start recovers from the head log",
+          e);
+    }
+    try {
+      store.close();
+      LOG.log(System.Logger.Level.INFO, "store closed: " + dataFolder());
+    } catch (RuntimeException e) {
+      clean = false;
+      LOG.log(System.Logger.Level.ERROR, "closing the store failed", e);
+    }
+    clean &= stopJetty(apiServer, "HTTP API");
+    state = State.STOPPED;
+    stopped.countDown();
+    LOG.log(
+        System.Logger.Level.INFO,
+        String.format(
+            Locale.ROOT,
+            "Tidemark stopped %s in %.3f s",
+            clean ? "cleanly" : "with errors (see above)",
+            (System.nanoTime() - t0) / 1e9));
+    return clean;
+  }
+
+  private static boolean stopJetty(org.eclipse.jetty.server.Server server, String what) {
+    try {
+      server.stop();
+      return true;
+    } catch (Exception e) {
+      LOG.log(System.Logger.Level.WARNING, "stopping the " + what + " server: " + e);
+      return false;
+    }
+  }
+
+  /** Releases, newest first, whatever a failed start had opened. */
+  private void releaseAfterFailure() {
+    if (otlpHttpServer != null) {
+      stopQuietly(otlpHttpServer);
+    }
+    if (grpcServer != null) {
+      grpcServer.shutdownNow();
+    }
+    if (grpcExecutor != null) {
+      grpcExecutor.shutdownNow();
+    }
+    if (engine != null) {
+      try {
+        engine.close();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "closing the engine after a failed start: " + e);
+      }
+    }
+    if (store != null) {
+      try {
+        store.close();
+      } catch (RuntimeException e) {
+        LOG.log(System.Logger.Level.WARNING, "closing the store after a failed start: " + e);
+      }
+    }
+    if (apiServer != null) {
+      stopQuietly(apiServer);
+    }
+  }
+
+  private static void stopQuietly(org.eclipse.jetty.server.Server server) {
+    try {
+      server.stop();
+    } catch (Exception ignored) {
+      // already failing; the original error is what matters
+    }
+  }
+}

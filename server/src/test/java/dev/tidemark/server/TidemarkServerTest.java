@@ -1,0 +1,290 @@
+package dev.tidemark.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tidemark.rocksdb.RocksDbKvStore;
+import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.SampleIterator;
+import dev.tidemark.tsdb.query.Series;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
+import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import io.opentelemetry.proto.common.v1.AnyValue;
+import io.opentelemetry.proto.common.v1.InstrumentationScope;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.metrics.v1.Gauge;
+import io.opentelemetry.proto.metrics.v1.Metric;
+import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
+import io.opentelemetry.proto.metrics.v1.ResourceMetrics;
+import io.opentelemetry.proto.metrics.v1.ScopeMetrics;
+import io.opentelemetry.proto.resource.v1.Resource;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TidemarkServerTest {
+
+  /** A sample line of the Prometheus text format: {@code name{labels} value [timestamp]}. */
+  private static final Pattern SAMPLE_LINE =
+      Pattern.compile(
+          "[a-zA-Z_:][a-zA-Z0-9_:]*(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\]|\\\\.)*\",?)*\\})?"
+              + " ([-+]?[0-9.eE+-]+|NaN|[+-]Inf)( -?[0-9]+)?");
+
+  private static final Pattern COMMENT_LINE =
+      Pattern.compile("# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped|info|stateset|unknown))");
+
+  @TempDir Path dir;
+
+  private final List<AutoCloseable> toClose = new ArrayList<>();
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  @AfterEach
+  void closeAll() throws Exception {
+    for (int i = toClose.size() - 1; i >= 0; i--) {
+      toClose.get(i).close();
+    }
+  }
+
+  private ServerConfig.Builder config() {
+    return ServerConfig.builder().dataDir(dir.resolve("data")).anyFreePorts().shutdownTimeout(Duration.ofSeconds(5));
+  }
+
+  private TidemarkServer start(ServerConfig.Builder b) {
+    TidemarkServer s = TidemarkServer.start(b.build());
+    toClose.add(s);
+    return s;
+  }
+
+  private HttpResponse<String> get(int port, String path) throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private ManagedChannel channel(int port) {
+    ManagedChannel ch =
+        Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create()).build();
+    toClose.add(
+        () -> {
+          ch.shutdownNow();
+          ch.awaitTermination(5, TimeUnit.SECONDS);
+        });
+    return ch;
+  }
+
+  private static ExportMetricsServiceRequest gauge(String name, long timeMillis, double value) {
+    return ExportMetricsServiceRequest.newBuilder()
+        .addResourceMetrics(
+            ResourceMetrics.newBuilder()
+                .setResource(
+                    Resource.newBuilder()
+                        .addAttributes(
+                            KeyValue.newBuilder()
+                                .setKey("service.name")
+                                .setValue(AnyValue.newBuilder().setStringValue("checkout"))))
+                .addScopeMetrics(
+                    ScopeMetrics.newBuilder()
+                        .setScope(InstrumentationScope.newBuilder().setName("test"))
+                        .addMetrics(
+                            Metric.newBuilder()
+                                .setName(name)
+                                .setGauge(
+                                    Gauge.newBuilder()
+                                        .addDataPoints(
+                                            NumberDataPoint.newBuilder()
+                                                .setTimeUnixNano(timeMillis * 1_000_000L)
+                                                .setAsDouble(value))))))
+        .build();
+  }
+
+  @Test
+  void servesHealthReadinessAndNotFound() throws Exception {
+    TidemarkServer s = start(config());
+    assertThat(s.isReady()).isTrue();
+    assertThat(s.httpPort()).isPositive();
+    assertThat(s.otlpGrpcPort()).isPositive();
+    assertThat(s.otlpHttpPort()).isPositive();
+    assertThat(List.of(s.httpPort(), s.otlpGrpcPort(), s.otlpHttpPort())).doesNotHaveDuplicates();
+
+    HttpResponse<String> healthy = get(s.httpPort(), "/-/healthy");
+    assertThat(healthy.statusCode()).isEqualTo(200);
+    assertThat(healthy.body()).isEqualTo("Tidemark is Healthy.\n");
+    HttpResponse<String> ready = get(s.httpPort(), "/-/ready");
+    assertThat(ready.statusCode()).isEqualTo(200);
+    assertThat(ready.body()).isEqualTo("Tidemark is Ready.\n");
+    assertThat(get(s.httpPort(), "/nope").statusCode()).isEqualTo(404);
+    assertThat(get(s.httpPort(), "/v1/metrics").statusCode()).isEqualTo(404);
+    HttpResponse<String> post =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.httpPort() + "/-/ready"))
+                .POST(HttpRequest.BodyPublishers.ofString("x"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(post.statusCode()).isEqualTo(405);
+    assertThat(post.headers().firstValue("Allow")).hasValue("GET, HEAD");
+
+    HealthCheckResponse grpcHealth =
+        HealthGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
+            .check(HealthCheckRequest.newBuilder().setService("").build());
+    assertThat(grpcHealth.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    HealthCheckResponse otlpHealth =
+        HealthGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
+            .check(HealthCheckRequest.newBuilder().setService(MetricsServiceGrpc.SERVICE_NAME).build());
+    assertThat(otlpHealth.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+
+    s.close();
+    assertThat(s.isReady()).isFalse();
+    assertThat(s.stop()).isFalse(); // idempotent
+  }
+
+  @Test
+  void metricsAreValidPrometheusTextWithEngineReceiverAndJvmFamilies() throws Exception {
+    TidemarkServer s = start(config());
+    MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
+        .export(gauge("queue_depth", System.currentTimeMillis(), 3));
+
+    HttpResponse<String> r = get(s.httpPort(), "/metrics");
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("text/plain"));
+    String text = r.body();
+    for (String line : text.split("\n")) {
+      assertThat(SAMPLE_LINE.matcher(line).matches() || COMMENT_LINE.matcher(line).matches())
+          .as("line is a comment or 'name{labels} value': %s", line)
+          .isTrue();
+    }
+    assertThat(text)
+        .contains(
+            "\ntidemark_head_series 1",
+            "\ntidemark_head_bytes ",
+            "\ntidemark_head_bytes_per_series ",
+            "\ntidemark_buckets 1",
+            "\ntidemark_samples_appended_total 1",
+            "\ntidemark_samples_rejected_total 0",
+            "\ntidemark_recovery_seconds ",
+            "\ntidemark_storage_bytes ",
+            "\ntidemark_rocksdb_sst_files ",
+            "\ntidemark_rocksdb_bytes_written_total ",
+            "\ntidemark_rocksdb_block_cache_usage_bytes ",
+            "# TYPE tidemark_samples_appended_total counter",
+            "# TYPE tidemark_head_series gauge",
+            "tidemark_otlp_requests_total{",
+            "tidemark_otlp_data_points_accepted_total{protocol=\"grpc\"} 1",
+            "tidemark_otlp_request_duration_seconds_bucket{",
+            "\njvm_memory_used_bytes{");
+  }
+
+  @Test
+  void grpcExportIsDurableAcrossCloseAndReopen() throws Exception {
+    TidemarkServer s = start(config());
+    long now = System.currentTimeMillis();
+    ExportMetricsServiceResponse response =
+        MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
+            .withCompression("gzip")
+            .export(gauge("room.temperature", now, 21.5));
+    assertThat(response.hasPartialSuccess() && response.getPartialSuccess().getRejectedDataPoints() > 0)
+        .as("partial success: %s", response)
+        .isFalse();
+
+    HttpResponse<byte[]> viaHttp =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.otlpHttpPort() + "/v1/metrics"))
+                .header("Content-Type", "application/x-protobuf")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(gauge("room.humidity", now, 40).toByteArray()))
+                .build(),
+            HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(viaHttp.statusCode()).isEqualTo(200);
+
+    s.close();
+
+    try (RocksDbKvStore store = RocksDbKvStore.open(dir.resolve("data"));
+        Engine engine = Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+      assertThat(engine.stats().headSeries()).as("the head was sealed on close").isZero();
+      assertThat(readOne(engine, "room_temperature", now)).isEqualTo(21.5);
+      assertThat(readOne(engine, "room_humidity", now)).isEqualTo(40);
+      List<Series> series =
+          engine.select(now - 1, now + 1, List.of(LabelMatcher.equal("__name__", "room_temperature")));
+      assertThat(series.get(0).labels().get("job")).isEqualTo("checkout");
+    }
+  }
+
+  private static double readOne(Engine engine, String name, long t) {
+    List<Series> series = engine.select(t - 60_000, t + 60_000, List.of(LabelMatcher.equal("__name__", name)));
+    assertThat(series).as(name).hasSize(1);
+    SampleIterator it = series.get(0).iterator();
+    assertThat(it.next()).isTrue();
+    assertThat(it.timestampMillis()).isEqualTo(t);
+    double v = it.value();
+    assertThat(it.next()).isFalse();
+    return v;
+  }
+
+  @Test
+  void secondServerOnTheSameDataFolderFailsClearly() throws Exception {
+    TidemarkServer first = start(config());
+    Path folder = dir.resolve("data").toAbsolutePath().normalize();
+    assertThatThrownBy(() -> TidemarkServer.start(config().build()))
+        .isInstanceOf(StartupException.class)
+        .hasMessage("data folder " + folder + " is locked by another process (is another Tidemark running on it?)");
+    // the first is unaffected
+    assertThat(get(first.httpPort(), "/-/ready").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void portInUseFailsClearlyAndReleasesTheDataFolder() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      assertThatThrownBy(() -> TidemarkServer.start(config().otlpGrpcPort(port).build()))
+          .isInstanceOf(StartupException.class)
+          .hasMessage("port " + port + " (OTLP gRPC) on 127.0.0.1 is already in use");
+      assertThatThrownBy(() -> TidemarkServer.start(config().otlpHttpPort(port).build()))
+          .isInstanceOf(StartupException.class)
+          .hasMessage("port " + port + " (OTLP HTTP) on 127.0.0.1 is already in use");
+      assertThatThrownBy(() -> TidemarkServer.start(config().httpPort(port).build()))
+          .isInstanceOf(StartupException.class)
+          .hasMessage("port " + port + " (HTTP API) on 127.0.0.1 is already in use");
+    }
+    // everything opened before the failures was released: the folder and ports are free again
+    TidemarkServer s = start(config());
+    assertThat(get(s.httpPort(), "/-/ready").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void mainReportsAPortInUseWithExitCode1AndNoStackTrace() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+      java.io.StringWriter err = new java.io.StringWriter();
+      int code =
+          Main.run(
+              new java.io.PrintWriter(new java.io.StringWriter()),
+              new java.io.PrintWriter(err),
+              "--data-dir", dir.resolve("data").toString(),
+              "--http-port", String.valueOf(taken.getLocalPort()),
+              "--otlp-grpc-port", "0",
+              "--otlp-http-port", "0");
+      assertThat(code).isEqualTo(Main.EXIT_FAILURE);
+      assertThat(err.toString())
+          .isEqualTo("tidemark: port " + taken.getLocalPort() + " (HTTP API) on 127.0.0.1 is already in use" + System.lineSeparator());
+    }
+  }
+}
