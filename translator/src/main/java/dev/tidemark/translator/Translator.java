@@ -6,7 +6,6 @@ import com.dynatrace.hash4j.hashing.HashValue128;
 import com.dynatrace.hash4j.hashing.Hashing;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Ticker;
 import dev.tidemark.tsdb.append.AppendResult;
 import dev.tidemark.tsdb.append.Appender;
 import dev.tidemark.tsdb.append.RejectReason;
@@ -63,15 +62,13 @@ import java.util.concurrent.TimeUnit;
  * StreamKey}) and looked up in a bounded cache of {@link SeriesEntry}s holding the finished
  * {@link Labels}; only a miss sanitizes names and builds label sets. Metric names are cached per
  * (name, unit, kind). A stream whose entry was evicted (cache size {@link
- * TranslatorConfig#seriesCacheSize()}, or idle for {@link #SERIES_IDLE_MINUTES} minutes) loses
- * its le-bound memory: a later NoRecordedValue marks only the bounds seen since.
+ * TranslatorConfig#seriesCacheSize()}, least recently/frequently used first) loses its le-bound
+ * memory: a later NoRecordedValue marks only the bounds seen since.
  *
  * <p><b>Time.</b> All "now" decisions (future skew, receive time, delta eviction) use the injected
  * {@link Clock}.
  */
 public final class Translator {
-  /** Cached series entries idle this long are dropped. */
-  public static final long SERIES_IDLE_MINUTES = 30;
   /** At most this many {@code target_info} samples per resource and request (the latest ones). */
   public static final int MAX_TARGET_INFO_SAMPLES = 1_000;
 
@@ -101,6 +98,7 @@ public final class Translator {
   private final String targetInfoName;
   private final long maxFutureSkewMillis;
   private final long targetInfoIntervalMillis;
+  private final boolean injectZero;
   private final ThreadLocal<RequestState> requestState = ThreadLocal.withInitial(RequestState::new);
 
   public Translator(Appender appender, TranslatorConfig config, Clock clock) {
@@ -122,14 +120,7 @@ public final class Translator {
             config.labelNameUnderscoreSanitization(),
             config.labelNamePreserveMultipleUnderscores());
     this.delta = new DeltaAccumulator(config.maxStreams(), config.maxStale().toMillis(), config.deltaResetOnGap());
-    Ticker ticker = () -> TimeUnit.MILLISECONDS.toNanos(clock.millis());
-    this.series =
-        Caffeine.newBuilder()
-            .maximumSize(config.seriesCacheSize())
-            .expireAfterAccess(SERIES_IDLE_MINUTES, TimeUnit.MINUTES)
-            .ticker(ticker)
-            .executor(Runnable::run)
-            .build();
+    this.series = Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
     this.metricNames = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.labelNames = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.resources = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
@@ -138,6 +129,7 @@ public final class Translator {
     this.targetInfoName = config.namespace().isEmpty() ? "target_info" : config.namespace() + "_target_info";
     this.maxFutureSkewMillis = config.maxFutureSkew().toMillis();
     this.targetInfoIntervalMillis = Math.max(1, config.lookbackDelta().toMillis() / 2);
+    this.injectZero = config.startTimeMode() == TranslatorConfig.StartTimeMode.INJECT_ZERO;
   }
 
   public TranslatorConfig config() {
@@ -468,8 +460,8 @@ public final class Translator {
       rs.reject(RejectionReason.INVALID_METRIC_NAME, metric.getName(), e.getMessage(), n);
       return;
     }
-    String family = (String) name;
-    FamilyMetadata fm = new FamilyMetadata(family, promType, metricNamer.unitName(unit), metric.getDescription());
+    String family = ((FamilyName) name).family();
+    FamilyMetadata fm = new FamilyMetadata(family, promType, ((FamilyName) name).unit(), metric.getDescription());
     FamilyMetadata conflict = registry.register(fm);
     if (conflict != null) {
       rs.reject(RejectionReason.TYPE_CONFLICT, family,
@@ -573,7 +565,7 @@ public final class Translator {
 
   /** The start time in ms if zero injection applies to this point, else -1. */
   private long injectionMillis(long startUnixNano, long tsMillis) {
-    if (config.startTimeMode() != TranslatorConfig.StartTimeMode.INJECT_ZERO || startUnixNano <= 0) {
+    if (!injectZero || startUnixNano <= 0) {
       return -1;
     }
     long st = startUnixNano / 1_000_000;
@@ -1275,7 +1267,7 @@ public final class Translator {
     Object o = metricNames.getIfPresent(key);
     if (o == null) {
       try {
-        o = metricNamer.build(name, unit, kind);
+        o = new FamilyName(metricNamer.build(name, unit, kind), metricNamer.unitName(unit));
       } catch (InvalidNameException e) {
         o = e;
       }
@@ -1292,75 +1284,118 @@ public final class Translator {
   }
 
   /**
-   * Hashes attributes in key order without sorting when they already are (the common case: SDKs
-   * send sorted attributes), so the hash does not depend on the order in the request.
+   * Hashes attributes in canonical key order, so the hash does not depend on the order in the
+   * request. Design note: this is the hottest code of the translator (every point of every
+   * request), so it avoids work: each string is hashed once, in place, with XXH3-64 ({@link
+   * #stringHash}), and the key set is hashed only when it differs from the previous point's (the
+   * points of a metric usually share their keys; {@code String.equals} is much cheaper than
+   * hashing); sorting happens only for attributes not already in key order (SDKs sort them).
    */
   private static void hashAttributes(HashStream128 hs, List<KeyValue> attrs, RequestState rs) {
     int n = attrs.size();
-    hs.putInt(n);
-    boolean sorted = true;
-    String prev = null;
+    KeySet ks = rs.keySet;
+    if (!ks.matches(attrs, n)) {
+      ks.compute(attrs, n);
+    }
+    hs.putLong(ks.hash);
+    int[] order = ks.order;
     for (int i = 0; i < n; i++) {
-      String k = attrs.get(i).getKey();
-      if (prev != null && Labels.compareUtf8(prev, k) > 0) {
-        sorted = false;
-        break;
-      }
-      prev = k;
-    }
-    if (sorted) {
-      for (int i = 0; i < n; i++) {
-        hashKeyValue(hs, attrs.get(i));
-      }
-      return;
-    }
-    int[] order = rs.order(n);
-    for (int i = 0; i < n; i++) {
-      order[i] = i;
-    }
-    for (int i = 1; i < n; i++) {
-      int x = order[i];
-      String kx = attrs.get(x).getKey();
-      int j = i - 1;
-      while (j >= 0 && Labels.compareUtf8(attrs.get(order[j]).getKey(), kx) > 0) {
-        order[j + 1] = order[j];
-        j--;
-      }
-      order[j + 1] = x;
-    }
-    for (int i = 0; i < n; i++) {
-      hashKeyValue(hs, attrs.get(order[i]));
+      hs.putLong(valueHash(attrs.get(order == null ? i : order[i]).getValue()));
     }
   }
 
-  private static void hashKeyValue(HashStream128 hs, KeyValue kv) {
-    putString(hs, kv.getKey());
-    AnyValue v = kv.getValue();
-    AnyValue.ValueCase c = v.getValueCase();
-    hs.putByte((byte) c.getNumber());
-    switch (c) {
-      case STRING_VALUE -> putString(hs, v.getStringValue());
-      case BOOL_VALUE -> hs.putBoolean(v.getBoolValue());
-      case INT_VALUE -> hs.putLong(v.getIntValue());
-      case DOUBLE_VALUE -> hs.putLong(Double.doubleToRawLongBits(v.getDoubleValue()));
-      case VALUE_NOT_SET -> { }
-      default -> putString(hs, AttributeValues.toLabelValue(v));
+  /** The keys of the last attribute list hashed, their order and their hash. Per thread. */
+  static final class KeySet {
+    String[] keys = new String[16];
+    int n = -1;
+    /** Canonical order, or null if the keys are already in it. */
+    int[] order;
+    long hash;
+
+    boolean matches(List<KeyValue> attrs, int size) {
+      if (size != n) {
+        return false;
+      }
+      String[] k = keys;
+      for (int i = 0; i < size; i++) {
+        if (!k[i].equals(attrs.get(i).getKey())) {
+          return false;
+        }
+      }
+      return true;
     }
+
+    void compute(List<KeyValue> attrs, int size) {
+      if (keys.length < size) {
+        keys = new String[Math.max(size, keys.length * 2)];
+      }
+      boolean sorted = true;
+      for (int i = 0; i < size; i++) {
+        keys[i] = attrs.get(i).getKey();
+        if (i > 0 && keys[i - 1].compareTo(keys[i]) > 0) {
+          sorted = false;
+        }
+      }
+      n = size;
+      order = null;
+      if (!sorted) {
+        int[] o = new int[size];
+        for (int i = 0; i < size; i++) {
+          o[i] = i;
+        }
+        for (int i = 1; i < size; i++) {
+          int x = o[i];
+          int j = i - 1;
+          while (j >= 0 && keys[o[j]].compareTo(keys[x]) > 0) {
+            o[j + 1] = o[j];
+            j--;
+          }
+          o[j + 1] = x;
+        }
+        order = o;
+      }
+      long h = 0x9E3779B97F4A7C15L * (size + 1);
+      for (int i = 0; i < size; i++) {
+        h = Long.rotateLeft(h ^ stringHash(keys[order == null ? i : order[i]]), 27) * 0xC2B2AE3D27D4EB4FL;
+      }
+      hash = h;
+    }
+  }
+
+  private static long valueHash(AnyValue v) {
+    AnyValue.ValueCase c = v.getValueCase();
+    long salt = (c.getNumber() + 1) * 0x9E3779B97F4A7C15L;
+    return salt ^ switch (c) {
+      case STRING_VALUE -> stringHash(v.getStringValue());
+      case BOOL_VALUE -> v.getBoolValue() ? 1 : 0;
+      case INT_VALUE -> v.getIntValue();
+      case DOUBLE_VALUE -> Double.doubleToRawLongBits(v.getDoubleValue());
+      case VALUE_NOT_SET -> 0;
+      default -> stringHash(AttributeValues.toLabelValue(v));
+    };
   }
 
   /**
-   * A string as its length and its one-shot XXH3-64 hash, which reads the chars in place; 3x
-   * faster than streaming the chars, which copies them into the stream's buffer. A 64-bit
-   * collision between two values of the same attribute (~2^-64 per pair) would merge two streams.
+   * One-shot XXH3-64 of a string's chars, read in place (streaming them would copy them into the
+   * stream's buffer; this is 3x faster). A 64-bit collision between two values of the same
+   * attribute (~2^-64 per pair) would merge two streams.
    */
-  private static void putString(HashStream128 hs, String s) {
-    hs.putLong(XXH3_64.hashCharsToLong(s)).putInt(s.length());
+  private static long stringHash(String s) {
+    return XXH3_64.hashCharsToLong(s);
   }
+
+  private static void putString(HashStream128 hs, String s) {
+    hs.putLong(stringHash(s)).putInt(s.length());
+  }
+
 
 
   // ---------------------------------------------------------------- per-request state
 
   record NameKey(String name, String unit, MetricNamer.Kind kind) {}
+
+  /** A translated family name and its UNIT metadata. */
+  record FamilyName(String family, String unit) {}
 
   record TargetInfoSample(Labels labels, long timestampMillis) {}
 
@@ -1411,6 +1446,7 @@ public final class Translator {
     final HashStream128 hs = Hashing.xxh3_128().hashStream();
     final MetricCtx metricCtx = new MetricCtx();
     final ExpHistogram exp = new ExpHistogram();
+    final KeySet keySet = new KeySet();
     final List<DeltaAccumulator.Undo> undo = new ArrayList<>();
     final Set<TargetInfoSample> targetInfoSeen = new HashSet<>();
     final Set<String> jobsWithoutInstance = new HashSet<>();
