@@ -157,4 +157,42 @@ class OtlpIngestorTest {
       assertThat(ex.export(req).translation().totalDataPoints()).isEqualTo(4);
     }
   }
+
+  @Test
+  void concurrentReservationsNeverExceedTheLimit() throws Exception {
+    long limit = 10_000;
+    ReceiverFixture f = new ReceiverFixture(ReceiverConfig.builder().maxInFlightBytes(limit).build());
+    java.util.concurrent.atomic.AtomicLong maxSeen = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+    long seed = System.nanoTime();
+    Thread[] threads = new Thread[8];
+    for (int t = 0; t < threads.length; t++) {
+      java.util.SplittableRandom random = new java.util.SplittableRandom(seed + t);
+      threads[t] = new Thread(() -> {
+        for (int i = 0; i < 20_000; i++) {
+          try (Exchange ex = f.ingestor.begin(Protocol.GRPC)) {
+            boolean ok = ex.reserve(1 + random.nextInt(3000));
+            if (ok && random.nextBoolean()) {
+              ok = ex.reserve(random.nextInt(3000));
+            }
+            maxSeen.accumulateAndGet(f.ingestor.inFlightBytes(), Math::max);
+            if (!ok) {
+              refused.incrementAndGet();
+              ex.overloaded();
+            } else {
+              ex.fail(Outcome.CANCELLED, "test");
+            }
+          }
+        }
+      });
+      threads[t].start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertThat(maxSeen.get()).as("seed " + seed).isLessThanOrEqualTo(limit);
+    assertThat(refused.get()).as("seed " + seed).isPositive();
+    assertThat(f.ingestor.inFlightBytes()).isZero();
+    assertThat(f.requests("grpc", Outcome.OVERLOADED) + f.requests("grpc", Outcome.CANCELLED)).isEqualTo(8 * 20_000);
+  }
 }

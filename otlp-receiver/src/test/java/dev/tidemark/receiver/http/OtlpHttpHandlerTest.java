@@ -211,6 +211,18 @@ class OtlpHttpHandlerTest {
   }
 
   @Test
+  void deeplyNestedInputGets400NotAServerError() throws Exception {
+    start();
+    String deepJson = "[".repeat(100_000) + "]".repeat(100_000);
+    assertThat(post(JSON, null, deepJson.getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(400);
+    String deepValue = "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"k\",\"value\":"
+        + "{\"kvlistValue\":{\"values\":[{\"key\":\"k\",\"value\":".repeat(5_000) + "{}" + "}]}}".repeat(5_000)
+        + "}]}}]}";
+    assertThat(post(JSON, null, deepValue.getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(400);
+    assertThat(fixture.requests("http", Outcome.INTERNAL_ERROR)).isZero();
+  }
+
+  @Test
   void brokenGzipGets400() throws Exception {
     start();
     byte[] good = gzip(request(gauge("temp", 1)).toByteArray());
