@@ -340,6 +340,18 @@ public final class OtlpIngestor {
       return fail(Outcome.OVERLOADED, overloadedMessage);
     }
 
+    /**
+     * Records an out-of-memory failure as {@link Outcome#OVERLOADED} (retryable: the request may
+     * pass once memory is free) and returns its result. Admission control should prevent it; if
+     * it happens, the heap is too small for {@link ReceiverConfig#maxInFlightBytes()}.
+     */
+    public ExportResult outOfMemory(OutOfMemoryError e) {
+      warnings.log("out_of_memory", Level.ERROR,
+          () -> "OTLP request failed: out of memory; the heap is too small for maxInFlightBytes="
+              + config.maxInFlightBytes(), e);
+      return fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
+    }
+
     /** Records an {@link Outcome#INTERNAL_ERROR} and returns its result (the message does not leak internals). */
     public ExportResult internalError(Throwable t) {
       warnings.log("internal_error", Level.ERROR, () -> "OTLP request failed unexpectedly", t);

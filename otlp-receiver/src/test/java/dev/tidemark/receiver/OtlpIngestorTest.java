@@ -138,6 +138,19 @@ class OtlpIngestorTest {
   }
 
   @Test
+  void outOfMemoryIsARetryableOverload() {
+    ReceiverFixture f = new ReceiverFixture();
+    ExportResult r;
+    try (Exchange ex = f.ingestor.begin(Protocol.GRPC)) {
+      r = ex.outOfMemory(new OutOfMemoryError("test"));
+    }
+    assertThat(r.outcome()).isEqualTo(Outcome.OVERLOADED);
+    assertThat(r.outcome().retryable()).isTrue();
+    assertThat(r.message()).contains("out of memory");
+    assertThat(f.requests("grpc", Outcome.OVERLOADED)).isEqualTo(1);
+  }
+
+  @Test
   void failRefusesSuccessOutcomesAndTruncatesLongMessages() {
     ReceiverFixture f = new ReceiverFixture();
     try (Exchange ex = f.ingestor.begin(Protocol.HTTP)) {

@@ -39,7 +39,7 @@ import java.util.Objects;
  * <p><b>Answers.</b> Full success: an empty {@link ExportMetricsServiceResponse}. Partial
  * success: {@code partial_success{rejected_data_points, error_message}}, the message naming each
  * reason with its count and an example metric. Undecodable message: {@code INVALID_ARGUMENT}.
- * Overload (in-flight bytes limit) and storage unavailable (engine failure, head memory limit,
+ * Overload (in-flight bytes limit, out of memory) and storage unavailable (engine failure, head memory limit,
  * shutdown): {@code UNAVAILABLE} with {@code google.rpc.RetryInfo{retry_delay =
  * config.retryAfter()}} in the trailers. Unexpected failure: {@code INTERNAL}. A call already
  * cancelled by the client when it reaches the service is not processed.
@@ -91,6 +91,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     try (Exchange ex = ingestor.begin(OtlpIngestor.Protocol.GRPC)) {
       try {
         result = ex.reserve(request.getSerializedSize()) ? ex.export(request) : ex.overloaded();
+      } catch (OutOfMemoryError e) {
+        result = ex.outOfMemory(e);
       } catch (RuntimeException | Error e) {
         result = ex.internalError(e);
       }
@@ -107,6 +109,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     try (Exchange ex = ingestor.begin(OtlpIngestor.Protocol.GRPC)) {
       try {
         result = process(ex, raw);
+      } catch (OutOfMemoryError e) {
+        result = ex.outOfMemory(e);
       } catch (RuntimeException | Error e) {
         result = ex.internalError(e);
       }

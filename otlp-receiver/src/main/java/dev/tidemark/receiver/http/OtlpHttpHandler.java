@@ -62,7 +62,7 @@ import org.eclipse.jetty.util.Callback;
  *   <li>415: other content types; other content encodings (with {@code Accept-Encoding: gzip,
  *       identity}, RFC 9110 §15.5.16);
  *   <li>503 + {@code Retry-After} (seconds, {@link ReceiverConfig#retryAfterSeconds()}) and a
- *       {@code RetryInfo} detail: in-flight limit reached, storage unavailable;
+ *       {@code RetryInfo} detail: in-flight limit reached (or out of memory), storage unavailable;
  *   <li>500: unexpected failure (not retried by clients).
  * </ul>
  *
@@ -133,6 +133,8 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     try (Exchange ex = ingestor.begin(OtlpIngestor.Protocol.HTTP)) {
       try {
         reply = process(ex, request, encoding);
+      } catch (OutOfMemoryError e) {
+        reply = error(ex.outOfMemory(e), encoding);
       } catch (RuntimeException | Error e) {
         reply = error(ex.internalError(e), encoding);
       }
