@@ -191,20 +191,32 @@ public final class Engine implements Appender, AutoCloseable {
       byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
       try (KvCursor c = kv.scanPrefix(prefix)) {
         HeadBucket hb = null;
+        long[] newest = null;
         while (c.next()) {
           if (hb == null) {
             hb = reopenLocked(b);
+            newest = new long[hb.nextId()];
+            Arrays.fill(newest, Long.MIN_VALUE);
           }
           byte[] key = c.key();
           logSeq = Math.max(logSeq, headLogSeq(key));
           HeadBucket target = hb;
-          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, id, t, bits));
+          long[] targetNewest = newest;
+          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, targetNewest, id, t, bits));
+        }
+        // The series refs once per replayed series, not once per sample (a hash lookup each):
+        // noteAccepted keeps maxima, so noting each series' newest replayed sample is the same.
+        for (int id = 0; newest != null && id < newest.length; id++) {
+          if (newest[id] != Long.MIN_VALUE) {
+            noteAccepted(hb.byId(id), newest[id]);
+          }
         }
       }
     }
   }
 
-  private void replay(HeadBucket hb, int id, long t, long bits) {
+  /** Replays one logged sample; {@code newest[id]} tracks each series' newest replayed timestamp. */
+  private void replay(HeadBucket hb, long[] newest, int id, long t, long bits) {
     HeadSeries hs = hb.byId(id);
     if (hs == null) {
       throw new CorruptRecordException(
@@ -212,7 +224,9 @@ public final class Engine implements Appender, AutoCloseable {
     }
     headSampleBytes += hs.insertRecovered(t, bits);
     hb.noteTimestamp(t);
-    noteAccepted(hs, t);
+    if (t > newest[id]) {
+      newest[id] = t;
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
