@@ -649,6 +649,14 @@ public final class EngineBenchmark {
           "ingest." + tag + ".head_before_flush",
           "%,d series in %d open buckets, %,d bytes/series",
           beforeFlush.headSeries(), beforeFlush.openBuckets(), beforeFlush.headBytesPerSeries());
+      Map<String, Long> st = ctx.store.statistics();
+      result(
+          "ingest." + tag + ".rocksdb_io",
+          "%.1f B/sample written to the WAL/memtables, flush %.1f B/sample, compaction read %.1f / written %.1f B/sample",
+          st.get(RocksDbKvStore.STAT_BYTES_WRITTEN) / (double) samples,
+          st.get(RocksDbKvStore.STAT_FLUSH_BYTES_WRITTEN) / (double) samples,
+          st.get(RocksDbKvStore.STAT_COMPACTION_BYTES_READ) / (double) samples,
+          st.get(RocksDbKvStore.STAT_COMPACTION_BYTES_WRITTEN) / (double) samples);
       storage(ctx, samples, tag);
     } finally {
       ctx.close();
