@@ -67,7 +67,10 @@ import org.eclipse.jetty.util.Callback;
  * </ul>
  *
  * <p>The response is gzipped only if the request sent {@code Accept-Encoding: gzip} (and the body
- * is not empty).
+ * is not empty). Before answering, whatever is left of the request body is read and discarded (at
+ * most {@link ReceiverConfig#maxHttpBodyBytes()} more bytes, outside admission control) so that a
+ * client answered early (405, 413, 415, 503) reads the answer instead of a broken pipe; a longer
+ * body makes Jetty close the connection after the answer.
  *
  * <p><b>Threading.</b> The handler declares {@code BLOCKING} invocation (the {@link
  * Handler.Abstract} default), so Jetty runs it on its thread pool, never on a selector thread; it
@@ -129,21 +132,44 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       return false;
     }
     Encoding encoding = Encoding.of(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
+    SourceStream source = new SourceStream(Request.asInputStream(request));
     Reply reply;
     try (Exchange ex = ingestor.begin(OtlpIngestor.Protocol.HTTP)) {
       try {
-        reply = process(ex, request, encoding);
+        reply = process(ex, request, source, encoding);
       } catch (OutOfMemoryError e) {
         reply = error(ex.outOfMemory(e), encoding);
       } catch (RuntimeException | Error e) {
         reply = error(ex.internalError(e), encoding);
       }
     }
+    drain(source);
     send(request, response, callback, reply);
     return true;
   }
 
-  private Reply process(Exchange ex, Request request, Encoding encoding) {
+  /**
+   * Reads and discards what is left of the body (at most {@link ReceiverConfig#maxHttpBodyBytes()}
+   * more bytes) so that a client still sending gets the answer rather than a broken pipe, e.g. a
+   * 413 or 503 decided before the body was read. Beyond that Jetty closes the connection.
+   */
+  private void drain(SourceStream source) {
+    byte[] scratch = new byte[READ_CHUNK];
+    long left = maxBodyBytes;
+    try {
+      while (left > 0) {
+        int r = source.read(scratch, 0, (int) Math.min(scratch.length, left));
+        if (r < 0) {
+          return;
+        }
+        left -= r;
+      }
+    } catch (IOException e) {
+      // The client is gone or sent a broken body: Jetty closes the connection.
+    }
+  }
+
+  private Reply process(Exchange ex, Request request, SourceStream source, Encoding encoding) {
     if (!HttpMethod.POST.is(request.getMethod())) {
       return error(ex.fail(Outcome.METHOD_NOT_ALLOWED, "method " + request.getMethod() + " not allowed; use POST"), encoding)
           .header(HttpHeader.ALLOW, "POST");
@@ -168,7 +194,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
 
     Body body;
     try {
-      body = readBody(ex, request, gzip, contentLength);
+      body = readBody(ex, source, gzip, contentLength);
     } catch (BodyTooLarge e) {
       return tooLarge(ex, encoding, -1);
     } catch (Overloaded e) {
@@ -299,7 +325,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
    * Reads the (decompressed) body into one array of at most {@code maxBodyBytes + 1} bytes,
    * reserving its capacity against the in-flight limit as it grows.
    */
-  private Body readBody(Exchange ex, Request request, boolean gzip, long contentLength)
+  private Body readBody(Exchange ex, InputStream source, boolean gzip, long contentLength)
       throws IOException, BodyTooLarge, Overloaded {
     long cap = maxBodyBytes + 1;
     int initial;
@@ -313,7 +339,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     if (!ex.reserve(initial)) {
       throw new Overloaded();
     }
-    InputStream in = new SourceStream(Request.asInputStream(request));
+    InputStream in = source;
     if (gzip) {
       in = new GZIPInputStream(in, READ_CHUNK);
     }

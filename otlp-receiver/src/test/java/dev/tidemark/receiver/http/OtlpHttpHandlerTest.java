@@ -296,6 +296,23 @@ class OtlpHttpHandlerTest {
   }
 
   @Test
+  void chunkedBodiesWithoutContentLengthAreReadUpToTheLimit() throws Exception {
+    start();
+    byte[] ok = Otlp.bigRequest("chunked", 1000, 100).toByteArray();
+    HttpResponse<byte[]> r = send(builder(PROTOBUF, null)
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(ok))));
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(fixture.appender.named("chunked")).hasSize(1000);
+
+    byte[] big = Otlp.bigRequest("big", 3000, 100).toByteArray();
+    HttpResponse<byte[]> tooBig = send(builder(PROTOBUF, null)
+        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(big))));
+    assertThat(tooBig.statusCode()).isEqualTo(413);
+    assertThat(fixture.appender.named("big")).isEmpty();
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+  }
+
+  @Test
   void gzipBombGets413AfterDecompression() throws Exception {
     start();
     byte[] bomb = gzipZeros(64L * 1024 * 1024); // 64 MiB of zeros, ~64 KiB compressed
