@@ -573,12 +573,7 @@ public final class Translator {
   }
 
   private SeriesEntry entry(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
-    HashStream128 hs = rs.hs;
-    hs.reset();
-    hs.putLong(mc.hashHi).putLong(mc.hashLo);
-    hashAttributes(hs, attrs, rs);
-    HashValue128 h = hs.get();
-    StreamKey key = new StreamKey(h.getMostSignificantBits(), h.getLeastSignificantBits());
+    StreamKey key = streamKey(mc.hashHi, mc.hashLo, attrs, rs);
     rs.key = key;
     SeriesEntry e = series.getIfPresent(key);
     if (e == null) {
@@ -1281,6 +1276,42 @@ public final class Translator {
     List<KeyValue> l = new ArrayList<>(attrs);
     l.sort((a, b) -> Labels.compareUtf8(a.getKey(), b.getKey()));
     return l;
+  }
+
+  /**
+   * The stream key of a data point: the metric's 128-bit hash extended by the point's attributes
+   * (the key set's hash, then each value's 64-bit hash, in canonical key order). Two 64-bit lanes
+   * are updated with different bijective steps (xor-multiply-rotate, add-multiply-rotate) and
+   * finished with the MurmurHash3 fmix64 avalanche; for inputs differing in one value either lane
+   * alone already differs. No allocation besides the key.
+   */
+  private static StreamKey streamKey(long seedHi, long seedLo, List<KeyValue> attrs, RequestState rs) {
+    int n = attrs.size();
+    KeySet ks = rs.keySet;
+    if (!ks.matches(attrs, n)) {
+      ks.compute(attrs, n);
+    }
+    long h1 = seedHi;
+    long h2 = seedLo;
+    long x = ks.hash;
+    h1 = Long.rotateLeft((h1 ^ x) * 0x9E3779B97F4A7C15L, 31);
+    h2 = Long.rotateLeft((h2 + x) * 0xC2B2AE3D27D4EB4FL, 29);
+    int[] order = ks.order;
+    for (int i = 0; i < n; i++) {
+      x = valueHash(attrs.get(order == null ? i : order[i]).getValue());
+      h1 = Long.rotateLeft((h1 ^ x) * 0x9E3779B97F4A7C15L, 31);
+      h2 = Long.rotateLeft((h2 + x) * 0xC2B2AE3D27D4EB4FL, 29);
+    }
+    return new StreamKey(fmix64(h1 + n), fmix64(h2));
+  }
+
+  private static long fmix64(long k) {
+    k ^= k >>> 33;
+    k *= 0xff51afd7ed558ccdL;
+    k ^= k >>> 33;
+    k *= 0xc4ceb9fe1a85ec53L;
+    k ^= k >>> 33;
+    return k;
   }
 
   /**
