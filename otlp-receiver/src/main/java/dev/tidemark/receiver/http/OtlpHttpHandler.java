@@ -143,7 +143,10 @@ public final class OtlpHttpHandler extends Handler.Abstract {
         reply = error(ex.internalError(e), encoding);
       }
     }
-    drain(source);
+    long length = request.getLength();
+    if (length < 0 || length - Request.getContentBytesRead(request) <= maxBodyBytes) {
+      drain(source);
+    }
     send(request, response, callback, reply);
     return true;
   }
@@ -213,7 +216,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
           "cannot decode " + (encoding == Encoding.JSON ? "JSON" : "protobuf") + " ExportMetricsServiceRequest ("
               + body.length + " bytes): " + e.getMessage()), encoding);
     }
-    body = null;
+    body = null; // the decoded message is all translation needs
     ExportResult result = ex.export(otlp);
     if (result.response() != null) {
       return new Reply(200, encoding, result.response());
