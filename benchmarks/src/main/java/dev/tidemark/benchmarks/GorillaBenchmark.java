@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.State;
  * (one hour at 15 s). Bytes/sample (including the stream header, excluding the TimeSeries
  * encoding id byte) is printed once per trial as a line starting with {@code bytes/sample}.
  *
- * <p>Each invocation works on the next of {@value #CHUNKS} different pre-generated chunks so the
+ * <p>Each invocation works on the next of 64 different pre-generated chunks so the
  * branch predictor cannot learn one chunk by heart. Run:
  *
  * <pre>

@@ -23,12 +23,15 @@ import java.util.Objects;
  * <h2>Design note</h2>
  *
  * <p>{@link #reset} validates the header and copies the bit stream into an internal buffer with
- * {@value #PAD_BYTES} zero bytes of padding, so the inner loop reads whole big-endian longs at any
- * bit position ({@link #peek()}: one unaligned load and one shift give at least 57 valid bits) and
- * checks the bounds once per sample instead of once per field: a sample reads at most 147 bits, so
- * a truncated stream is noticed before any read leaves the padding (a read touches at most 9 bytes
- * from its bit position). The caller's array is not
- * retained. {@link #next()} and {@link #seek} never allocate.
+ * 32 zero bytes of padding ({@code PAD_BYTES}). The inner loop then reads whole big-endian longs at
+ * any bit position ({@code peek()}: one unaligned load and one shift give at least 57 valid bits,
+ * enough for a sample's control bits, delta-of-delta, value-changed bit and XOR window header
+ * together) and checks the bounds once per sample instead of once per field: a sample reads at
+ * most 147 bits and a read touches at most 9 bytes from its bit position, so a truncated stream is
+ * noticed before any read leaves the padding. Whether a value reuses the XOR window or opens a new
+ * one is unpredictable, so both cases are decoded with masks instead of a branch; the hot path of
+ * {@link #next()} is kept small enough to be inlined into the caller's loop. The caller's array is
+ * not retained. {@link #next()} and {@link #seek} never allocate.
  *
  * <h2>Corrupt input</h2>
  *
