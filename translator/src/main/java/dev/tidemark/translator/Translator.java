@@ -1297,8 +1297,24 @@ public final class Translator {
     h1 = Long.rotateLeft((h1 ^ x) * 0x9E3779B97F4A7C15L, 31);
     h2 = Long.rotateLeft((h2 + x) * 0xC2B2AE3D27D4EB4FL, 29);
     int[] order = ks.order;
+    String[] lastValues = ks.lastValues;
+    long[] lastHashes = ks.lastHashes;
     for (int i = 0; i < n; i++) {
-      x = valueHash(attrs.get(order == null ? i : order[i]).getValue());
+      AnyValue v = attrs.get(order == null ? i : order[i]).getValue();
+      if (v.getValueCase() == AnyValue.ValueCase.STRING_VALUE) {
+        // Most attributes repeat from point to point (method, region, ...): equals is far cheaper
+        // than hashing.
+        String sv = v.getStringValue();
+        if (sv.equals(lastValues[i])) {
+          x = lastHashes[i];
+        } else {
+          x = valueHash(v);
+          lastValues[i] = sv;
+          lastHashes[i] = x;
+        }
+      } else {
+        x = valueHash(v);
+      }
       h1 = Long.rotateLeft((h1 ^ x) * 0x9E3779B97F4A7C15L, 31);
       h2 = Long.rotateLeft((h2 + x) * 0xC2B2AE3D27D4EB4FL, 29);
     }
@@ -1338,6 +1354,9 @@ public final class Translator {
   /** The keys of the last attribute list hashed, their order and their hash. Per thread. */
   static final class KeySet {
     String[] keys = new String[16];
+    /** Per canonical position: the last string value hashed there and its hash. */
+    String[] lastValues = new String[16];
+    long[] lastHashes = new long[16];
     int n = -1;
     /** Canonical order, or null if the keys are already in it. */
     int[] order;
@@ -1359,7 +1378,10 @@ public final class Translator {
     void compute(List<KeyValue> attrs, int size) {
       if (keys.length < size) {
         keys = new String[Math.max(size, keys.length * 2)];
+        lastValues = new String[keys.length];
+        lastHashes = new long[keys.length];
       }
+      java.util.Arrays.fill(lastValues, null);
       boolean sorted = true;
       for (int i = 0; i < size; i++) {
         keys[i] = attrs.get(i).getKey();
