@@ -4,6 +4,7 @@ import dev.tidemark.rocksdb.RocksDbConfig;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.tsdb.append.AppendResult;
 import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.codec.GorillaEncoder;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
@@ -597,6 +598,7 @@ public final class EngineBenchmark {
         "== ingest: %,d series x %d min, %d threads, batch %d, fsync=%s%n",
         o.series, o.minutes, o.threads, o.batch, o.fsync);
     Workload wl = new Workload(o.series);
+    shapeReport(o.series);
     Path dir = Files.createTempDirectory(o.root, "tidemark-engine-bench-ingest-");
     Ctx ctx = new Ctx(dir, o.fsync);
     try {
@@ -662,6 +664,36 @@ public final class EngineBenchmark {
       ctx.close();
       cleanup(o, dir);
     }
+  }
+
+  /** Gorilla bytes/sample of one-hour chunks (240 samples) per value kind of the workload. */
+  static void shapeReport(int series) {
+    Workload w = new Workload(Math.min(series, 5000));
+    GorillaEncoder[] enc = new GorillaEncoder[w.n];
+    for (int i = 0; i < w.n; i++) {
+      enc[i] = new GorillaEncoder();
+    }
+    SampleBatch b = new SampleBatch(w.n);
+    SplittableRandom rnd = new SplittableRandom(7);
+    for (int step = 0; step < 240; step++) {
+      b.clear();
+      w.fill(b, 0, w.n, step, rnd);
+      for (int i = 0; i < w.n; i++) {
+        enc[i].append(b.timestampMillis(i), b.valueBits(i));
+      }
+    }
+    String[] names = {"integer counters", "fractional counters", "2-decimal gauges", "constants"};
+    long[] bytes = new long[4];
+    long[] count = new long[4];
+    for (int i = 0; i < w.n; i++) {
+      bytes[w.kind[i]] += enc[i].encodedSizeBytes();
+      count[w.kind[i]]++;
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int k = 0; k < 4; k++) {
+      sb.append(String.format(Locale.ROOT, "%s %.0f%% of series %.2f B/sample; ", names[k], 100.0 * count[k] / w.n, bytes[k] / (count[k] * 240.0)));
+    }
+    result("workload.gorilla_by_kind", "%s(1 h chunks, %,d series sampled)", sb, w.n);
   }
 
   static void storage(Ctx ctx, long samples, String tag) {
