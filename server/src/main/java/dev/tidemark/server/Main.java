@@ -379,12 +379,12 @@ public final class Main implements Callable<Integer> {
       Thread hook =
           new Thread(
               () -> {
-                boolean clean = server.stop();
-                if (clean) {
+                boolean clean = server.stop(); // waits for a start in progress first
+                if (server.isStopped()) {
                   // The JVM would exit with 128 + signal (143 for SIGTERM); a completed graceful
-                  // stop is a success.
+                  // stop is a success. (A failed start is left to main, which reports it.)
                   Logging.flush();
-                  Runtime.getRuntime().halt(EXIT_OK);
+                  Runtime.getRuntime().halt(clean ? EXIT_OK : EXIT_FAILURE);
                 }
               },
               "tidemark-shutdown");

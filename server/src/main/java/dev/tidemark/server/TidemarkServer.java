@@ -314,6 +314,11 @@ public final class TidemarkServer implements AutoCloseable {
     return state == State.RUNNING;
   }
 
+  /** Whether a {@link #stop()} has run to its end (false after a failed start). */
+  public boolean isStopped() {
+    return state == State.STOPPED;
+  }
+
   /** The bound OTLP/gRPC port (the real one when configured as 0). */
   public int otlpGrpcPort() {
     Server s = grpcServer;

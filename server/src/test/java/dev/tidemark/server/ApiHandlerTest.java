@@ -1,0 +1,87 @@
+package dev.tidemark.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class ApiHandlerTest {
+
+  private final AtomicBoolean ready = new AtomicBoolean();
+  private final PrometheusRegistry registry = new PrometheusRegistry();
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private Server server;
+  private int port;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new Server();
+    ServerConnector c = new ServerConnector(server);
+    c.setHost("127.0.0.1");
+    c.setPort(0);
+    server.addConnector(c);
+    server.setHandler(new ApiHandler(registry, ready::get));
+    server.start();
+    port = c.getLocalPort();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.stop();
+  }
+
+  private HttpResponse<String> send(String method, String path, String accept) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .method(method, HttpRequest.BodyPublishers.noBody());
+    if (accept != null) {
+      b.header("Accept", accept);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void readyIs503UntilTheServerHasStartedAndAgainWhileItStops() throws Exception {
+    HttpResponse<String> starting = send("GET", "/-/ready", null);
+    assertThat(starting.statusCode()).isEqualTo(503);
+    assertThat(starting.body()).isEqualTo("Tidemark is not ready.\n");
+    assertThat(send("GET", "/-/healthy", null).statusCode()).isEqualTo(200);
+
+    ready.set(true);
+    assertThat(send("GET", "/-/ready", null).statusCode()).isEqualTo(200);
+    ready.set(false);
+    assertThat(send("GET", "/-/ready", null).statusCode()).isEqualTo(503);
+  }
+
+  @Test
+  void headAnswersWithoutBodyAndOtherMethodsGet405() throws Exception {
+    HttpResponse<String> head = send("HEAD", "/-/healthy", null);
+    assertThat(head.statusCode()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+    assertThat(send("DELETE", "/metrics", null).statusCode()).isEqualTo(405);
+    assertThat(send("GET", "/api/v1/query", null).statusCode()).isEqualTo(404);
+    assertThat(send("GET", "/metrics/", null).statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void metricsNegotiatesTheFormatAndDefaultsToPrometheusText() throws Exception {
+    Counter.builder().name("things_total").help("Things.").register(registry).inc();
+    HttpResponse<String> text = send("GET", "/metrics", null);
+    assertThat(text.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/plain; version=0.0.4");
+    assertThat(text.body()).contains("# TYPE things_total counter\nthings_total 1.0\n");
+
+    HttpResponse<String> om = send("GET", "/metrics", "application/openmetrics-text; version=1.0.0");
+    assertThat(om.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/openmetrics-text");
+    assertThat(om.body()).endsWith("# EOF\n");
+  }
+}
