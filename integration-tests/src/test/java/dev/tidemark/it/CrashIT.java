@@ -1,7 +1,6 @@
 package dev.tidemark.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import dev.tidemark.it.StoredData.Sample;
 import dev.tidemark.tsdb.model.Labels;
@@ -16,131 +15,113 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A server process receives a stream of Export requests over OTLP/gRPC (one at a time, each
- * waiting for its response) and is killed with SIGKILL at a random moment; it is restarted on the
- * same data folder, {@value #KILLS} times, then stopped cleanly and the folder is read back.
+ * A server process receives a stream of Export requests over OTLP/gRPC ({@value #SENDERS}
+ * senders, each sending one request at a time and waiting for its response) and is killed with
+ * SIGKILL at a random moment; it is restarted on the same data folder, {@value #KILLS} times.
+ * After the second kill the unanswered requests are retried (a client's retry after a crash: same
+ * points, accepted as duplicates of identical value if they were stored). Finally the server gets
+ * SIGTERM in the middle of the stream (graceful stop: in-flight requests finish, exit code 0) and
+ * the folder is read back.
  *
  * <p>Request {@code r} carries {@value #SERIES} gauge points {@code crash_gauge{series="i"}} =
  * {@code r * 1000 + i} and one counter point {@code crash_requests_total} = {@code r + 1}, all at
- * {@code base + r} ms. Every request whose Export returned OK (no rejection) must be stored
- * exactly; the one request per kill that got no answer must be stored entirely or not at all;
- * nothing else may be stored. The kill moments come from a seeded random (system property {@code
- * tidemark.it.seed}; the seed is in every message).
+ * {@code base + r} ms (two senders interleave, so some points arrive slightly out of order, inside
+ * the window). Every request whose Export returned OK (without rejections) must be stored exactly;
+ * each request that got no answer must be stored entirely or not at all; nothing else may be
+ * stored. The kill moments come from a seeded random (system property {@code tidemark.it.seed}; the
+ * seed is in every message).
  */
 @ExtendWith(ServerLogs.class)
 class CrashIT {
   static final int SERIES = 8;
   static final int KILLS = 3;
-  /** Requests sent after the last restart, before the clean stop. */
-  static final int AFTER_LAST_RESTART = 50;
+  static final int SENDERS = 2;
 
   @TempDir Path tmp;
 
-  @Test
-  void acknowledgedExportsSurviveSigkill() throws Exception {
-    long seed = Long.getLong("tidemark.it.seed", System.nanoTime());
-    String seedText = "seed " + seed + " (rerun with -Dtidemark.it.seed=" + seed + ")";
-    SplittableRandom random = new SplittableRandom(seed);
-    long base = System.currentTimeMillis() - Duration.ofMinutes(15).toMillis();
+  private final AtomicInteger next = new AtomicInteger();
+  private final NavigableSet<Integer> acked = new ConcurrentSkipListSet<>();
+  private final NavigableSet<Integer> inDoubt = new ConcurrentSkipListSet<>();
+  private long base;
+  private String seedText;
 
-    TreeSet<Integer> acked = new TreeSet<>();
-    TreeSet<Integer> inDoubt = new TreeSet<>();
-    int next = 0;
+  @Test
+  void acknowledgedExportsSurviveSigkillAndSigterm() throws Exception {
+    long seed = Long.getLong("tidemark.it.seed", System.nanoTime());
+    seedText = "seed " + seed + " (rerun with -Dtidemark.it.seed=" + seed + ")";
+    SplittableRandom random = new SplittableRandom(seed);
+    base = System.currentTimeMillis() - Duration.ofMinutes(15).toMillis();
+
     ScheduledExecutorService killer = Executors.newSingleThreadScheduledExecutor();
+    ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
     ServerProcess server = ServerProcess.start(tmp.resolve("data"));
     try {
-      for (int kill = 1; kill <= KILLS; kill++) {
-        long killAfterMillis = 300 + random.nextInt(1200);
-        AtomicBoolean killed = new AtomicBoolean();
+      for (int cycle = 1; cycle <= KILLS + 1; cycle++) {
+        boolean sigterm = cycle > KILLS;
+        long afterMillis = 300 + random.nextInt(1200);
         ServerProcess victim = server;
-        ManagedChannel channel = Otlp.channel(server.grpcPort());
         int ackedBefore = acked.size();
-        try {
-          MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
-          // Warm the connection before the clock starts so every cycle gets some acknowledgements.
-          next = sendOne(stub, next, base, acked, seedText);
-          CompletableFuture<Void> killDone = new CompletableFuture<>();
-          killer.schedule(
-              () -> {
-                killed.set(true);
-                try {
-                  victim.kill();
-                  killDone.complete(null);
-                } catch (Throwable t) {
-                  killDone.completeExceptionally(t);
-                }
-              },
-              killAfterMillis,
-              TimeUnit.MILLISECONDS);
-          while (true) {
-            int r = next++;
-            try {
-              ExportMetricsServiceResponse resp =
-                  stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, base));
-              assertThat(resp.getPartialSuccess().getRejectedDataPoints())
-                  .as("request %d rejected points (%s): %s", r, seedText, resp.getPartialSuccess().getErrorMessage())
-                  .isZero();
-              acked.add(r);
-            } catch (StatusRuntimeException e) {
-              if (!killed.get()) {
-                fail("request " + r + " failed before the kill (" + seedText + "): " + e.getStatus(), e);
+        TreeSet<Integer> doubtBefore = new TreeSet<>(inDoubt);
+        int exit =
+            stream(server, killer, senders, afterMillis, () -> {
+              if (sigterm) {
+                return victim.stop();
               }
-              inDoubt.add(r);
-              break;
-            }
-          }
-          killDone.get(60, TimeUnit.SECONDS);
-        } finally {
-          channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
-        }
-        assertThat(acked.size() - ackedBefore)
-            .as("acknowledged exports in kill cycle %d (%s)", kill, seedText)
-            .isGreaterThan(1);
+              victim.kill();
+              return -1;
+            });
+        TreeSet<Integer> unanswered = new TreeSet<>(inDoubt);
+        unanswered.removeAll(doubtBefore);
         System.out.printf(
-            "CrashIT %s: kill %d after %d ms, %d requests acknowledged so far, in doubt %s%n",
-            seedText, kill, killAfterMillis, acked.size(), inDoubt);
-        server = server.restart();
-      }
-      ManagedChannel channel = Otlp.channel(server.grpcPort());
-      try {
-        MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
-        for (int i = 0; i < AFTER_LAST_RESTART; i++) {
-          next = sendOne(stub, next, base, acked, seedText);
+            "CrashIT %s: %s after %d ms; %d requests acknowledged in this cycle, unanswered %s%n",
+            seedText, sigterm ? "SIGTERM" : "SIGKILL", afterMillis, acked.size() - ackedBefore, unanswered);
+        assertThat(acked.size() - ackedBefore).as("acknowledged exports in cycle %d (%s)", cycle, seedText).isPositive();
+        if (sigterm) {
+          assertThat(exit).as("exit code after SIGTERM under load (%s)", seedText).isZero();
+          break;
         }
-      } finally {
-        channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+        server = server.restart();
+        if (cycle == 2) {
+          retry(server, unanswered);
+        }
       }
-      assertThat(server.stop()).as("exit code after SIGTERM").isZero();
     } finally {
       killer.shutdownNow();
+      senders.shutdownNow();
       server.close();
     }
 
     StoredData stored = StoredData.read(server.dataDir());
+    List<Sample> firstSeries = stored.samples(gaugeLabels(0));
     Map<Labels, List<Sample>> expected = new TreeMap<>();
-    for (int r = 0; r < next; r++) {
+    for (int r = 0; r < next.get(); r++) {
       boolean present;
       if (acked.contains(r)) {
         present = true;
       } else if (inDoubt.contains(r)) {
-        present = stored.samples(gaugeLabels(0)) != null
-            && stored.samples(gaugeLabels(0)).contains(Sample.of(base + r, r * 1000.0));
+        present = firstSeries != null && firstSeries.contains(Sample.of(base + r, r * 1000.0));
         System.out.printf("CrashIT %s: unanswered request %d %s%n", seedText, r, present ? "stored" : "not stored");
       } else {
-        present = false;
+        throw new AssertionError("request " + r + " neither acknowledged nor unanswered");
       }
       if (present) {
         for (int i = 0; i < SERIES; i++) {
@@ -152,20 +133,77 @@ class CrashIT {
     assertThat(stored.all().keySet()).as("stored series (%s)", seedText).containsExactlyInAnyOrderElementsOf(expected.keySet());
     for (Map.Entry<Labels, List<Sample>> e : expected.entrySet()) {
       assertThat(stored.samples(e.getKey()))
-          .as("samples of %s: acknowledged exports all there, each unanswered one all or nothing (%s; in doubt %s)",
+          .as("samples of %s: acknowledged exports all there, each unanswered one all or nothing (%s; unanswered %s)",
               e.getKey(), seedText, inDoubt)
           .containsExactlyElementsOf(e.getValue());
     }
   }
 
-  private static int sendOne(
-      MetricsServiceGrpc.MetricsServiceBlockingStub stub, int r, long base, TreeSet<Integer> acked, String seedText) {
+  /**
+   * Streams requests from {@value #SENDERS} senders until {@code end} (run after {@code
+   * afterMillis}) has stopped the server; returns what {@code end} returned. A request failing
+   * before {@code end} started fails the test.
+   */
+  private int stream(
+      ServerProcess server, ScheduledExecutorService killer, ExecutorService senders, long afterMillis,
+      Callable<Integer> end) throws Exception {
+    AtomicBoolean ending = new AtomicBoolean();
+    ManagedChannel channel = Otlp.channel(server.grpcPort());
+    try {
+      MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+      send(stub, next.getAndIncrement()); // connect before the clock starts
+      ScheduledFuture<Integer> ended =
+          killer.schedule(() -> {
+            ending.set(true);
+            return end.call();
+          }, afterMillis, TimeUnit.MILLISECONDS);
+      List<Future<?>> running = new ArrayList<>();
+      for (int s = 0; s < SENDERS; s++) {
+        running.add(senders.submit(() -> {
+          while (true) {
+            int r = next.getAndIncrement();
+            try {
+              send(stub, r);
+            } catch (StatusRuntimeException e) {
+              if (!ending.get()) {
+                throw new AssertionError("request " + r + " failed before the stop (" + seedText + "): " + e.getStatus(), e);
+              }
+              inDoubt.add(r);
+              return null;
+            }
+          }
+        }));
+      }
+      for (Future<?> f : running) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+      return ended.get(120, TimeUnit.SECONDS);
+    } finally {
+      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Sends the unanswered requests again: each must now succeed without rejections. */
+  private void retry(ServerProcess server, TreeSet<Integer> unanswered) throws InterruptedException {
+    ManagedChannel channel = Otlp.channel(server.grpcPort());
+    try {
+      MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+      for (int r : unanswered) {
+        send(stub, r);
+        inDoubt.remove(r);
+      }
+    } finally {
+      channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Exports request {@code r}; on an OK answer without rejections, records it as acknowledged. */
+  private void send(MetricsServiceGrpc.MetricsServiceBlockingStub stub, int r) {
     ExportMetricsServiceResponse resp = stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, base));
     assertThat(resp.getPartialSuccess().getRejectedDataPoints())
         .as("request %d rejected points (%s): %s", r, seedText, resp.getPartialSuccess().getErrorMessage())
         .isZero();
     acked.add(r);
-    return r + 1;
   }
 
   static ExportMetricsServiceRequest request(int r, long base) {

@@ -88,11 +88,6 @@ final class ServerProcess implements AutoCloseable {
       int[] ports = freePorts(3);
       Path log = dataDir.resolveSibling(dataDir.getFileName() + "-server-" + (STARTED.size() + 1) + ".log");
       List<String> cmd = new ArrayList<>();
-      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      cmd.add("-Xmx512m");
-      cmd.add("-XX:+UseSerialGC");
-      cmd.add("-jar");
-      cmd.add(jar().toString());
       cmd.add("--data-dir");
       cmd.add(dataDir.toAbsolutePath().toString());
       cmd.add("--otlp-grpc-port");
@@ -102,14 +97,7 @@ final class ServerProcess implements AutoCloseable {
       cmd.add("--http-port");
       cmd.add(Integer.toString(ports[2]));
       cmd.addAll(extraArgs);
-      ProcessBuilder pb = new ProcessBuilder(cmd);
-      pb.directory(dataDir.toAbsolutePath().getParent().toFile());
-      pb.environment().keySet().removeIf(
-          k -> k.equals("JAVA_TOOL_OPTIONS") || k.equals("_JAVA_OPTIONS") || k.equals("JDK_JAVA_OPTIONS")
-              || k.equals("CLASSPATH") || k.startsWith("MAVEN_"));
-      pb.redirectErrorStream(true);
-      pb.redirectOutput(log.toFile());
-      pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+      ProcessBuilder pb = processBuilder(dataDir.toAbsolutePath().getParent(), log, cmd);
       ServerProcess sp = new ServerProcess(dataDir, List.copyOf(extraArgs), log, ports, pb.start());
       STARTED.add(sp);
       try {
@@ -127,7 +115,48 @@ final class ServerProcess implements AutoCloseable {
     throw portRace;
   }
 
-  private static int[] freePorts(int n) throws IOException {
+  /** {@code java -Xmx512m -jar tidemark.jar args...} in {@code workDir}, output to {@code log}. */
+  private static ProcessBuilder processBuilder(Path workDir, Path log, List<String> args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xmx512m");
+    cmd.add("-XX:+UseSerialGC");
+    cmd.add("-jar");
+    cmd.add(jar().toString());
+    cmd.addAll(args);
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.directory(workDir.toFile());
+    pb.environment().keySet().removeIf(
+        k -> k.equals("JAVA_TOOL_OPTIONS") || k.equals("_JAVA_OPTIONS") || k.equals("JDK_JAVA_OPTIONS")
+            || k.equals("CLASSPATH") || k.startsWith("MAVEN_"));
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(log.toFile());
+    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    return pb;
+  }
+
+  /** The exit code and output of a {@link #runToExit} process. */
+  record Exit(int code, String output) {}
+
+  /**
+   * Runs {@code java -jar tidemark.jar args...} in {@code workDir} until it exits by itself (a
+   * start that must fail); kills it and fails after {@code timeout}.
+   */
+  static Exit runToExit(Path workDir, Duration timeout, String... args) throws IOException, InterruptedException {
+    Files.createDirectories(workDir);
+    Path log = Files.createTempFile(workDir, "tidemark-run-", ".log");
+    Process p = processBuilder(workDir, log, List.of(args)).start();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.toHandle().destroyForcibly();
+      p.waitFor();
+      throw new AssertionError(
+          "tidemark " + String.join(" ", args) + " still running after " + timeout.toSeconds()
+              + " s (expected it to exit); output:\n" + Files.readString(log, StandardCharsets.UTF_8));
+    }
+    return new Exit(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
+  }
+
+  static int[] freePorts(int n) throws IOException {
     List<ServerSocket> sockets = new ArrayList<>();
     try {
       int[] ports = new int[n];
