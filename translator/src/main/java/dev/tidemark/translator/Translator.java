@@ -603,7 +603,7 @@ public final class Translator {
       return;
     }
     Labels s = e.series;
-    rs.begin();
+    rs.begin(mc, ts);
     boolean stale = (p.getFlags() & 1) != 0;
     if (stale) {
       if (mc.delta) {
@@ -650,8 +650,16 @@ public final class Translator {
     boolean stale = (p.getFlags() & 1) != 0;
     int nb = p.getExplicitBoundsCount();
     int nc = p.getBucketCountsCount();
+    double[] bounds = rs.bounds(nb);
+    for (int i = 0; i < nb; i++) {
+      bounds[i] = p.getExplicitBounds(i);
+    }
+    long[] counts = rs.counts(nc);
+    for (int i = 0; i < nc; i++) {
+      counts[i] = p.getBucketCounts(i);
+    }
     if (!stale) {
-      String invalid = validateHistogram(p, nb, nc);
+      String invalid = validateHistogram(bounds, nb, counts, nc, p.getCount());
       if (invalid != null) {
         rs.reject(RejectionReason.INVALID_HISTOGRAM, mc.family, invalid);
         return;
@@ -661,11 +669,7 @@ public final class Translator {
     if (e == null) {
       return;
     }
-    double[] bounds = rs.bounds(nb);
-    for (int i = 0; i < nb; i++) {
-      bounds[i] = p.getExplicitBounds(i);
-    }
-    rs.begin();
+    rs.begin(mc, ts);
     if (stale) {
       if (mc.delta) {
         delta.remove(rs.key, rs.undo);
@@ -673,10 +677,6 @@ public final class Translator {
       staleHistogram(rs, e, bounds, nb, p.hasSum());
       rs.commit(mc, ts, -1);
       return;
-    }
-    long[] counts = rs.counts(nc);
-    for (int i = 0; i < nc; i++) {
-      counts[i] = p.getBucketCounts(i);
     }
     long count = p.getCount();
     boolean hasSum = p.hasSum();
@@ -722,13 +722,13 @@ public final class Translator {
     rs.commit(mc, ts, injectionMillis(startNanos, ts));
   }
 
-  private static String validateHistogram(HistogramDataPoint p, int nb, int nc) {
+  private static String validateHistogram(double[] bounds, int nb, long[] counts, int nc, long count) {
     if (!(nc == nb + 1 || (nc == 0 && nb == 0))) {
       return "bucket_counts has " + nc + " entries for " + nb + " explicit_bounds (want " + (nb + 1) + ")";
     }
     double prev = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < nb; i++) {
-      double b = p.getExplicitBounds(i);
+      double b = bounds[i];
       if (Double.isNaN(b) || Double.isInfinite(b)) {
         return "explicit bound " + b + " is not finite";
       }
@@ -739,17 +739,18 @@ public final class Translator {
     }
     long total = 0;
     for (int i = 0; i < nc; i++) {
-      long c = p.getBucketCounts(i);
+      long c = counts[i];
       total += c;
       if (c < 0 || total < 0) {
         return "bucket count out of range";
       }
     }
-    if (p.getCount() < 0) {
+    if (count < 0) {
       return "count out of range";
     }
     return null;
   }
+
 
   private void emitHistogram(
       RequestState rs, SeriesEntry e, double[] bounds, int nb, long[] counts, long count, boolean hasSum, double sum) {
@@ -846,7 +847,7 @@ public final class Translator {
     if (e == null) {
       return;
     }
-    rs.begin();
+    rs.begin(mc, ts);
     int nq = p.getQuantileValuesCount();
     if ((p.getFlags() & 1) != 0) {
       List<Labels> all;
@@ -917,7 +918,7 @@ public final class Translator {
     if (e == null) {
       return;
     }
-    rs.begin();
+    rs.begin(mc, ts);
     if (stale) {
       if (mc.delta) {
         delta.remove(rs.key, rs.undo);
@@ -1523,6 +1524,9 @@ public final class Translator {
     long[] sBits = new long[64];
     boolean[] sInject = new boolean[64];
     int sN;
+    MetricMetadata curMeta;
+    long curTs;
+    boolean direct;
     private double[] bounds = new double[32];
     private long[] counts = new long[32];
     private int[] order = new int[32];
@@ -1570,8 +1574,16 @@ public final class Translator {
       }
     }
 
-    void begin() {
+    /**
+     * Opens a point. Without zero injection samples go straight into the batch (everything that
+     * can reject a point is checked before its first sample is emitted); with it they are staged
+     * so the zero point can precede them.
+     */
+    void begin(MetricCtx mc, long ts) {
       sN = 0;
+      curMeta = mc.meta;
+      curTs = ts;
+      direct = !injectZero;
     }
 
     private void stage(Labels l, long bits, boolean inject) {
@@ -1588,16 +1600,24 @@ public final class Translator {
 
     /** Stages a value; every NaN becomes the canonical NaN, so input cannot forge a stale marker. */
     void emit(Labels l, double v, boolean injectable) {
-      stage(l, v != v ? NORMAL_NAN_BITS : Double.doubleToRawLongBits(v), injectable);
+      if (direct) {
+        batch.add(l, curMeta, curTs, v != v ? NORMAL_NAN : v);
+      } else {
+        stage(l, v != v ? NORMAL_NAN_BITS : Double.doubleToRawLongBits(v), injectable);
+      }
     }
 
     void emitStale(Labels l) {
-      stage(l, SampleBatch.STALE_NAN_BITS, false);
+      if (direct) {
+        batch.addStaleMarker(l, curMeta, curTs);
+      } else {
+        stage(l, SampleBatch.STALE_NAN_BITS, false);
+      }
     }
 
     /** Adds the staged samples as one point (after an optional start-time zero point). */
     void commit(MetricCtx mc, long ts, long injectMillis) {
-      if (injectMillis > 0) {
+      if (!direct && injectMillis > 0) {
         boolean any = false;
         for (int i = 0; i < sN; i++) {
           if (sInject[i]) {
