@@ -51,7 +51,9 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing else is stored.
  *
  * <p>Four pipelines (gRPC or HTTP × cumulative or delta), each an {@link SdkMeterProvider} with
- * its own {@code service.instance.id}, record the same measurements in three collection cycles.
+ * its own {@code service.instance.id}, record the same measurements in four collection cycles; the
+ * server is stopped with SIGTERM and restarted on its folder before the fourth (its samples go
+ * into the hour bucket the stop sealed, which reopens).
  * The SDK runs on a controlled {@link Clock} so point timestamps are known; a reader we drive
  * ({@link ManualReader}) collects and we hand each collection to the exporter, checking that the
  * export succeeded. Expected series (contract {@code docs/otlp-translation.md}): counter {@code
@@ -62,14 +64,18 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code job="shop/checkout"}, {@code instance}, {@code otel_scope_name}, {@code
  * otel_scope_version} and the sanitized attributes; delta points accumulated into the same
  * cumulative values as the cumulative pipelines (a delta cycle without measurements of a series
- * exports no point, so that series has no sample at that time).
+ * exports no point, so that series has no sample at that time; after the restart, which loses the
+ * accumulation state, delta streams start again from zero: a counter reset). {@code /metrics}
+ * must count every point accepted and none rejected.
  */
 @ExtendWith(ServerLogs.class)
 class OtelSdkIT {
   private static final String SCOPE = "dev.tidemark.it.otel";
   private static final String SCOPE_VERSION = "1.2.3";
   private static final String JOB = "shop/checkout";
-  private static final int CYCLES = 3;
+  private static final int CYCLES = 4;
+  /** The server is stopped (SIGTERM) and restarted on its folder before this cycle (0-based). */
+  private static final int RESTART_BEFORE = 3;
   private static final long STEP_NANOS = TimeUnit.SECONDS.toNanos(15);
 
   private static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
@@ -79,16 +85,16 @@ class OtelSdkIT {
 
   // Per-cycle measurements (index 0 = cycle 1). Binary fractions only: delta sums added up by the
   // server equal the SDK's cumulative sums bit for bit.
-  private static final long[] GET_ADDS = {1, 3, 2};
-  private static final long[] POST_ADDS = {5, 0, 4}; // 0: no measurement in cycle 2
-  private static final double[] CPU_ADDS = {0.25, 1.5, 0.125};
-  private static final long[] QUEUE_ADDS = {5, -2, 3};
-  private static final double[] TEMPERATURES = {20.5, 21.25, 19.75};
-  private static final double[] MEMORY = {0.25, 0.5, 0.375};
+  private static final long[] GET_ADDS = {1, 3, 2, 4};
+  private static final long[] POST_ADDS = {5, 0, 4, 1}; // 0: no measurement in cycle 2
+  private static final double[] CPU_ADDS = {0.25, 1.5, 0.125, 0.5};
+  private static final long[] QUEUE_ADDS = {5, -2, 3, -4};
+  private static final double[] TEMPERATURES = {20.5, 21.25, 19.75, 22};
+  private static final double[] MEMORY = {0.25, 0.5, 0.375, 0.125};
   private static final double[] LATENCY_BOUNDS = {0.25, 0.5, 1, 2.5};
-  private static final double[][] LATENCIES = {{0.125, 0.5, 3}, {0.25, 1.5, 0.75}, {2.5, 10, 0.0625}};
+  private static final double[][] LATENCIES = {{0.125, 0.5, 3}, {0.25, 1.5, 0.75}, {2.5, 10, 0.0625}, {0.5, 0.125}};
   /** Exponential histogram values; 0.75 in cycle 3 widens the bucket range downwards. */
-  private static final double[][] PAYLOADS = {{0, 1, 3, 1000, 64}, {2, 5, 100}, {7, 10, 0.75, 0}};
+  private static final double[][] PAYLOADS = {{0, 1, 3, 1000, 64}, {2, 5, 100}, {7, 10, 0.75, 0}, {3, 50}};
   /** The server's default target scale of the classic conversion. */
   private static final int TARGET_SCALE = 2;
 
@@ -99,26 +105,30 @@ class OtelSdkIT {
     long t0Nanos = TimeUnit.SECONDS.toNanos(Instant.now().minus(Duration.ofMinutes(10)).getEpochSecond());
     ServerProcess server = ServerProcess.start(tmp.resolve("data"));
     Map<Labels, List<Sample>> expected = new TreeMap<>();
+    List<Pipeline> pipelines = new ArrayList<>();
     try {
       for (String protocol : List.of("grpc", "http")) {
         for (boolean delta : new boolean[] {false, true}) {
-          String instance = protocol + "-" + (delta ? "delta" : "cumulative");
-          MetricExporter exporter = exporter(server, protocol, delta);
-          runPipeline(exporter, instance, t0Nanos);
-          expect(expected, instance, delta, t0Nanos);
+          pipelines.add(new Pipeline(protocol, delta, t0Nanos));
+          expect(expected, pipelines.get(pipelines.size() - 1).instance, delta, t0Nanos);
         }
       }
-      String metrics = server.apiGet("/metrics");
-      assertThat(counter(metrics, "tidemark_otlp_data_points_rejected_total", ""))
-          .as("rejected points per /metrics:\n%s", grep(metrics, "tidemark_otlp_data_points"))
-          .isZero();
-      // 8 points per cumulative cycle; the delta pipelines skip POST in cycle 2.
-      int perProtocol = 8 * CYCLES + 8 * CYCLES - 1;
-      assertThat(counter(metrics, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\""))
-          .isEqualTo(perProtocol);
-      assertThat(counter(metrics, "tidemark_otlp_data_points_accepted_total", "protocol=\"http\""))
-          .isEqualTo(perProtocol);
+      for (int c = 0; c < CYCLES; c++) {
+        if (c == RESTART_BEFORE) {
+          // 8 points per cumulative cycle; the delta pipelines skip POST in cycle 2.
+          checkSelfMetrics(server, 8 * c + 8 * c - 1);
+          assertThat(server.stop()).as("exit code after SIGTERM").isZero();
+          server = server.restart();
+        }
+        for (Pipeline p : pipelines) {
+          p.cycle(c, server);
+        }
+      }
+      checkSelfMetrics(server, 8 * (CYCLES - RESTART_BEFORE) * 2);
     } finally {
+      for (Pipeline p : pipelines) {
+        p.close();
+      }
       assertThat(server.stop()).as("exit code after SIGTERM").isZero();
     }
 
@@ -130,6 +140,21 @@ class OtelSdkIT {
     for (Map.Entry<Labels, List<Sample>> e : want.entrySet()) {
       assertThat(actual.get(e.getKey())).as("samples of %s", e.getKey()).containsExactlyElementsOf(e.getValue());
     }
+  }
+
+  /** No rejected points, and {@code perProtocol} accepted points per protocol, per /metrics. */
+  private static void checkSelfMetrics(ServerProcess server, int perProtocol) throws Exception {
+    String metrics = server.apiGet("/metrics");
+    String listing = grep(metrics, "tidemark_otlp_data_points");
+    assertThat(counter(metrics, "tidemark_otlp_data_points_rejected_total", ""))
+        .as("rejected points per /metrics:\n%s", listing)
+        .isZero();
+    assertThat(counter(metrics, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\""))
+        .as("accepted gRPC points per /metrics:\n%s", listing)
+        .isEqualTo(perProtocol);
+    assertThat(counter(metrics, "tidemark_otlp_data_points_accepted_total", "protocol=\"http\""))
+        .as("accepted HTTP points per /metrics:\n%s", listing)
+        .isEqualTo(perProtocol);
   }
 
   // ------------------------------------------------------------------ the SDK side
@@ -153,65 +178,102 @@ class OtelSdkIT {
         .build();
   }
 
-  private static void runPipeline(MetricExporter exporter, String instance, long t0Nanos) {
-    ManualClock clock = new ManualClock(t0Nanos);
-    ManualReader reader = new ManualReader(exporter);
-    Resource resource =
-        Resource.create(
-            Attributes.builder()
-                .put("service.name", "checkout")
-                .put("service.namespace", "shop")
-                .put("service.instance.id", instance)
-                .put("deployment.environment.name", "it")
-                .build());
-    SdkMeterProvider provider =
-        SdkMeterProvider.builder()
-            .setClock(clock)
-            .setResource(resource)
-            .registerMetricReader(reader)
-            .registerView(
-                InstrumentSelector.builder().setName("payload.size").build(),
-                View.builder().setAggregation(Aggregation.base2ExponentialBucketHistogram()).build())
-            .build();
-    try {
-      Meter meter = provider.meterBuilder(SCOPE).setInstrumentationVersion(SCOPE_VERSION).build();
-      LongCounter requests = meter.counterBuilder("requests").build();
-      DoubleCounter cpu = meter.counterBuilder("cpu.time").setUnit("s").ofDoubles().build();
-      LongUpDownCounter queue = meter.upDownCounterBuilder("queue.size").setUnit("{item}").build();
-      DoubleGauge temperature = meter.gaugeBuilder("temperature").setUnit("Cel").build();
-      double[] memory = new double[1];
-      meter.gaugeBuilder("memory.utilization").setUnit("1").buildWithCallback(m -> m.record(memory[0]));
-      DoubleHistogram latency =
-          meter.histogramBuilder("latency").setUnit("s")
-              .setExplicitBucketBoundariesAdvice(boxed(LATENCY_BOUNDS)).build();
-      DoubleHistogram payload = meter.histogramBuilder("payload.size").setUnit("By").build();
+  /**
+   * One SDK meter provider with its instruments, clock and reader; the exporter is built per
+   * server process (ports change on restart), the provider lives across the restart.
+   */
+  private static final class Pipeline implements AutoCloseable {
+    final String protocol;
+    final boolean delta;
+    final String instance;
+    final long t0Nanos;
+    final ManualClock clock;
+    final ManualReader reader;
+    final SdkMeterProvider provider;
+    final LongCounter requests;
+    final DoubleCounter cpu;
+    final LongUpDownCounter queue;
+    final DoubleGauge temperature;
+    final double[] memory = new double[1];
+    final DoubleHistogram latency;
+    final DoubleHistogram payload;
+    MetricExporter exporter;
+    ServerProcess exporterServer;
 
-      for (int c = 0; c < CYCLES; c++) {
-        requests.add(GET_ADDS[c], Attributes.of(METHOD, "GET"));
-        if (POST_ADDS[c] != 0) {
-          requests.add(POST_ADDS[c], Attributes.of(METHOD, "POST"));
+    Pipeline(String protocol, boolean delta, long t0Nanos) {
+      this.protocol = protocol;
+      this.delta = delta;
+      this.instance = protocol + "-" + (delta ? "delta" : "cumulative");
+      this.t0Nanos = t0Nanos;
+      clock = new ManualClock(t0Nanos);
+      reader = new ManualReader(
+          delta ? AggregationTemporalitySelector.deltaPreferred() : AggregationTemporalitySelector.alwaysCumulative());
+      Resource resource =
+          Resource.create(
+              Attributes.builder()
+                  .put("service.name", "checkout")
+                  .put("service.namespace", "shop")
+                  .put("service.instance.id", instance)
+                  .put("deployment.environment.name", "it")
+                  .build());
+      provider =
+          SdkMeterProvider.builder()
+              .setClock(clock)
+              .setResource(resource)
+              .registerMetricReader(reader)
+              .registerView(
+                  InstrumentSelector.builder().setName("payload.size").build(),
+                  View.builder().setAggregation(Aggregation.base2ExponentialBucketHistogram()).build())
+              .build();
+      Meter meter = provider.meterBuilder(SCOPE).setInstrumentationVersion(SCOPE_VERSION).build();
+      requests = meter.counterBuilder("requests").build();
+      cpu = meter.counterBuilder("cpu.time").setUnit("s").ofDoubles().build();
+      queue = meter.upDownCounterBuilder("queue.size").setUnit("{item}").build();
+      temperature = meter.gaugeBuilder("temperature").setUnit("Cel").build();
+      meter.gaugeBuilder("memory.utilization").setUnit("1").buildWithCallback(m -> m.record(memory[0]));
+      latency = meter.histogramBuilder("latency").setUnit("s")
+          .setExplicitBucketBoundariesAdvice(boxed(LATENCY_BOUNDS)).build();
+      payload = meter.histogramBuilder("payload.size").setUnit("By").build();
+    }
+
+    /** Records cycle {@code c}'s measurements, collects at t0 + (c+1) * 15 s and exports to {@code server}. */
+    void cycle(int c, ServerProcess server) {
+      if (exporterServer != server) {
+        if (exporter != null) {
+          exporter.shutdown().join(10, TimeUnit.SECONDS);
         }
-        cpu.add(CPU_ADDS[c]);
-        queue.add(QUEUE_ADDS[c], Attributes.of(QUEUE, "orders"));
-        temperature.set(TEMPERATURES[c], Attributes.of(ROOM, "lab"));
-        memory[0] = MEMORY[c];
-        for (double v : LATENCIES[c]) {
-          latency.record(v, Attributes.of(ROUTE, "/cart"));
-        }
-        for (double v : PAYLOADS[c]) {
-          payload.record(v);
-        }
-        clock.set(t0Nanos + (c + 1) * STEP_NANOS);
-        Collection<MetricData> collected = reader.collect();
-        assertThat(collected).as("%s cycle %d collection", instance, c + 1).hasSize(7);
-        CompletableResultCode result = exporter.export(collected).join(30, TimeUnit.SECONDS);
-        assertThat(result.isSuccess())
-            .as("%s cycle %d export succeeded (%s)", instance, c + 1, result.getFailureThrowable())
-            .isTrue();
+        exporter = exporter(server, protocol, delta);
+        exporterServer = server;
       }
-    } finally {
+      requests.add(GET_ADDS[c], Attributes.of(METHOD, "GET"));
+      if (POST_ADDS[c] != 0) {
+        requests.add(POST_ADDS[c], Attributes.of(METHOD, "POST"));
+      }
+      cpu.add(CPU_ADDS[c]);
+      queue.add(QUEUE_ADDS[c], Attributes.of(QUEUE, "orders"));
+      temperature.set(TEMPERATURES[c], Attributes.of(ROOM, "lab"));
+      memory[0] = MEMORY[c];
+      for (double v : LATENCIES[c]) {
+        latency.record(v, Attributes.of(ROUTE, "/cart"));
+      }
+      for (double v : PAYLOADS[c]) {
+        payload.record(v);
+      }
+      clock.set(t0Nanos + (c + 1) * STEP_NANOS);
+      Collection<MetricData> collected = reader.collect();
+      assertThat(collected).as("%s cycle %d collection", instance, c + 1).hasSize(7);
+      CompletableResultCode result = exporter.export(collected).join(30, TimeUnit.SECONDS);
+      assertThat(result.isSuccess())
+          .as("%s cycle %d export succeeded (%s)", instance, c + 1, result.getFailureThrowable())
+          .isTrue();
+    }
+
+    @Override
+    public void close() {
       provider.shutdown().join(10, TimeUnit.SECONDS);
-      exporter.shutdown().join(10, TimeUnit.SECONDS);
+      if (exporter != null) {
+        exporter.shutdown().join(10, TimeUnit.SECONDS);
+      }
     }
   }
 
@@ -246,13 +308,13 @@ class OtelSdkIT {
     }
   }
 
-  /** A reader that collects only when asked, with the exporter's temporality. */
+  /** A reader that collects only when asked, with the exporters' temporality. */
   private static final class ManualReader implements MetricReader {
-    private final MetricExporter exporter;
+    private final AggregationTemporalitySelector temporality;
     private volatile CollectionRegistration registration = CollectionRegistration.noop();
 
-    ManualReader(MetricExporter exporter) {
-      this.exporter = exporter;
+    ManualReader(AggregationTemporalitySelector temporality) {
+      this.temporality = temporality;
     }
 
     @Override
@@ -266,7 +328,7 @@ class OtelSdkIT {
 
     @Override
     public AggregationTemporality getAggregationTemporality(InstrumentType instrumentType) {
-      return exporter.getAggregationTemporality(instrumentType);
+      return temporality.getAggregationTemporality(instrumentType);
     }
 
     @Override
@@ -297,6 +359,20 @@ class OtelSdkIT {
     long payloadCount = 0;
     for (int c = 0; c < CYCLES; c++) {
       long t = (t0Nanos + (c + 1) * STEP_NANOS) / 1_000_000;
+      if (delta && c == RESTART_BEFORE) {
+        // The restarted server has no accumulation state: delta streams start again from zero (a
+        // counter reset, contract §3.7). The up-down counter stays cumulative under deltaPreferred.
+        get = 0;
+        post = 0;
+        cpu = 0;
+        java.util.Arrays.fill(latencyBuckets, 0);
+        latencySum = 0;
+        latencyCount = 0;
+        payloadBuckets.clear();
+        payloadZero = 0;
+        payloadSum = 0;
+        payloadCount = 0;
+      }
       get += GET_ADDS[c];
       post += POST_ADDS[c];
       cpu += CPU_ADDS[c];
