@@ -573,12 +573,12 @@ public final class Translator {
   }
 
   private SeriesEntry entry(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
-    StreamKey key = streamKey(mc.hashHi, mc.hashLo, attrs, rs);
-    rs.key = key;
-    SeriesEntry e = series.getIfPresent(key);
+    StreamKey probe = streamKey(mc.hashHi, mc.hashLo, attrs, rs);
+    rs.key = probe;
+    SeriesEntry e = series.getIfPresent(probe);
     if (e == null) {
       e = buildEntry(mc, attrs);
-      SeriesEntry prev = series.asMap().putIfAbsent(key, e);
+      SeriesEntry prev = series.asMap().putIfAbsent(probe.copy(), e);
       if (prev != null) {
         e = prev;
       }
@@ -607,7 +607,7 @@ public final class Translator {
     boolean stale = (p.getFlags() & 1) != 0;
     if (stale) {
       if (mc.delta) {
-        delta.remove(rs.key, rs.undo);
+        delta.remove(rs.key.copy(), rs.undo);
       }
       rs.emitStale(s);
       rs.commit(mc, ts, -1);
@@ -622,7 +622,7 @@ public final class Translator {
     if (mc.delta) {
       final double dv = v;
       RejectionReason r =
-          delta.accumulate(rs.key, p.getStartTimeUnixNano(), p.getTimeUnixNano(), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), p.getStartTimeUnixNano(), p.getTimeUnixNano(), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 st.value = fresh ? dv : st.value + dv;
                 rs.accValue = st.value;
@@ -672,7 +672,7 @@ public final class Translator {
     rs.begin(mc, ts);
     if (stale) {
       if (mc.delta) {
-        delta.remove(rs.key, rs.undo);
+        delta.remove(rs.key.copy(), rs.undo);
       }
       staleHistogram(rs, e, bounds, nb, p.hasSum());
       rs.commit(mc, ts, -1);
@@ -684,7 +684,7 @@ public final class Translator {
     long startNanos = p.getStartTimeUnixNano();
     if (mc.delta) {
       RejectionReason r =
-          delta.accumulate(rs.key, startNanos, p.getTimeUnixNano(), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), startNanos, p.getTimeUnixNano(), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 if (fresh || !DeltaAccumulator.sameBounds(st.bounds, bounds, nb) || st.counts == null) {
                   if (!fresh) {
@@ -921,7 +921,7 @@ public final class Translator {
     rs.begin(mc, ts);
     if (stale) {
       if (mc.delta) {
-        delta.remove(rs.key, rs.undo);
+        delta.remove(rs.key.copy(), rs.undo);
       }
       List<Labels> all;
       boolean sum;
@@ -946,7 +946,7 @@ public final class Translator {
     if (mc.delta) {
       int maxBuckets = config.exponentialHistogramMaxBuckets();
       RejectionReason r =
-          delta.accumulate(rs.key, startNanos, p.getTimeUnixNano(), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), startNanos, p.getTimeUnixNano(), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 if (fresh || st.exp == null) {
                   st.exp = h.copy();
@@ -1319,7 +1319,7 @@ public final class Translator {
       h1 = Long.rotateLeft((h1 ^ x) * 0x9E3779B97F4A7C15L, 31);
       h2 = Long.rotateLeft((h2 + x) * 0xC2B2AE3D27D4EB4FL, 29);
     }
-    return new StreamKey(fmix64(h1 + n), fmix64(h2));
+    return rs.probe.set(fmix64(h1 + n), fmix64(h2));
   }
 
   private static long fmix64(long k) {
@@ -1501,6 +1501,8 @@ public final class Translator {
     final MetricCtx metricCtx = new MetricCtx();
     final ExpHistogram exp = new ExpHistogram();
     final KeySet keySet = new KeySet();
+    /** The lookup key of the current point; reused, so copied before it is stored anywhere. */
+    final StreamKey probe = new StreamKey(0, 0);
     final List<DeltaAccumulator.Undo> undo = new ArrayList<>();
     final Set<TargetInfoSample> targetInfoSeen = new HashSet<>();
     final Set<String> jobsWithoutInstance = new HashSet<>();
