@@ -279,6 +279,62 @@ class BadInputIT {
     expect("bad_ooo", protocol, null, t1 - Duration.ofMinutes(5).toMillis(), 6.0);
   }
 
+  // ------------------------------------------------------------------ OTLP/JSON
+
+  /**
+   * OTLP/JSON (contract §5.3): 64-bit integers as strings, enums as integers, a hex trace id, an
+   * unknown field, {@code "NaN"}, a media-type parameter; the response is JSON, with {@code
+   * rejectedDataPoints} as a string. Undecodable JSON gets 400 with a JSON {@code google.rpc.Status}.
+   */
+  @Test
+  @Order(40)
+  void otlpJsonWithPartialSuccessAndBadJson() throws Exception {
+    long nanos = t1 * 1_000_000L;
+    String json = """
+        {"resourceMetrics": [{
+          "resource": {"attributes": [
+            {"key": "service.name", "value": {"stringValue": "badinput"}},
+            {"key": "service.instance.id", "value": {"stringValue": "bad-1"}}]},
+          "unknownResourceField": {"x": 1},
+          "scopeMetrics": [{"scope": {}, "metrics": [
+            {"name": "bad_json_gauge", "gauge": {"dataPoints": [
+              {"timeUnixNano": "%1$d", "asDouble": 2.5,
+               "attributes": [{"key": "protocol", "value": {"stringValue": "json"}}]},
+              {"timeUnixNano": "%1$d", "asDouble": "NaN",
+               "attributes": [{"key": "protocol", "value": {"stringValue": "json"}},
+                              {"key": "case", "value": {"stringValue": "nan"}}]}]}},
+            {"name": "bad_json_requests", "sum": {"aggregationTemporality": 2, "isMonotonic": true,
+              "dataPoints": [{"timeUnixNano": %1$d, "asInt": "3",
+                "attributes": [{"key": "protocol", "value": {"stringValue": "json"}}],
+                "exemplars": [{"timeUnixNano": "%1$d", "asInt": "1",
+                  "traceId": "5B8EFFF798038103D269B633813FC60C", "spanId": "EEE19B7EC3C1B174"}]}]}},
+            {"name": "@#$%%", "gauge": {"dataPoints": [
+              {"timeUnixNano": "%1$d", "asDouble": 1,
+               "attributes": [{"key": "protocol", "value": {"stringValue": "json"}}]}]}}
+          ]}]
+        }]}
+        """.formatted(nanos);
+    HttpResponse<byte[]> r = post("application/json; charset=utf-8", null, json.getBytes(StandardCharsets.UTF_8));
+    assertThat(r.statusCode()).as("%s", text(r)).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+    String body = new String(r.body(), StandardCharsets.UTF_8);
+    assertThat(body).contains("\"rejectedDataPoints\":\"1\"");
+    ExportMetricsServiceResponse.Builder resp = ExportMetricsServiceResponse.newBuilder();
+    com.google.protobuf.util.JsonFormat.parser().merge(body, resp);
+    assertThat(resp.getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
+    assertThat(resp.getPartialSuccess().getErrorMessage()).contains("INVALID_METRIC_NAME");
+    expect("bad_json_gauge", "json", null, t1, 2.5);
+    expectBits("bad_json_gauge", "json", "nan", t1, CANONICAL_NAN_BITS);
+    expect("bad_json_requests_total", "json", null, t1, 3.0);
+
+    HttpResponse<byte[]> bad = post("application/json", null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
+    assertThat(bad.statusCode()).as("%s", text(bad)).isEqualTo(400);
+    assertThat(bad.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+    com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder();
+    com.google.protobuf.util.JsonFormat.parser().ignoringUnknownFields().merge(new String(bad.body(), StandardCharsets.UTF_8), status);
+    assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+  }
+
   // ------------------------------------------------------------------ read back
 
   @Test

@@ -35,17 +35,17 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A server process receives a stream of Export requests over OTLP/gRPC ({@value #SENDERS}
- * senders, each sending one request at a time and waiting for its response) and is killed with
- * SIGKILL at a random moment; it is restarted on the same data folder, {@value #KILLS} times.
- * After the second kill the unanswered requests are retried (a client's retry after a crash: same
- * points, accepted as duplicates of identical value if they were stored). Finally the server gets
- * SIGTERM in the middle of the stream (graceful stop: in-flight requests finish, exit code 0) and
- * the folder is read back.
+ * senders, each sending one request at a time and waiting for its response) and, at a random
+ * moment, is killed with SIGKILL (three times) or stopped with SIGTERM (graceful stop: in-flight
+ * requests finish, exit code 0), then restarted on the same data folder ({@link #ENDINGS}). After
+ * one kill the unanswered requests are retried (a client's retry after a crash: same points,
+ * accepted as duplicates of identical value if they were stored). The last cycle ends with SIGTERM
+ * and the folder is read back.
  *
  * <p>Request {@code r} carries {@value #SERIES} gauge points {@code crash_gauge{series="i"}} =
  * {@code r * 1000 + i} and one counter point {@code crash_requests_total} = {@code r + 1}, all at
  * {@code base + r} ms (two senders interleave, so some points arrive slightly out of order, inside
- * the window). Every request whose Export returned OK (without rejections) must be stored exactly;
+ * the window; the stream crosses an hour boundary, so two head buckets are recovered). Every request whose Export returned OK (without rejections) must be stored exactly;
  * each request that got no answer must be stored entirely or not at all; nothing else may be
  * stored. The kill moments come from a seeded random (system property {@code tidemark.it.seed}; the
  * seed is in every message).
@@ -53,7 +53,18 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(ServerLogs.class)
 class CrashIT {
   static final int SERIES = 8;
-  static final int KILLS = 3;
+  enum Ending {
+    SIGKILL,
+    SIGTERM
+  }
+
+  /**
+   * How each streaming cycle ends. The SIGTERM in the middle seals the head, so the next cycle
+   * writes into reopened buckets that the following SIGKILL leaves for recovery to rebuild.
+   */
+  static final Ending[] ENDINGS = {Ending.SIGKILL, Ending.SIGTERM, Ending.SIGKILL, Ending.SIGKILL, Ending.SIGTERM};
+  /** After the restart that follows this cycle, the cycle's unanswered requests are retried. */
+  static final int RETRY_AFTER = 3;
   static final int SENDERS = 2;
 
   @TempDir Path tmp;
@@ -69,14 +80,16 @@ class CrashIT {
     long seed = Long.getLong("tidemark.it.seed", System.nanoTime());
     seedText = "seed " + seed + " (rerun with -Dtidemark.it.seed=" + seed + ")";
     SplittableRandom random = new SplittableRandom(seed);
-    base = System.currentTimeMillis() - Duration.ofMinutes(15).toMillis();
+    // The stream crosses an hour boundary after ~300 requests: two head buckets to recover.
+    long hour = Duration.ofHours(1).toMillis();
+    base = Math.floorDiv(System.currentTimeMillis() - Duration.ofMinutes(20).toMillis(), hour) * hour - 300;
 
     ScheduledExecutorService killer = Executors.newSingleThreadScheduledExecutor();
     ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
     ServerProcess server = ServerProcess.start(tmp.resolve("data"));
     try {
-      for (int cycle = 1; cycle <= KILLS + 1; cycle++) {
-        boolean sigterm = cycle > KILLS;
+      for (int cycle = 1; cycle <= ENDINGS.length; cycle++) {
+        boolean sigterm = ENDINGS[cycle - 1] == Ending.SIGTERM;
         long afterMillis = 300 + random.nextInt(1200);
         ServerProcess victim = server;
         int ackedBefore = acked.size();
@@ -84,7 +97,10 @@ class CrashIT {
         int exit =
             stream(server, killer, senders, afterMillis, () -> {
               if (sigterm) {
-                return victim.stop();
+                long t0 = System.nanoTime();
+                int code = victim.stop();
+                System.out.printf("CrashIT: SIGTERM stop took %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+                return code;
               }
               victim.kill();
               return -1;
@@ -97,10 +113,14 @@ class CrashIT {
         assertThat(acked.size() - ackedBefore).as("acknowledged exports in cycle %d (%s)", cycle, seedText).isPositive();
         if (sigterm) {
           assertThat(exit).as("exit code after SIGTERM under load (%s)", seedText).isZero();
+        }
+        if (cycle == ENDINGS.length) {
           break;
         }
+        long t0 = System.nanoTime();
         server = server.restart();
-        if (cycle == 2) {
+        System.out.printf("CrashIT: restart took %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+        if (cycle == RETRY_AFTER) {
           retry(server, unanswered);
         }
       }
