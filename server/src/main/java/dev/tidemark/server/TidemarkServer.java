@@ -71,6 +71,9 @@ public final class TidemarkServer implements AutoCloseable {
   /** Most threads of the OTLP/HTTP server; its requests block on the group commit too. */
   static final int OTLP_HTTP_MAX_THREADS = 64;
 
+  /** During a stop, HTTP connections idle this long are closed: 2 s. */
+  static final Duration SHUTDOWN_IDLE_TIMEOUT = Duration.ofSeconds(2);
+
   /** Most threads of the HTTP API server. */
   static final int API_MAX_THREADS = 16;
 
@@ -99,6 +102,9 @@ public final class TidemarkServer implements AutoCloseable {
   private org.eclipse.jetty.server.Server otlpHttpServer;
   private ServerConnector otlpHttpConnector;
   private Duration recoveryTime = Duration.ZERO;
+  private volatile int boundGrpcPort = -1;
+  private volatile int boundOtlpHttpPort = -1;
+  private volatile int boundHttpPort = -1;
 
   public TidemarkServer(ServerConfig config) {
     this.config = config;
@@ -173,8 +179,9 @@ public final class TidemarkServer implements AutoCloseable {
   private void startApi() {
     apiServer = newJetty("tidemark-api", API_MAX_THREADS);
     apiConnector = newConnector(apiServer, config.httpPort(), "api");
-    apiServer.setHandler(new GracefulHandler(new ApiHandler(registry, this::isReady)));
+    apiServer.setHandler(graceful(new ApiHandler(registry, this::isReady)));
     startJetty(apiServer, apiConnector, config.httpPort(), "HTTP API");
+    boundHttpPort = apiConnector.getLocalPort();
   }
 
   private void openStorage() {
@@ -236,6 +243,7 @@ public final class TidemarkServer implements AutoCloseable {
       throw bindFailure(e, config.otlpGrpcPort(), "OTLP gRPC");
     }
     grpcServer = server;
+    boundGrpcPort = ((InetSocketAddress) server.getListenSockets().get(0)).getPort();
     health.setStatus("", ServingStatus.SERVING);
     health.setStatus(MetricsServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
   }
@@ -243,8 +251,22 @@ public final class TidemarkServer implements AutoCloseable {
   private void startOtlpHttp() {
     otlpHttpServer = newJetty("tidemark-otlp-http", OTLP_HTTP_MAX_THREADS);
     otlpHttpConnector = newConnector(otlpHttpServer, config.otlpHttpPort(), "otlp-http");
-    otlpHttpServer.setHandler(new GracefulHandler(new OtlpHttpHandler(ingestor)));
+    otlpHttpServer.setHandler(graceful(new OtlpHttpHandler(ingestor)));
     startJetty(otlpHttpServer, otlpHttpConnector, config.otlpHttpPort(), "OTLP HTTP");
+    boundOtlpHttpPort = otlpHttpConnector.getLocalPort();
+  }
+
+  /**
+   * Tracks requests so that a stop waits for them. During a stop Jetty closes connections that stay
+   * idle for {@link #SHUTDOWN_IDLE_TIMEOUT} (Jetty's default is 1 s): idle keep-alive connections
+   * of collectors then do not hold the stop for the whole shutdown timeout, while a request whose
+   * client pauses briefly while sending its body still completes.
+   */
+  private GracefulHandler graceful(org.eclipse.jetty.server.Handler handler) {
+    GracefulHandler g = new GracefulHandler(handler);
+    g.setShutdownIdleTimeout(
+        Math.max(1, Math.min(SHUTDOWN_IDLE_TIMEOUT.toMillis(), config.shutdownTimeout().toMillis())));
+    return g;
   }
 
   private org.eclipse.jetty.server.Server newJetty(String name, int maxThreads) {
@@ -319,22 +341,19 @@ public final class TidemarkServer implements AutoCloseable {
     return state == State.STOPPED;
   }
 
-  /** The bound OTLP/gRPC port (the real one when configured as 0). */
+  /** The bound OTLP/gRPC port (the real one when configured as 0); -1 before it is bound. */
   public int otlpGrpcPort() {
-    Server s = grpcServer;
-    return s == null ? -1 : ((InetSocketAddress) s.getListenSockets().get(0)).getPort();
+    return boundGrpcPort;
   }
 
-  /** The bound OTLP/HTTP port. */
+  /** The bound OTLP/HTTP port; -1 before it is bound. */
   public int otlpHttpPort() {
-    ServerConnector c = otlpHttpConnector;
-    return c == null ? -1 : c.getLocalPort();
+    return boundOtlpHttpPort;
   }
 
-  /** The bound HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}). */
+  /** The bound HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}); -1 before. */
   public int httpPort() {
-    ServerConnector c = apiConnector;
-    return c == null ? -1 : c.getLocalPort();
+    return boundHttpPort;
   }
 
   public ServerConfig config() {

@@ -229,6 +229,46 @@ class TidemarkServerTest {
     }
   }
 
+  @Test
+  void stopWaitsForAnInFlightRequestAndRefusesNewConnections() throws Exception {
+    TidemarkServer s = start(config());
+    long now = System.currentTimeMillis();
+    byte[] body = gauge("in_flight", now, 1).toByteArray();
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", s.otlpHttpPort())) {
+      java.io.OutputStream out = socket.getOutputStream();
+      out.write(
+          ("POST /v1/metrics HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-protobuf\r\n"
+                  + "Content-Length: " + body.length + "\r\n\r\n")
+              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.write(body, 0, body.length / 2);
+      out.flush();
+      Thread.sleep(200); // the request is being read by the handler
+
+      java.util.concurrent.CompletableFuture<Boolean> stopped =
+          java.util.concurrent.CompletableFuture.supplyAsync(s::stop);
+      while (s.isReady()) {
+        Thread.onSpinWait();
+      }
+      Thread.sleep(300);
+      assertThat(stopped).isNotDone(); // waiting for the request
+      assertThatThrownBy(() -> new java.net.Socket("127.0.0.1", s.otlpHttpPort()).close())
+          .isInstanceOf(java.net.ConnectException.class);
+
+      out.write(body, body.length / 2, body.length - body.length / 2);
+      out.flush();
+      String status =
+          new java.io.BufferedReader(
+                  new java.io.InputStreamReader(socket.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))
+              .readLine();
+      assertThat(status).isEqualTo("HTTP/1.1 200 OK");
+      assertThat(stopped.get(10, TimeUnit.SECONDS)).isTrue();
+    }
+    try (RocksDbKvStore store = RocksDbKvStore.open(dir.resolve("data"));
+        Engine engine = Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+      assertThat(readOne(engine, "in_flight", now)).isEqualTo(1);
+    }
+  }
+
   private static double readOne(Engine engine, String name, long t) {
     List<Series> series = engine.select(t - 60_000, t + 60_000, List.of(LabelMatcher.equal("__name__", name)));
     assertThat(series).as(name).hasSize(1);
