@@ -204,7 +204,8 @@ public final class Translator {
     for (String w : rc.warnings) {
       rs.warn(w);
     }
-    if (rc.instance == null && rc.job != null && !rs.jobsWithoutInstance.add(rc.job)) {
+    StreamKey firstWithJob = rc.instance == null && rc.job != null ? rs.jobsWithoutInstance.putIfAbsent(rc.job, rc.key) : null;
+    if (firstWithJob != null && !firstWithJob.equals(rc.key)) {
       rs.warn("several resources with service.name \"" + rc.job
           + "\" lack service.instance.id; their series collide");
     }
@@ -1438,12 +1439,6 @@ public final class Translator {
     return XXH3_64.hashCharsToLong(s);
   }
 
-  private static void putString(HashStream128 hs, String s) {
-    hs.putLong(stringHash(s)).putInt(s.length());
-  }
-
-
-
   // ---------------------------------------------------------------- per-request state
 
   record NameKey(String name, String unit, MetricNamer.Kind kind) {}
@@ -1505,7 +1500,8 @@ public final class Translator {
     final StreamKey probe = new StreamKey(0, 0);
     final List<DeltaAccumulator.Undo> undo = new ArrayList<>();
     final Set<TargetInfoSample> targetInfoSeen = new HashSet<>();
-    final Set<String> jobsWithoutInstance = new HashSet<>();
+    /** job → resource, for resources without service.instance.id (§6: identical label sets). */
+    final Map<String, StreamKey> jobsWithoutInstance = new HashMap<>();
     final int[] reasonCounts = new int[RejectionReason.values().length];
     final String[] reasonExample = new String[RejectionReason.values().length];
     final String[] reasonDetail = new String[RejectionReason.values().length];

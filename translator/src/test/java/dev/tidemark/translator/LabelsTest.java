@@ -208,11 +208,19 @@ class LabelsTest extends TranslatorTestBase {
 
   @Test
   void warnsWhenResourcesWithoutInstanceCollide() {
-    Resource res = Resource.newBuilder().addAttributes(kv("service.name", "svc")).build();
+    Resource a = Resource.newBuilder().addAttributes(kv("service.name", "svc")).addAttributes(kv("host.name", "a")).build();
+    Resource b = Resource.newBuilder().addAttributes(kv("service.name", "svc")).addAttributes(kv("host.name", "b")).build();
     ExportMetricsServiceRequest req = ExportMetricsServiceRequest.newBuilder()
-        .addResourceMetrics(resourceMetrics(res, gauge("g", "", dp(T0, 1))))
-        .addResourceMetrics(resourceMetrics(res, gauge("h", "", dp(T0, 1))))
+        .addResourceMetrics(resourceMetrics(a, gauge("g", "", dp(T0, 1))))
+        .addResourceMetrics(resourceMetrics(b, gauge("g", "", dp(T0, 2))))
         .build();
     assertThat(translate(req).warnings()).anyMatch(w -> w.contains("lack service.instance.id"));
+    // Two ResourceMetrics of the same resource are not a collision.
+    Resource same = Resource.newBuilder().addAttributes(kv("service.name", "svc2")).build();
+    ExportMetricsServiceRequest split = ExportMetricsServiceRequest.newBuilder()
+        .addResourceMetrics(resourceMetrics(same, gauge("g", "", dp(T0, 1))))
+        .addResourceMetrics(resourceMetrics(same, gauge("h", "", dp(T0, 1))))
+        .build();
+    assertThat(translate(split).warnings()).noneMatch(w -> w.contains("lack service.instance.id"));
   }
 }
