@@ -15,6 +15,9 @@ import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsPartialSuccess;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import io.opentelemetry.proto.metrics.v1.AggregationTemporality;
+import io.opentelemetry.proto.metrics.v1.Histogram;
+import io.opentelemetry.proto.metrics.v1.HistogramDataPoint;
 import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import java.io.ByteArrayOutputStream;
@@ -277,6 +280,69 @@ class BadInputIT {
     expect("bad_special", protocol, "pos_inf", t1, Double.POSITIVE_INFINITY);
     expect("bad_special", protocol, "neg_inf", t1, Double.NEGATIVE_INFINITY);
     expect("bad_ooo", protocol, null, t1 - Duration.ofMinutes(5).toMillis(), 6.0);
+  }
+
+  // ------------------------------------------------------------------ NoRecordedValue
+
+  /**
+   * A point flagged NoRecordedValue (contract §4.1) writes the staleness marker bits {@code
+   * 0x7ff0000000000002} into every series it maps to: the gauge, and each {@code _bucket} (with
+   * {@code +Inf}), {@code _sum} and {@code _count} of a histogram. The bits survive storage exactly.
+   */
+  @Test
+  @Order(35)
+  void noRecordedValueWritesStalenessMarkers() throws Exception {
+    long t0 = t1 - 2000;
+    HistogramDataPoint.Builder hp =
+        HistogramDataPoint.newBuilder()
+            .setTimeUnixNano(t0 * 1_000_000L)
+            .addAttributes(Otlp.attr("protocol", "stale"))
+            .addAllExplicitBounds(List.of(1.0, 2.0))
+            .addAllBucketCounts(List.of(1L, 0L, 1L))
+            .setCount(2)
+            .setSum(3.5);
+    ExportMetricsServiceResponse first =
+        export("http", Otlp.request("badinput", "bad-1", List.of(
+            gauge("bad_stale", point(t0, 1.0, "protocol", "stale")),
+            histogram("bad_stale_hist", hp.build()))));
+    assertThat(first.hasPartialSuccess()).as("%s", first).isFalse();
+    NumberDataPoint staleGauge =
+        NumberDataPoint.newBuilder().setTimeUnixNano(t1 * 1_000_000L).setFlags(1)
+            .addAttributes(Otlp.attr("protocol", "stale")).build();
+    HistogramDataPoint staleHist =
+        HistogramDataPoint.newBuilder().setTimeUnixNano(t1 * 1_000_000L).setFlags(1)
+            .addAttributes(Otlp.attr("protocol", "stale")).build();
+    ExportMetricsServiceResponse second =
+        export("http", Otlp.request("badinput", "bad-1", List.of(
+            gauge("bad_stale", staleGauge), histogram("bad_stale_hist", staleHist))));
+    assertThat(second.hasPartialSuccess()).as("%s", second).isFalse();
+
+    expect("bad_stale", "stale", null, t0, 1.0);
+    expectBits("bad_stale", "stale", null, t1, STALE_NAN_BITS);
+    String[][] series = {
+      {"bad_stale_hist_bucket", "1", "1"}, {"bad_stale_hist_bucket", "2", "1"},
+      {"bad_stale_hist_bucket", "+Inf", "2"}, {"bad_stale_hist_sum", null, "3.5"}, {"bad_stale_hist_count", null, "2"}
+    };
+    for (String[] s : series) {
+      Labels.Builder b = Labels.builder().add("__name__", s[0]).add("job", "badinput").add("instance", "bad-1")
+          .add("protocol", "stale");
+      if (s[1] != null) {
+        b.add("le", s[1]);
+      }
+      List<Sample> samples = expected.computeIfAbsent(b.build(), k -> new ArrayList<>());
+      samples.add(Sample.of(t0, Double.parseDouble(s[2])));
+      samples.add(new Sample(t1, STALE_NAN_BITS));
+    }
+  }
+
+  private static Metric histogram(String name, HistogramDataPoint... points) {
+    return Metric.newBuilder()
+        .setName(name)
+        .setHistogram(
+            Histogram.newBuilder()
+                .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+                .addAllDataPoints(List.of(points)))
+        .build();
   }
 
   // ------------------------------------------------------------------ OTLP/JSON

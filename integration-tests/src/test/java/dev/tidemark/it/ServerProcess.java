@@ -39,6 +39,15 @@ final class ServerProcess implements AutoCloseable {
   /** Every process started by this JVM, for {@link ServerLogs}. */
   static final List<ServerProcess> STARTED = new CopyOnWriteArrayList<>();
 
+  static {
+    // A test JVM that ends abruptly (timeout, Ctrl-C) must not leave servers behind.
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      for (ServerProcess p : STARTED) {
+        p.process.toHandle().destroyForcibly();
+      }
+    }, "kill-tidemark-servers"));
+  }
+
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
