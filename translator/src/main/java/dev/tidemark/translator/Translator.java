@@ -564,6 +564,11 @@ public final class Translator {
     return ms;
   }
 
+  /** The point's time in ns for delta ordering: its own, or the receive time it was given. */
+  private static long timeNanos(long timeUnixNano, long tsMillis) {
+    return timeUnixNano != 0 ? timeUnixNano : tsMillis * 1_000_000;
+  }
+
   /** The start time in ms if zero injection applies to this point, else -1. */
   private long injectionMillis(long startUnixNano, long tsMillis) {
     if (!injectZero || startUnixNano <= 0) {
@@ -623,7 +628,7 @@ public final class Translator {
     if (mc.delta) {
       final double dv = v;
       RejectionReason r =
-          delta.accumulate(rs.key.copy(), p.getStartTimeUnixNano(), p.getTimeUnixNano(), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), p.getStartTimeUnixNano(), timeNanos(p.getTimeUnixNano(), ts), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 st.value = fresh ? dv : st.value + dv;
                 rs.accValue = st.value;
@@ -685,11 +690,11 @@ public final class Translator {
     long startNanos = p.getStartTimeUnixNano();
     if (mc.delta) {
       RejectionReason r =
-          delta.accumulate(rs.key.copy(), startNanos, p.getTimeUnixNano(), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), startNanos, timeNanos(p.getTimeUnixNano(), ts), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 if (fresh || !DeltaAccumulator.sameBounds(st.bounds, bounds, nb) || st.counts == null) {
                   if (!fresh) {
-                    st.startNanos = startNanos != 0 ? startNanos : p.getTimeUnixNano();
+                    st.startNanos = startNanos != 0 ? startNanos : timeNanos(p.getTimeUnixNano(), ts);
                   }
                   st.bounds = DeltaAccumulator.copyBounds(bounds, nb);
                   st.counts = Arrays.copyOf(counts, nc);
@@ -947,7 +952,7 @@ public final class Translator {
     if (mc.delta) {
       int maxBuckets = config.exponentialHistogramMaxBuckets();
       RejectionReason r =
-          delta.accumulate(rs.key.copy(), startNanos, p.getTimeUnixNano(), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), startNanos, timeNanos(p.getTimeUnixNano(), ts), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 if (fresh || st.exp == null) {
                   st.exp = h.copy();

@@ -145,6 +145,16 @@ class DeltaAccumulationTest extends TranslatorTestBase {
   }
 
   @Test
+  void deltasWithoutTimestampUseTheReceiveTimeWhenConfigured() {
+    reconfigure(TranslatorConfig.builder().zeroTimestampPolicy(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME).build());
+    translate(request(counter(dp(0, 2))));
+    clock.advance(Duration.ofSeconds(10));
+    TranslationResult r = translate(request(counter(dp(0, 3))));
+    assertThat(r.rejectedDataPoints()).isZero();
+    assertThat(values()).containsExactly(2.0, 5.0);
+  }
+
+  @Test
   void histogramSumDisappearsWhenOneDeltaLacksIt() {
     translate(request(histogram("lat", "", DELTA,
         hdp(T0 + SEC, new double[] {1}, new long[] {1, 1}, 2.0),
