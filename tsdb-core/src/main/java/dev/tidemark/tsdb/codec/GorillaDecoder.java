@@ -48,12 +48,26 @@ public final class GorillaDecoder {
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
-  /** {@link GorillaFormat#DOD_BITS} of classes 0..3, one per byte (shift instead of a load). */
-  private static final long DOD_WIDTHS =
-      GorillaFormat.DOD_BITS[0]
-          | GorillaFormat.DOD_BITS[1] << 8
-          | GorillaFormat.DOD_BITS[2] << 16
-          | (long) GorillaFormat.DOD_BITS[3] << 24;
+  /**
+   * For the 3 bits after '11' (index 0..7, one byte each): the dod width of the class they start
+   * ({@code 0xx} class 0, {@code 10x} class 1, {@code 110} class 2, {@code 111} class 3; class 4,
+   * {@code 1111}, is checked first) and the bits the sample's timestamp part uses, '11' included.
+   * A shift of a constant instead of a leading-zero count and a table load.
+   */
+  private static final long WIDTH_BY_TOP3 = byTop3(false);
+
+  private static final long USED_BY_TOP3 = byTop3(true);
+
+  private static long byTop3(boolean used) {
+    long table = 0;
+    for (int top3 = 0; top3 < 8; top3++) {
+      int cls = Math.min(Integer.numberOfLeadingZeros(~(top3 << 29)), 3);
+      int width = GorillaFormat.DOD_BITS[cls];
+      int v = used ? 2 + GorillaFormat.DOD_PREFIX_BITS[cls] + width : width;
+      table |= (long) v << (top3 << 3);
+    }
+    return table;
+  }
 
   /** Zero bytes after the copied bit stream; more than a sample can over-read (147 bits + 8). */
   static final int PAD_BYTES = 32;
@@ -233,12 +247,11 @@ public final class GorillaDecoder {
       readChangedValue(w << 2);
     } else { // '11': dod class, dod, value-changed bit
       long x = w << 2;
-      int cls = Long.numberOfLeadingZeros(~x); // class = number of leading one-bits
-      if (cls < 4) {
-        int prefix = cls + 1;
-        int width = (int) (DOD_WIDTHS >>> (cls << 3)) & 0xFF;
-        delta += (x << prefix) >> (64 - width);
-        int used = 2 + prefix + width; // <= 30
+      if ((x >>> 60) != 0xF) { // classes 0..3, told apart by the top 3 bits of x
+        int k = (int) (x >>> 61) << 3;
+        int used = (int) (USED_BY_TOP3 >>> k) & 0xFF; // '11' + class prefix + dod, <= 30
+        int width = (int) (WIDTH_BY_TOP3 >>> k) & 0xFF;
+        delta += (w << (used - width)) >> (64 - width);
         long y = w << used; // the value-changed bit on top
         pos += used + 1;
         if (y < 0) {
