@@ -78,8 +78,9 @@ public class TranslatorBenchmark {
   static final long T0 = 1_767_225_600L * SEC;
 
   private ExportMetricsServiceRequest[] requests;
-  private byte[][] encoded;
-  private Translator translator;
+  /** The requests, encoded (package-private for {@link TranslatorCpuTimeHarness}). */
+  byte[][] encoded;
+  Translator translator;
   private TranslatorBenchmarkClock clock;
   private int next;
 
