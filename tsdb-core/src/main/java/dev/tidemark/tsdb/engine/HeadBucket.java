@@ -27,6 +27,8 @@ final class HeadBucket implements PostingsSource {
   }
 
   final TimeBucket bucket;
+  private final long startMillis;
+  private final long endMillis;
   volatile State state = State.OPEN;
 
   private final HashMap<Labels, HeadSeries> byLabels = new HashMap<>();
@@ -50,6 +52,12 @@ final class HeadBucket implements PostingsSource {
 
   HeadBucket(TimeBucket bucket) {
     this.bucket = bucket;
+    this.startMillis = bucket.startMillis();
+    this.endMillis = bucket.endMillis();
+  }
+
+  boolean contains(long timestampMillis) {
+    return timestampMillis >= startMillis && timestampMillis < endMillis;
   }
 
   HeadSeries get(Labels labels) {

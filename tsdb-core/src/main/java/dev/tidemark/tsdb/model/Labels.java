@@ -42,9 +42,18 @@ public final class Labels implements Comparable<Labels> {
 
   private final long fingerprintHigh;
   private final long fingerprintLow;
+  private final String metricName;
 
   private Labels(String[] pairs) {
     this.pairs = pairs;
+    String name = null;
+    for (int i = 0; i < pairs.length; i += 2) {
+      if (pairs[i].equals(METRIC_NAME)) {
+        name = pairs[i + 1];
+        break;
+      }
+    }
+    this.metricName = name;
     HashValue128 h = XXH3_128.hashBytesTo128Bits(canonicalBytes(pairs));
     this.fingerprintHigh = h.getMostSignificantBits();
     this.fingerprintLow = h.getLeastSignificantBits();
@@ -129,7 +138,7 @@ public final class Labels implements Comparable<Labels> {
 
   /** The metric name ({@value #METRIC_NAME}), or null if absent. */
   public String metricName() {
-    return get(METRIC_NAME);
+    return metricName;
   }
 
   /** High 64 bits of the XXH3-128 fingerprint. */
@@ -228,6 +237,9 @@ public final class Labels implements Comparable<Labels> {
    * encoding them (code point order; differs from {@link String#compareTo} only for surrogates).
    */
   public static int compareUtf8(String a, String b) {
+    if (a == b) {
+      return 0;
+    }
     int n = Math.min(a.length(), b.length());
     for (int i = 0; i < n; i++) {
       char ca = a.charAt(i);
