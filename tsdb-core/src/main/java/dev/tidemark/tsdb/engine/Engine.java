@@ -9,6 +9,7 @@ import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
 import dev.tidemark.tsdb.codec.GorillaDecoder;
+import dev.tidemark.tsdb.codec.GorillaEncoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -28,6 +29,7 @@ import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
 import java.lang.System.Logger.Level;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -71,6 +73,8 @@ public final class Engine implements Appender, AutoCloseable {
   private final KvStore kv;
   private final EngineConfig config;
   private final long oooMillis;
+  /** The retention in force: starts as the configured one, changed by {@link #setRetention}. */
+  private volatile long retentionMillis;
 
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private final Condition sealEnded = lock.writeLock().newCondition();
@@ -122,6 +126,7 @@ public final class Engine implements Appender, AutoCloseable {
     this.kv = kv;
     this.config = config;
     this.oooMillis = config.outOfOrderWindow().toMillis();
+    this.retentionMillis = config.retention().toMillis();
     this.groupSync = new GroupSync(kv);
     this.background =
         Executors.newSingleThreadScheduledExecutor(
@@ -182,6 +187,11 @@ public final class Engine implements Appender, AutoCloseable {
     wanted.checkCompatible(SchemaRecord.decode(stored));
   }
 
+  /**
+   * Rebuilds the head from the head log. Series refs are not created here: a series' newest
+   * sample may lie in a sealed bucket newer than the recovered one (a late sample reopened an older
+   * bucket), so refs are resolved on first use by {@link #newestAtOrAfter}, which sees both.
+   */
   private void recover() {
     byte[] list = kv.get(Keys.bucketList());
     if (list != null) {
@@ -191,32 +201,24 @@ public final class Engine implements Appender, AutoCloseable {
       byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
       try (KvCursor c = kv.scanPrefix(prefix)) {
         HeadBucket hb = null;
-        long[] newest = null;
         while (c.next()) {
           if (hb == null) {
             hb = reopenLocked(b);
-            newest = new long[hb.nextId()];
-            Arrays.fill(newest, Long.MIN_VALUE);
           }
-          byte[] key = c.key();
-          logSeq = Math.max(logSeq, headLogSeq(key));
+          logSeq = Math.max(logSeq, headLogSeq(c.key()));
           HeadBucket target = hb;
-          long[] targetNewest = newest;
-          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, targetNewest, id, t, bits));
+          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, id, t, bits));
         }
-        // The series refs once per replayed series, not once per sample (a hash lookup each):
-        // noteAccepted keeps maxima, so noting each series' newest replayed sample is the same.
-        for (int id = 0; newest != null && id < newest.length; id++) {
-          if (newest[id] != Long.MIN_VALUE) {
-            noteAccepted(hb.byId(id), newest[id]);
-          }
+        if (hb != null && hb.maxTimestamp != Long.MIN_VALUE
+            && (!hasHeadMaxT || hb.maxTimestamp > headMaxT)) {
+          headMaxT = hb.maxTimestamp;
+          hasHeadMaxT = true;
         }
       }
     }
   }
 
-  /** Replays one logged sample; {@code newest[id]} tracks each series' newest replayed timestamp. */
-  private void replay(HeadBucket hb, long[] newest, int id, long t, long bits) {
+  private void replay(HeadBucket hb, int id, long t, long bits) {
     HeadSeries hs = hb.byId(id);
     if (hs == null) {
       throw new CorruptRecordException(
@@ -224,9 +226,6 @@ public final class Engine implements Appender, AutoCloseable {
     }
     headSampleBytes += hs.insertRecovered(t, bits);
     hb.noteTimestamp(t);
-    if (t > newest[id]) {
-      newest[id] = t;
-    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -238,7 +237,7 @@ public final class Engine implements Appender, AutoCloseable {
     RejectReason[] sampleReasons = new RejectReason[n];
     RejectReason[] pointReasons = new RejectReason[batch.pointCount()];
     long now = config.clock().millis();
-    long oldest = now - config.retention().toMillis();
+    long oldest = now - retentionMillis;
     long newest = now + config.maxFutureSkew().toMillis();
     for (int i = 0; i < n; i++) {
       sampleReasons[i] = validate(batch, i, oldest, newest);
@@ -459,10 +458,6 @@ public final class Engine implements Appender, AutoCloseable {
     }
     hb.pendingLog.add(hs.id, t, bits);
     noteAccepted(ref, hs, t);
-  }
-
-  private void noteAccepted(HeadSeries hs, long t) {
-    noteAccepted(refs.get(hs.labels), hs, t);
   }
 
   private void noteAccepted(SeriesRef ref, HeadSeries hs, long t) {
@@ -769,7 +764,7 @@ public final class Engine implements Appender, AutoCloseable {
   }
 
   private int dropExpired() {
-    long cutoff = config.clock().millis() - config.retention().toMillis();
+    long cutoff = config.clock().millis() - retentionMillis;
     List<TimeBucket> victims = new ArrayList<>();
     lock.writeLock().lock();
     try {
@@ -823,6 +818,224 @@ public final class Engine implements Appender, AutoCloseable {
     RecordType.TIME_SERIES,
     RecordType.HEAD_LOG
   };
+
+  /** The retention in force. */
+  public Duration retention() {
+    return Duration.ofMillis(retentionMillis);
+  }
+
+  /**
+   * Changes the retention for the next {@link #applyRetention()} (scheduled or on demand) and for
+   * the {@code TOO_OLD} check of later appends. Not persisted: a restart uses the configuration.
+   *
+   * @throws IllegalArgumentException below one hour
+   */
+  public void setRetention(Duration retention) {
+    if (retention.compareTo(Duration.ofHours(1)) < 0) {
+      throw new IllegalArgumentException("retention must be at least 1h, was " + retention);
+    }
+    retentionMillis = retention.toMillis();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Deletion
+
+  /** What {@link #deleteSeries} removed. */
+  public record DeleteResult(int buckets, long series, long samples) {}
+
+  /**
+   * Deletes the samples of the matching series inside {@code [minT, maxT]}, for good.
+   *
+   * <p>Runs on the background thread (after any seal in progress) under the write lock, so no
+   * append or read sees it half done: open buckets that overlap the range are sealed first (their
+   * head log is gone, so a restart cannot bring the samples back). Then, per overlapping bucket:
+   * a series with no sample left loses its TimeSeries, ForwardIndex and SeriesDictionary records
+   * and its ids in the postings; a series with samples left outside the range gets its chunk
+   * rewritten; a bucket with no series left is range-deleted whole and leaves the BucketList.
+   * Finally the affected ranges are compacted, so the space is reclaimed.
+   *
+   * @throws IllegalArgumentException if {@code minT > maxT}
+   */
+  public DeleteResult deleteSeries(long minT, long maxT, List<LabelMatcher> matchers) {
+    if (minT > maxT) {
+      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
+    }
+    DeleteResult[] result = new DeleteResult[1];
+    runOnBackground(() -> result[0] = deleteNow(minT, maxT, matchers));
+    return result[0];
+  }
+
+  private DeleteResult deleteNow(long minT, long maxT, List<LabelMatcher> matchers) {
+    List<TimeBucket> affected = new ArrayList<>();
+    int bucketCount = 0;
+    long series = 0;
+    long samples = 0;
+    lock.writeLock().lock();
+    try {
+      ensureOpen();
+      affected.addAll(overlapping(buckets, minT, maxT));
+      for (TimeBucket b : affected) {
+        if (open.containsKey(b)) {
+          seal(startSealLocked(b)); // the write lock is reentrant: seal() finishes under it
+        }
+      }
+      for (TimeBucket b : affected) {
+        long[] removed = deleteInBucketLocked(b, minT, maxT, matchers);
+        if (removed[0] > 0) {
+          bucketCount++;
+          series += removed[0];
+          samples += removed[1];
+        }
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+    for (TimeBucket b : affected) {
+      for (RecordType type : BUCKET_RECORD_TYPES) {
+        byte[] prefix = Keys.bucketPrefix(type, b);
+        kv.compactRange(prefix, KeyRanges.prefixEnd(prefix));
+      }
+    }
+    LOG.log(Level.INFO, "deleted {0} samples of {1} series in {2} buckets", samples, series, bucketCount);
+    return new DeleteResult(bucketCount, series, samples);
+  }
+
+  /** Returns {series touched, samples removed}. Under the write lock; the bucket is sealed. */
+  private long[] deleteInBucketLocked(TimeBucket b, long minT, long maxT, List<LabelMatcher> matchers) {
+    KvPostings postings = new KvPostings(kv, b);
+    RoaringBitmap ids = PostingsSelector.select(postings, matchers);
+    if (ids.isEmpty()) {
+      return new long[] {0, 0};
+    }
+    WriteBatch wb = new WriteBatch();
+    RoaringBitmap gone = new RoaringBitmap();
+    List<Labels> goneLabels = new ArrayList<>();
+    long touched = 0;
+    long removedSamples = 0;
+    GorillaDecoder d = new GorillaDecoder();
+    for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+      int id = it.next();
+      byte[] chunk = kv.get(Keys.timeSeries(b, id));
+      if (chunk == null) {
+        continue;
+      }
+      TimeSeriesValue.decodeInto(chunk, d);
+      GorillaEncoder kept = new GorillaEncoder();
+      int removed = 0;
+      while (d.next()) {
+        if (d.timestampMillis() >= minT && d.timestampMillis() <= maxT) {
+          removed++;
+        } else {
+          kept.append(d.timestampMillis(), d.valueBits());
+        }
+      }
+      if (removed == 0) {
+        continue;
+      }
+      touched++;
+      removedSamples += removed;
+      if (kept.count() > 0) {
+        wb.put(Keys.timeSeries(b, id), TimeSeriesValue.encode(kept));
+        continue;
+      }
+      byte[] fwd = kv.get(Keys.forwardIndex(b, id));
+      if (fwd == null) {
+        throw new CorruptRecordException("series " + b + "/" + id + " has a chunk but no ForwardIndex record");
+      }
+      Labels labels = ForwardIndexValue.decode(fwd).labels();
+      gone.add(id);
+      goneLabels.add(labels);
+      wb.delete(Keys.timeSeries(b, id));
+      wb.delete(Keys.forwardIndex(b, id));
+      byte[] dictKey = Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow());
+      byte[] dict = kv.get(dictKey);
+      if (dict != null) {
+        int[] rest = Arrays.stream(SeriesDictionaryValue.decode(dict)).filter(x -> x != id).toArray();
+        if (rest.length == 0) {
+          wb.delete(dictKey);
+        } else {
+          wb.put(dictKey, SeriesDictionaryValue.encode(rest));
+        }
+      }
+    }
+    if (!gone.isEmpty()) {
+      RoaringBitmap all = RoaringBitmap.andNot(postings.all(), gone);
+      if (all.isEmpty()) {
+        // Nothing left in the bucket: drop it whole.
+        wb.clear();
+        for (RecordType type : BUCKET_RECORD_TYPES) {
+          byte[] prefix = Keys.bucketPrefix(type, b);
+          wb.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
+        }
+        buckets.remove(b);
+        wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
+      } else {
+        wb.put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(all));
+        java.util.Set<String> done = new java.util.HashSet<>();
+        for (Labels l : goneLabels) {
+          for (int i = 0; i < l.size(); i++) {
+            if (!done.add(l.name(i) + '\u0000' + l.value(i))) {
+              continue;
+            }
+            byte[] key = Keys.invertedIndex(b, l.name(i), l.value(i));
+            RoaringBitmap left = RoaringBitmap.andNot(postings.posting(l.name(i), l.value(i)), gone);
+            if (left.isEmpty()) {
+              wb.delete(key);
+            } else {
+              wb.put(key, InvertedIndexValue.encode(left));
+            }
+          }
+        }
+      }
+    }
+    kv.write(wb);
+    if (config.fsync()) {
+      kv.sync();
+    }
+    // Forget cached newest timestamps of the touched series; they are looked up again.
+    refs.values().removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+    return new long[] {touched, removedSamples};
+  }
+
+  /** One bucket as the admin API lists it. {@code bytes} is the sum of its records' key and value sizes. */
+  public record BucketInfo(TimeBucket bucket, boolean open, long seriesCount, long bytes) {}
+
+  /** Every bucket with its series count and size; scans each bucket's records (an admin call, not a hot path). */
+  public List<BucketInfo> bucketInfo() {
+    List<BucketInfo> out = new ArrayList<>();
+    List<TimeBucket> all;
+    KvSnapshot snap;
+    java.util.Map<TimeBucket, Long> headSeriesCount = new HashMap<>();
+    lock.readLock().lock();
+    try {
+      ensureOpen();
+      all = new ArrayList<>(buckets);
+      snap = kv.snapshot();
+      open.forEach((b, hb) -> headSeriesCount.put(b, (long) hb.seriesCount()));
+      sealing.forEach((b, hb) -> headSeriesCount.put(b, (long) hb.seriesCount()));
+    } finally {
+      lock.readLock().unlock();
+    }
+    try (snap) {
+      for (TimeBucket b : all) {
+        long bytes = 0;
+        long series = 0;
+        for (RecordType type : BUCKET_RECORD_TYPES) {
+          try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(type, b))) {
+            while (c.next()) {
+              bytes += c.key().length + c.value().length;
+              if (type == RecordType.FORWARD_INDEX) {
+                series++;
+              }
+            }
+          }
+        }
+        Long head = headSeriesCount.get(b);
+        out.add(new BucketInfo(b, head != null, head != null ? head : series, bytes));
+      }
+    }
+    return out;
+  }
 
   // ---------------------------------------------------------------------------------------------
   // Read path

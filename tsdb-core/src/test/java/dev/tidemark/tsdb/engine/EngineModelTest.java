@@ -83,7 +83,24 @@ class EngineModelTest {
           for (int p = 0; p < got.length; p++) {
             got[p] = r.pointReason(p);
           }
-          assertThat(got).as(where).containsExactly(want);
+          StringBuilder diff = new StringBuilder();
+          for (int p = 0; p < got.length; p++) {
+            if (got[p] != want[p]) {
+              int first = 0;
+              while (batch.pointOf(first) != p) {
+                first++;
+              }
+              diff.append("\n point ").append(p).append(": engine ").append(got[p]).append(", model ")
+                  .append(want[p]).append(", first sample ").append(batch.labels(first)).append(" @")
+                  .append(batch.timestampMillis(first)).append(" now ").append(clock.millis());
+              for (int k = first; k < batch.size() && batch.pointOf(k) == p; k++) {
+                TreeMap<Long, Long> ms = model.data.get(batch.labels(k));
+                diff.append("\n   sample ").append(batch.labels(k)).append(" @").append(batch.timestampMillis(k))
+                    .append(" model max ").append(ms == null ? "none" : ms.lastKey() + " n=" + ms.size());
+              }
+            }
+          }
+          assertThat(diff.toString()).as(where).isEmpty();
         } else if (op < 80) {
           clock.advance(rnd.nextLong(60_000, 50 * 60_000));
         } else if (op < 84) {
@@ -91,12 +108,18 @@ class EngineModelTest {
         } else if (op < 88) {
           engine.close();
           engine = Engine.open(kv, config);
-        } else if (op < 93) {
+        } else if (op < 92) {
           engine.abandon();
           engine = Engine.open(kv, config);
-        } else {
+        } else if (op < 97) {
           engine.applyRetention();
           model.applyRetention(clock.millis());
+        } else {
+          long maxT = clock.millis() - rnd.nextLong(0, 3 * HOUR);
+          long minT = maxT - rnd.nextLong(0, 2 * HOUR);
+          List<LabelMatcher> matchers = randomMatchers(rnd);
+          engine.deleteSeries(minT, maxT, matchers);
+          model.delete(minT, maxT, matchers);
         }
         compare(engine, model, rnd, clock.millis(), where);
       }

@@ -290,4 +290,45 @@ class EngineTest {
     assertThatThrownBy(() -> EngineConfig.builder().outOfOrderWindow(Duration.ofMinutes(-1)).build())
         .hasMessageContaining("outOfOrderWindow must not be negative");
   }
+
+  @Test
+  void deletedSamplesStayDeletedAcrossRestartsAndBucketsLeaveWhenEmpty() {
+    Labels other = Labels.of("__name__", "up", "job", "b");
+    SampleBatch batch = new SampleBatch();
+    for (int m = 1; m <= 5; m++) {
+      batch.addPoint(UP, GAUGE, T0 + m * MIN, m);
+      batch.addPoint(other, GAUGE, T0 + m * MIN, 10 + m);
+    }
+    engine.append(batch);
+    Engine.DeleteResult r = engine.deleteSeries(T0 + 2 * MIN, T0 + 3 * MIN, List.of(LabelMatcher.equal("job", "a")));
+    assertThat(r).isEqualTo(new Engine.DeleteResult(1, 1, 2));
+    assertThat(all(UP)).containsExactly("60s=1.0", "240s=4.0", "300s=5.0");
+    engine.abandon();
+    engine = Engine.open(kv, config);
+    assertThat(all(UP)).as("a crash does not bring them back").containsExactly("60s=1.0", "240s=4.0", "300s=5.0");
+    assertThat(all(other)).hasSize(5);
+    assertThat(reason(UP, T0 + 2 * MIN, 7)).as("the slot is free again").isNull();
+
+    engine.deleteSeries(0, T0 + 10 * MIN, List.of(LabelMatcher.equal("job", "a")));
+    assertThat(all(UP)).isEmpty();
+    assertThat(engine.labelValues("job", 0, T0 + HOUR_MS, List.of())).containsExactly("b");
+    assertThat(engine.bucketInfo()).hasSize(1);
+    assertThat(engine.bucketInfo().get(0).seriesCount()).isEqualTo(1);
+    engine.deleteSeries(0, T0 + 10 * MIN, List.of());
+    assertThat(engine.buckets()).isEmpty();
+    assertThat(engine.bucketInfo()).isEmpty();
+    engine.close();
+    engine = Engine.open(kv, config);
+    assertThat(engine.select(0, T0 + HOUR_MS, List.of())).isEmpty();
+  }
+
+  @Test
+  void retentionCanChangeAtRuntime() {
+    assertThatThrownBy(() -> engine.setRetention(Duration.ofMinutes(59))).hasMessageContaining("at least 1h");
+    engine.setRetention(Duration.ofHours(2));
+    assertThat(engine.retention()).isEqualTo(Duration.ofHours(2));
+    assertThat(reason(UP, clock.millis() - Duration.ofHours(3).toMillis(), 1)).isEqualTo(RejectReason.TOO_OLD);
+  }
+
+  static final long HOUR_MS = 3_600_000L;
 }

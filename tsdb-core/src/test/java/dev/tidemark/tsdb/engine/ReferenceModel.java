@@ -83,6 +83,16 @@ final class ReferenceModel {
     data.values().removeIf(TreeMap::isEmpty);
   }
 
+  void delete(long minT, long maxT, List<LabelMatcher> matchers) {
+    data.forEach(
+        (l, s) -> {
+          if (matches(l, matchers)) {
+            s.subMap(minT, true, maxT, true).clear();
+          }
+        });
+    data.values().removeIf(TreeMap::isEmpty);
+  }
+
   static boolean matches(Labels l, List<LabelMatcher> matchers) {
     for (LabelMatcher m : matchers) {
       if (!m.matches(l.get(m.name()))) {
