@@ -111,17 +111,6 @@ public final class Engine implements Appender, AutoCloseable {
     }
   }
 
-  /** Thrown inside the write lock when a sample targets a bucket that is being sealed. */
-  private static final class SealInProgress extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final TimeBucket bucket;
-
-    SealInProgress(TimeBucket bucket) {
-      super(null, null, false, false);
-      this.bucket = bucket;
-    }
-  }
-
   private Engine(KvStore kv, EngineConfig config) {
     this.kv = kv;
     this.config = config;
@@ -266,24 +255,11 @@ public final class Engine implements Appender, AutoCloseable {
           end++;
         }
         RejectReason reason = null;
-        try {
-          for (int k = i; k < end && reason == null; k++) {
-            if (sampleReasons[k] == null) {
-              sampleReasons[k] = check(batch, k, skip, refOf, seriesOf);
-            }
-            reason = sampleReasons[k];
+        for (int k = i; k < end && reason == null; k++) {
+          if (sampleReasons[k] == null) {
+            sampleReasons[k] = check(batch, k, skip, refOf, seriesOf);
           }
-        } catch (SealInProgress s) {
-          // Not reached since awaitSealsTouching (no seal starts while we hold the lock); kept as
-          // a safety net. It would write the points applied so far on their own: a torn append.
-          writeLocked(wb, touched);
-          wb = new WriteBatch();
-          touched.clear();
-          while (sealing.containsKey(s.bucket)) {
-            sealEnded.awaitUninterruptibly();
-          }
-          ensureOpen();
-          continue;
+          reason = sampleReasons[k];
         }
         if (reason != null) {
           pointReasons[point] = reason;
@@ -386,7 +362,8 @@ public final class Engine implements Appender, AutoCloseable {
       HeadBucket hb = open.get(b);
       if (hb == null) {
         if (sealing.containsKey(b)) {
-          throw new SealInProgress(b);
+          // awaitSealsTouching ran under this lock hold, and seals start only under the lock.
+          throw new IllegalStateException("bucket " + b + " is being sealed during an append");
         }
         if (!buckets.contains(b)) {
           refOf[k] = ref;
