@@ -1,5 +1,6 @@
 package dev.tidemark.benchmarks;
 
+import dev.tidemark.tsdb.time.ManualClock;
 import dev.tidemark.translator.TranslationResult;
 import dev.tidemark.translator.Translator;
 import dev.tidemark.translator.TranslatorConfig;
@@ -23,10 +24,6 @@ import io.opentelemetry.proto.metrics.v1.ResourceMetrics;
 import io.opentelemetry.proto.metrics.v1.ScopeMetrics;
 import io.opentelemetry.proto.metrics.v1.Sum;
 import io.opentelemetry.proto.resource.v1.Resource;
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -81,7 +78,7 @@ public class TranslatorBenchmark {
   /** The requests, encoded (package-private for {@link TranslatorCpuTimeHarness}). */
   byte[][] encoded;
   Translator translator;
-  private TranslatorBenchmarkClock clock;
+  private ManualClock clock;
   private int next;
 
   @Setup
@@ -195,7 +192,7 @@ public class TranslatorBenchmark {
     if (points != POINTS) {
       throw new IllegalStateException("request has " + points + " points, want " + POINTS);
     }
-    clock = new TranslatorBenchmarkClock(T0 / 1_000_000 + DELTA_VARIANTS * 10_000L + 3_600_000L);
+    clock = new ManualClock(T0 / 1_000_000 + DELTA_VARIANTS * 10_000L + 3_600_000L);
     translator = new Translator(new NoOpAppender(), TranslatorConfig.defaults(), clock);
     TranslationResult r = translator.translate(requests[0]);
     if (r.rejectedDataPoints() != 0) {
@@ -232,7 +229,7 @@ public class TranslatorBenchmark {
   public int translate() {
     if (next == DELTA_VARIANTS) {
       next = 0;
-      clock.advanceMillis(6 * 60_000L); // past maxStale: the delta streams start over
+      clock.advance(6 * 60_000L); // past maxStale: the delta streams start over
     }
     TranslationResult r = translator.translate(requests[next++]);
     return r.rejectedDataPoints();
@@ -247,7 +244,7 @@ public class TranslatorBenchmark {
   public int decodeAndTranslate() throws com.google.protobuf.InvalidProtocolBufferException {
     if (next == DELTA_VARIANTS) {
       next = 0;
-      clock.advanceMillis(6 * 60_000L);
+      clock.advance(6 * 60_000L);
     }
     TranslationResult r = translator.translate(ExportMetricsServiceRequest.parseFrom(encoded[next++]));
     return r.rejectedDataPoints();
@@ -277,39 +274,6 @@ public class TranslatorBenchmark {
         samples = new RejectReason[batch.size()];
       }
       return new AppendResult(points, samples);
-    }
-  }
-
-  /** A clock the benchmark moves by hand. */
-  static final class TranslatorBenchmarkClock extends Clock {
-    private long millis;
-
-    TranslatorBenchmarkClock(long millis) {
-      this.millis = millis;
-    }
-
-    void advanceMillis(long d) {
-      millis += d;
-    }
-
-    @Override
-    public long millis() {
-      return millis;
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(millis);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
     }
   }
 }

@@ -7,12 +7,9 @@ import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.time.ManualClock;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -22,37 +19,12 @@ import org.junit.jupiter.api.io.TempDir;
 class EngineRetentionDiskTest {
   private static final long HOUR = 3_600_000L;
 
-  private static final class SettableClock extends Clock {
-    volatile long millis;
-
-    @Override
-    public long millis() {
-      return millis;
-    }
-
-    @Override
-    public Instant instant() {
-      return Instant.ofEpochMilli(millis);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-  }
-
   @TempDir Path dir;
 
   @Test
   void droppingExpiredBucketsShrinksTheStoreOnDisk() {
     long t0 = 1_700_000_000_000L - 1_700_000_000_000L % HOUR;
-    SettableClock clock = new SettableClock();
-    clock.millis = t0 + 3 * HOUR;
+    ManualClock clock = new ManualClock(t0 + 3 * HOUR);
     EngineConfig config =
         EngineConfig.builder().clock(clock).retention(Duration.ofHours(2)).retentionInterval(Duration.ZERO).build();
     SplittableRandom rnd = new SplittableRandom(7);
@@ -62,7 +34,7 @@ class EngineRetentionDiskTest {
       // Three hours of 2,000 series with random values (hard to compress): ~1.4M samples.
       for (long t = t0 + 1_000; t < t0 + 3 * HOUR; t += 15_000) {
         batch.clear();
-        clock.millis = t;
+        clock.set(t);
         for (int s = 0; s < 2_000; s++) {
           batch.addPoint(Labels.of("__name__", "noise", "s", Integer.toString(s)), MetricMetadata.UNKNOWN, t, rnd.nextDouble());
         }
@@ -72,7 +44,7 @@ class EngineRetentionDiskTest {
       store.compactRange(null, null);
       long before = store.approximateSizeBytes();
 
-      clock.millis = t0 + 4 * HOUR + 1; // the first two buckets are now older than 2 h
+      clock.set(t0 + 4 * HOUR + 1); // the first two buckets are now older than 2 h
       assertThat(engine.applyRetention()).isEqualTo(2);
       long after = store.approximateSizeBytes();
       assertThat(after).as("bytes on disk before %d, after %d", before, after).isLessThan(before / 2);

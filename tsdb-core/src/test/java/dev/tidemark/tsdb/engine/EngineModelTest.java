@@ -1,5 +1,6 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tidemark.tsdb.append.AppendResult;
@@ -44,7 +45,7 @@ class EngineModelTest {
     long seed = Long.getLong("tidemark.seed", baseSeed);
     SplittableRandom rnd = new SplittableRandom(seed);
     long start = 1_700_000_000_000L;
-    MutableClock clock = new MutableClock(start);
+    ManualClock clock = new ManualClock(start);
     EngineConfig config =
         EngineConfig.builder()
             .clock(clock)

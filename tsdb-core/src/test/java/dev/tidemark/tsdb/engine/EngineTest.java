@@ -1,5 +1,6 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -34,7 +35,7 @@ class EngineTest {
   static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "s", Temporality.UNSPECIFIED, false);
   static final Labels UP = Labels.of("__name__", "up", "job", "a");
 
-  final MutableClock clock = new MutableClock(T0 + 30 * MIN);
+  final ManualClock clock = new ManualClock(T0 + 30 * MIN);
   InMemoryKvStore kv = new InMemoryKvStore();
   EngineConfig config;
   Engine engine;
