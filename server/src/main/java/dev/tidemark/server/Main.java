@@ -1,5 +1,6 @@
 package dev.tidemark.server;
 
+import dev.tidemark.server.admin.AdminCommand;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -30,11 +31,16 @@ import picocli.CommandLine.Spec;
     versionProvider = Main.Version.class,
     sortOptions = false,
     usageHelpWidth = 100,
-    customSynopsis = {"tidemark [serve] [OPTIONS]", "tidemark (-h | --help | -V | --version)"},
-    subcommands = {Main.Serve.class},
+    customSynopsis = {
+      "tidemark [serve] [OPTIONS]",
+      "tidemark admin COMMAND [OPTIONS]",
+      "tidemark (-h | --help | -V | --version)"
+    },
+    subcommands = {Main.Serve.class, AdminCommand.class},
     description = {
       "Tidemark, a time series database for OpenTelemetry metrics.",
       "Without a subcommand, runs the server (same as 'tidemark serve').",
+      "'tidemark admin --help' lists the administration commands (admin gRPC API).",
       ""
     },
     footer = {
@@ -84,7 +90,9 @@ public final class Main implements Callable<Integer> {
         (ex, a) -> {
           PrintWriter w = ex.getCommandLine().getErr();
           w.println("tidemark: " + ex.getMessage());
-          w.println("Try 'tidemark --help' for the options and their defaults.");
+          w.println(
+              "Try '" + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help' for the"
+                  + " options and their defaults.");
           w.flush();
           return EXIT_USAGE;
         });
@@ -188,6 +196,21 @@ public final class Main implements Callable<Integer> {
         paramLabel = "PORT",
         description = "HTTP API port: /metrics, /-/healthy, /-/ready. Default: 9090")
     String httpPort;
+
+    @Option(
+        names = "--admin-port",
+        paramLabel = "PORT",
+        description = "Admin gRPC API port (tidemark admin), with gRPC health and reflection. Default: 9091")
+    String adminPort;
+
+    @Option(
+        names = "--admin-token",
+        paramLabel = "TOKEN",
+        description = {
+          "Bearer token every admin API call must carry (or env TIDEMARK_ADMIN_TOKEN).",
+          "Default: none (the admin API is open to whoever reaches its port)."
+        })
+    String adminToken;
 
     @Option(names = "--retention", paramLabel = "DURATION", description = "How long data is kept (at least 1h). Default: 15d")
     String retention;

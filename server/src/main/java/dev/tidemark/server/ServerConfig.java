@@ -59,6 +59,12 @@ public final class ServerConfig {
   /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} (and later the query API). */
   public static final int DEFAULT_HTTP_PORT = 9090;
 
+  /** The admin gRPC API ({@code tidemark admin}), with gRPC health and reflection. */
+  public static final int DEFAULT_ADMIN_PORT = 9091;
+
+  /** Environment variable holding the admin token when {@code admin-token} is not given. */
+  public static final String ADMIN_TOKEN_ENV = "TIDEMARK_ADMIN_TOKEN";
+
   /** How long a graceful stop waits for in-flight requests before cutting them off: 30 s. */
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
 
@@ -76,6 +82,8 @@ public final class ServerConfig {
           "otlp-grpc-port",
           "otlp-http-port",
           "http-port",
+          "admin-port",
+          "admin-token",
           "retention",
           "out-of-order-window",
           "max-future-skew",
@@ -111,6 +119,8 @@ public final class ServerConfig {
   private final int otlpGrpcPort;
   private final int otlpHttpPort;
   private final int httpPort;
+  private final int adminPort;
+  private final String adminToken;
   private final EngineConfig engineConfig;
   private final RocksDbConfig rocksDbConfig;
   private final ReceiverConfig receiverConfig;
@@ -124,6 +134,8 @@ public final class ServerConfig {
     otlpGrpcPort = b.otlpGrpcPort;
     otlpHttpPort = b.otlpHttpPort;
     httpPort = b.httpPort;
+    adminPort = b.adminPort;
+    adminToken = b.adminToken;
     engineConfig = b.engineConfig;
     rocksDbConfig = b.rocksDbConfig;
     receiverConfig = b.receiverConfig;
@@ -148,9 +160,21 @@ public final class ServerConfig {
    *     contradicting settings
    */
   public static ServerConfig load(Path yamlFile, Map<String, Object> overrides) {
+    return load(yamlFile, overrides, System.getenv());
+  }
+
+  /**
+   * {@link #load(Path, Map)} with the environment {@code env}: a non-empty {@value
+   * #ADMIN_TOKEN_ENV} sets {@code admin-token} over the file; {@code --admin-token} wins over it.
+   */
+  public static ServerConfig load(Path yamlFile, Map<String, Object> overrides, Map<String, String> env) {
     Builder b = builder();
     if (yamlFile != null) {
       b.setAll(readYaml(yamlFile), yamlFile.toString());
+    }
+    String envToken = env.get(ADMIN_TOKEN_ENV);
+    if (envToken != null && !envToken.isEmpty()) {
+      b.set("admin-token", envToken, "environment variable " + ADMIN_TOKEN_ENV);
     }
     for (Map.Entry<String, Object> e : overrides.entrySet()) {
       b.set(e.getKey(), e.getValue(), "--" + e.getKey());
@@ -222,6 +246,26 @@ public final class ServerConfig {
     return httpPort;
   }
 
+  /** The admin gRPC port; 0 picks a free port. */
+  public int adminPort() {
+    return adminPort;
+  }
+
+  /** The bearer token every admin call must carry, or null: the admin API is open. */
+  public String adminToken() {
+    return adminToken;
+  }
+
+  /** Parses a duration as the settings write them ({@code 15d}, {@code 1h30m}, {@code 500ms}). */
+  public static Duration parseDuration(String text) {
+    return ConfigValues.parseDuration(text);
+  }
+
+  /** Formats a duration as the settings write them ({@code 15d}, {@code 1h30m}). */
+  public static String formatDuration(Duration d) {
+    return ConfigValues.formatDuration(d);
+  }
+
   /** The engine's settings, with the system UTC clock. */
   public EngineConfig engineConfig() {
     return engineConfig;
@@ -247,7 +291,8 @@ public final class ServerConfig {
   @Override
   public String toString() {
     return "ServerConfig{dataDir=" + dataDir + ", listen=" + listenAddress + ", otlpGrpcPort="
-        + otlpGrpcPort + ", otlpHttpPort=" + otlpHttpPort + ", httpPort=" + httpPort + ", engine="
+        + otlpGrpcPort + ", otlpHttpPort=" + otlpHttpPort + ", httpPort=" + httpPort + ", adminPort=" + adminPort
+        + ", adminToken=" + (adminToken == null ? "none" : "set") + ", engine="
         + engineConfig + ", rocksdb=" + rocksDbConfig + ", receiver=" + receiverConfig + ", "
         + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + "}";
   }
@@ -271,6 +316,8 @@ public final class ServerConfig {
     private int otlpGrpcPort = DEFAULT_OTLP_GRPC_PORT;
     private int otlpHttpPort = DEFAULT_OTLP_HTTP_PORT;
     private int httpPort = DEFAULT_HTTP_PORT;
+    private int adminPort = DEFAULT_ADMIN_PORT;
+    private String adminToken;
     private Duration retention = EngineConfig.DEFAULT_RETENTION;
     private Duration outOfOrderWindow = EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW;
     private Duration maxFutureSkew = EngineConfig.DEFAULT_MAX_FUTURE_SKEW;
@@ -318,9 +365,20 @@ public final class ServerConfig {
       return this;
     }
 
+    public Builder adminPort(int v) {
+      adminPort = v;
+      return this;
+    }
+
+    /** The admin bearer token; null (the default) leaves the admin API open. */
+    public Builder adminToken(String v) {
+      adminToken = v;
+      return this;
+    }
+
     /** Every port 0: the system picks free ones (tests). */
     public Builder anyFreePorts() {
-      return otlpGrpcPort(0).otlpHttpPort(0).httpPort(0);
+      return otlpGrpcPort(0).otlpHttpPort(0).httpPort(0).adminPort(0);
     }
 
     public Builder retention(Duration v) {
@@ -421,6 +479,12 @@ public final class ServerConfig {
           break;
         case "http-port":
           httpPort = s.port();
+          break;
+        case "admin-port":
+          adminPort = s.port();
+          break;
+        case "admin-token":
+          adminToken = s.token();
           break;
         case "retention":
           retention = s.duration(Duration.ofHours(1), "at least 1h");
@@ -537,9 +601,19 @@ public final class ServerConfig {
       checkPort("otlp-grpc-port", otlpGrpcPort);
       checkPort("otlp-http-port", otlpHttpPort);
       checkPort("http-port", httpPort);
+      checkPort("admin-port", adminPort);
       distinctPorts("otlp-grpc-port", otlpGrpcPort, "otlp-http-port", otlpHttpPort);
       distinctPorts("otlp-grpc-port", otlpGrpcPort, "http-port", httpPort);
       distinctPorts("otlp-http-port", otlpHttpPort, "http-port", httpPort);
+      distinctPorts("admin-port", adminPort, "otlp-grpc-port", otlpGrpcPort);
+      distinctPorts("admin-port", adminPort, "otlp-http-port", otlpHttpPort);
+      distinctPorts("admin-port", adminPort, "http-port", httpPort);
+      if (adminToken != null) {
+        String why = tokenProblem(adminToken);
+        if (why != null) {
+          throw new ConfigException("invalid admin-token" + sourceOf("admin-token") + ": " + why);
+        }
+      }
       if (maxGrpcMessageBytes <= 0 || maxGrpcMessageBytes > Integer.MAX_VALUE) {
         throw new ConfigException(
             "invalid otlp-grpc-max-message-size '" + ConfigValues.formatSize(maxGrpcMessageBytes)
@@ -575,6 +649,20 @@ public final class ServerConfig {
       translatorConfig =
           wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
       return new ServerConfig(this, address);
+    }
+
+    /** Why {@code token} cannot be a bearer token in an HTTP/2 header, or null. Never echoes it. */
+    static String tokenProblem(String token) {
+      if (token.isEmpty()) {
+        return "must not be empty";
+      }
+      for (int i = 0; i < token.length(); i++) {
+        char c = token.charAt(i);
+        if (c <= ' ' || c >= 0x7f) {
+          return "must be printable ASCII without spaces (character " + (i + 1) + " is not)";
+        }
+      }
+      return null;
     }
 
     private void checkPort(String name, int port) {
@@ -658,6 +746,19 @@ public final class ServerConfig {
         throw bad("expected a single value");
       }
       return text(value);
+    }
+
+    /** A secret: messages never show the value. */
+    String token() {
+      if (value instanceof List || value instanceof Map) {
+        throw new ConfigException("invalid " + name + " (" + source + "): expected a single value");
+      }
+      String t = text(value);
+      String why = Builder.tokenProblem(t);
+      if (why != null) {
+        throw new ConfigException("invalid " + name + " (" + source + "): " + why);
+      }
+      return t;
     }
 
     Path path() {

@@ -4,6 +4,8 @@ import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
 import dev.tidemark.rocksdb.RocksDbKvStore;
+import dev.tidemark.server.admin.AdminGrpcService;
+import dev.tidemark.server.admin.AdminServer;
 import dev.tidemark.translator.Translator;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
@@ -105,6 +107,8 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile int boundGrpcPort = -1;
   private volatile int boundOtlpHttpPort = -1;
   private volatile int boundHttpPort = -1;
+  private AdminServer adminServer;
+  private volatile int boundAdminPort = -1;
 
   public TidemarkServer(ServerConfig config) {
     this.config = config;
@@ -138,6 +142,7 @@ public final class TidemarkServer implements AutoCloseable {
       ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry);
       startGrpc();
       startOtlpHttp();
+      startAdmin();
     } catch (RuntimeException | Error e) {
       state = State.FAILED;
       releaseAfterFailure();
@@ -154,8 +159,8 @@ public final class TidemarkServer implements AutoCloseable {
     return String.format(
         Locale.ROOT,
         "Tidemark %s ready in %.2f s: OTLP/gRPC %s:%d, OTLP/HTTP %s:%d, HTTP API %s:%d"
-            + " (/metrics, /-/healthy, /-/ready); data folder %s; retention %s; recovery %.3f s"
-            + " (%d head series)",
+            + " (/metrics, /-/healthy, /-/ready), admin gRPC %s:%d (%s); data folder %s;"
+            + " retention %s; recovery %.3f s (%d head series)",
         Main.version(),
         startMillis / 1000.0,
         host,
@@ -164,6 +169,9 @@ public final class TidemarkServer implements AutoCloseable {
         otlpHttpPort(),
         host,
         httpPort(),
+        host,
+        adminPort(),
+        config.adminToken() == null ? "no token" : "token required",
         dataFolder(),
         ConfigValues.formatDuration(config.engineConfig().retention()),
         recoveryTime.toMillis() / 1000.0,
@@ -254,6 +262,21 @@ public final class TidemarkServer implements AutoCloseable {
     otlpHttpServer.setHandler(graceful(new OtlpHttpHandler(ingestor)));
     startJetty(otlpHttpServer, otlpHttpConnector, config.otlpHttpPort(), "OTLP HTTP");
     boundOtlpHttpPort = otlpHttpConnector.getLocalPort();
+  }
+
+  private void startAdmin() {
+    AdminGrpcService service =
+        new AdminGrpcService(engine, store, dataFolder(), Main.version(), config.engineConfig().clock());
+    try {
+      adminServer =
+          AdminServer.start(
+              new InetSocketAddress(config.listenInetAddress(), config.adminPort()),
+              service,
+              config.adminToken());
+    } catch (IOException e) {
+      throw bindFailure(e, config.adminPort(), "admin gRPC");
+    }
+    boundAdminPort = adminServer.port();
   }
 
   /**
@@ -356,6 +379,11 @@ public final class TidemarkServer implements AutoCloseable {
     return boundHttpPort;
   }
 
+  /** The bound admin gRPC port; -1 before it is bound. */
+  public int adminPort() {
+    return boundAdminPort;
+  }
+
   public ServerConfig config() {
     return config;
   }
@@ -406,6 +434,7 @@ public final class TidemarkServer implements AutoCloseable {
     long deadline = t0 + config.shutdownTimeout().toNanos();
 
     grpcServer.shutdown();
+    adminServer.shutdown();
     clean &= stopJetty(otlpHttpServer, "OTLP/HTTP");
     try {
       long left = Math.max(0, deadline - System.nanoTime());
@@ -425,11 +454,23 @@ public final class TidemarkServer implements AutoCloseable {
       clean = false;
     }
     grpcExecutor.shutdown();
+    try {
+      long left = Math.max(0, deadline - System.nanoTime());
+      if (!adminServer.awaitTermination(left, TimeUnit.NANOSECONDS)) {
+        LOG.log(System.Logger.Level.WARNING, "admin calls still running; cancelling them");
+        adminServer.shutdownNow();
+        clean = false;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      adminServer.shutdownNow();
+      clean = false;
+    }
     LOG.log(
         System.Logger.Level.INFO,
         String.format(
             Locale.ROOT,
-            "OTLP/gRPC and OTLP/HTTP stopped after %.3f s; in-flight requests finished",
+            "OTLP/gRPC, OTLP/HTTP and admin gRPC stopped after %.3f s; in-flight requests finished",
             (System.nanoTime() - t0) / 1e9));
 
     long t1 = System.nanoTime();
@@ -478,6 +519,9 @@ public final class TidemarkServer implements AutoCloseable {
 
   /** Releases, newest first, whatever a failed start had opened. */
   private void releaseAfterFailure() {
+    if (adminServer != null) {
+      adminServer.shutdownNow();
+    }
     if (otlpHttpServer != null) {
       stopQuietly(otlpHttpServer);
     }
