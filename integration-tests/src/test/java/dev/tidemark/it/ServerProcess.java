@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A Tidemark server started from the shaded jar ({@code server/target/tidemark.jar}, system
  * property {@code tidemark.jar}) as a separate JVM: {@code java -Xmx512m -jar tidemark.jar
- * --data-dir DIR --otlp-grpc-port P1 --otlp-http-port P2 --http-port P3 [extra args]}.
+ * --data-dir DIR --otlp-grpc-port P1 --otlp-http-port P2 --http-port P3 --admin-port P4 [extra
+ * args]} ({@code --admin-port} only when the extra args do not name it).
  *
  * <p>Everything binds 127.0.0.1 (the server's default). Ports are free ports picked just before
  * the start; a start that loses a port race is retried with new ports. The child's environment is
@@ -57,6 +58,7 @@ final class ServerProcess implements AutoCloseable {
   private final int grpcPort;
   private final int otlpHttpPort;
   private final int apiPort;
+  private final int adminPort;
   private final Process process;
 
   private ServerProcess(
@@ -67,6 +69,7 @@ final class ServerProcess implements AutoCloseable {
     this.grpcPort = ports[0];
     this.otlpHttpPort = ports[1];
     this.apiPort = ports[2];
+    this.adminPort = ports[3];
     this.process = process;
   }
 
@@ -94,7 +97,7 @@ final class ServerProcess implements AutoCloseable {
     Files.createDirectories(dataDir);
     IOException portRace = null;
     for (int attempt = 1; attempt <= 3; attempt++) {
-      int[] ports = freePorts(3);
+      int[] ports = freePorts(4);
       Path log = dataDir.resolveSibling(dataDir.getFileName() + "-server-" + (STARTED.size() + 1) + ".log");
       List<String> cmd = new ArrayList<>();
       cmd.add("--data-dir");
@@ -105,6 +108,13 @@ final class ServerProcess implements AutoCloseable {
       cmd.add(Integer.toString(ports[1]));
       cmd.add("--http-port");
       cmd.add(Integer.toString(ports[2]));
+      int at = extraArgs.indexOf("--admin-port");
+      if (at >= 0 && at + 1 < extraArgs.size()) {
+        ports[3] = Integer.parseInt(extraArgs.get(at + 1));
+      } else {
+        cmd.add("--admin-port");
+        cmd.add(Integer.toString(ports[3]));
+      }
       cmd.addAll(extraArgs);
       ProcessBuilder pb = processBuilder(dataDir.toAbsolutePath().getParent(), log, cmd);
       ServerProcess sp = new ServerProcess(dataDir, List.copyOf(extraArgs), log, ports, pb.start());
@@ -261,6 +271,11 @@ final class ServerProcess implements AutoCloseable {
 
   int apiPort() {
     return apiPort;
+  }
+
+  /** The admin gRPC port. */
+  int adminPort() {
+    return adminPort;
   }
 
   /** {@code http://127.0.0.1:<otlp http port>/v1/metrics}. */
