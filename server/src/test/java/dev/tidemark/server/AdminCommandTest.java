@@ -1,0 +1,86 @@
+package dev.tidemark.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code tidemark admin ...} in-process against an in-process server: exit codes and output. */
+class AdminCommandTest {
+  static final String[] COMMANDS = {
+    "status", "buckets", "label-names", "label-values", "series", "read", "delete", "flush", "compact",
+    "checkpoint", "set-retention", "apply-retention"
+  };
+
+  @TempDir Path dir;
+  TidemarkServer server;
+  String address;
+
+  record Run(int code, String out, String err) {}
+
+  @BeforeEach
+  void start() {
+    server = TidemarkServer.start(ServerConfig.builder().dataDir(dir.resolve("data")).anyFreePorts()
+        .adminToken("tok").shutdownTimeout(Duration.ofSeconds(5)).build());
+    address = "127.0.0.1:" + server.adminPort();
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+  }
+
+  static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void helpOnEveryCommand() {
+    assertThat(run("admin", "--help").out()).contains(COMMANDS).contains("Exit codes");
+    for (String c : COMMANDS) {
+      Run r = run("admin", c, "--help");
+      assertThat(r.code()).as(c).isZero();
+      assertThat(r.out()).as(c).contains("--address", "--token", "--json", "tidemark admin " + c);
+    }
+    assertThat(run("--help").out()).contains("tidemark admin");
+  }
+
+  @Test
+  void exitCodes() {
+    Run ok = run("admin", "status", "--address", address, "--token", "tok");
+    assertThat(ok.code()).as("%s", ok).isZero();
+    assertThat(ok.out()).contains("schema version", "retention", "15d");
+
+    Run json = run("admin", "flush", "--address", address, "--token", "tok", "--json");
+    assertThat(json.code()).as("%s", json).isZero();
+    assertThat(json.out()).contains("\"buckets_sealed\"");
+
+    Run unauth = run("admin", "buckets", "--address", address, "--token", "bad");
+    assertThat(unauth.code()).isEqualTo(3);
+    assertThat(unauth.err()).contains("UNAUTHENTICATED", "invalid admin token");
+
+    Run refused = run("admin", "set-retention", "10m", "--address", address, "--token", "tok");
+    assertThat(refused.code()).isEqualTo(1);
+    assertThat(refused.err()).contains("INVALID_ARGUMENT", "at least 1h");
+
+    assertThat(run("admin", "series", "up{", "--address", address, "--token", "tok").code()).isEqualTo(2);
+    assertThat(run("admin", "read", "--end", "tomorrow", "--address", address, "--token", "tok").code()).isEqualTo(2);
+    assertThat(run("admin", "delete", "{}", "--address", address, "--token", "tok").code()).isEqualTo(2);
+    assertThat(run("admin", "status", "--address", "nope", "--token", "tok").code()).isEqualTo(2);
+    assertThat(run("admin", "status", "--no-such-option").code()).isEqualTo(2);
+    assertThat(run("admin").code()).isEqualTo(2);
+
+    Run unreachable = run("admin", "status", "--address", "127.0.0.1:1", "--timeout", "5s");
+    assertThat(unreachable.code()).isEqualTo(1);
+    assertThat(unreachable.err()).contains("UNAVAILABLE");
+  }
+}

@@ -1,0 +1,167 @@
+package dev.tidemark.server.admin;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.tidemark.admin.v1.AdminServiceGrpc;
+import dev.tidemark.admin.v1.CompactRequest;
+import dev.tidemark.admin.v1.CreateCheckpointRequest;
+import dev.tidemark.admin.v1.DeleteSeriesRequest;
+import dev.tidemark.admin.v1.FindSeriesRequest;
+import dev.tidemark.admin.v1.GetStatusRequest;
+import dev.tidemark.admin.v1.LabelMatcher;
+import dev.tidemark.admin.v1.LabelNamesRequest;
+import dev.tidemark.admin.v1.LabelValuesRequest;
+import dev.tidemark.admin.v1.ReadSamplesRequest;
+import dev.tidemark.admin.v1.Sample;
+import dev.tidemark.admin.v1.Selection;
+import dev.tidemark.admin.v1.SeriesSamples;
+import dev.tidemark.admin.v1.SetRetentionRequest;
+import dev.tidemark.server.ServerConfig;
+import dev.tidemark.server.TidemarkServer;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.MetadataUtils;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The admin service in-process (TidemarkServer on free ports, with a token): validation and mapping. */
+class AdminGrpcServiceTest {
+  static final String TOKEN = "unit-token";
+
+  @TempDir Path dir;
+
+  TidemarkServer server;
+  ManagedChannel channel;
+  AdminServiceGrpc.AdminServiceBlockingStub admin;
+  long t0;
+
+  @BeforeEach
+  void start() {
+    server = TidemarkServer.start(ServerConfig.builder().dataDir(dir.resolve("data")).anyFreePorts()
+        .adminToken(TOKEN).shutdownTimeout(Duration.ofSeconds(5)).build());
+    channel = Grpc.newChannelBuilderForAddress("127.0.0.1", server.adminPort(), InsecureChannelCredentials.create()).build();
+    admin = withToken(TOKEN);
+    t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
+    SampleBatch batch = new SampleBatch();
+    Labels up = Labels.of("__name__", "up", "job", "a");
+    batch.addPoint(up, MetricMetadata.UNKNOWN, t0, 1.0);
+    batch.addPoint(up, MetricMetadata.UNKNOWN, t0 + 1000, Double.longBitsToDouble(0x7ff8000000000123L));
+    batch.addStaleMarker(up, MetricMetadata.UNKNOWN, t0 + 2000).endPoint();
+    batch.addPoint(Labels.of("__name__", "up", "job", "b"), MetricMetadata.UNKNOWN, t0, 2.0);
+    server.engine().append(batch);
+  }
+
+  @AfterEach
+  void stop() throws InterruptedException {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    server.close();
+  }
+
+  AdminServiceGrpc.AdminServiceBlockingStub withToken(String token) {
+    Metadata md = new Metadata();
+    md.put(AdminAuthInterceptor.AUTHORIZATION, "Bearer " + token);
+    return AdminServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
+  }
+
+  static Selection sel(String selector) {
+    return Selection.newBuilder().setSelector(selector).build();
+  }
+
+  @Test
+  void readsRawBitsAndFlagsStaleMarkers() {
+    Iterator<SeriesSamples> it = admin.readSamples(ReadSamplesRequest.newBuilder().setSelection(sel("up{job=\"a\"}")).build());
+    List<Sample> samples = new ArrayList<>();
+    it.forEachRemaining(s -> samples.addAll(s.getSamplesList()));
+    assertThat(samples).extracting(Sample::getValueBits)
+        .containsExactly(Double.doubleToRawLongBits(1.0), 0x7ff8000000000123L, SampleBatch.STALE_NAN_BITS);
+    assertThat(samples).extracting(Sample::getStale).containsExactly(false, false, true);
+    assertThat(samples).extracting(Sample::getTimestampMs).containsExactly(t0, t0 + 1000, t0 + 2000);
+  }
+
+  @Test
+  void structuredMatchersAndSelectorAreAnded() {
+    Selection both = Selection.newBuilder().setSelector("up")
+        .addMatchers(LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.NOT_EQUAL).setValue("a")).build();
+    assertThat(admin.findSeries(FindSeriesRequest.newBuilder().setSelection(both).build()).getSeriesCount()).isEqualTo(1);
+    assertThat(admin.labelValues(LabelValuesRequest.newBuilder().setName("job").build()).getValuesList())
+        .containsExactly("a", "b");
+  }
+
+  @Test
+  void badRequestsAreInvalidArgumentOrFailedPrecondition() throws Exception {
+    assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
+        .addMatchers(LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.REGEX).setValue("[z"))).build()),
+        Status.Code.INVALID_ARGUMENT, "invalid regex in matcher job=~\"[z\"");
+    assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
+        .addMatchers(LabelMatcher.newBuilder().setValue("x"))).build()),
+        Status.Code.INVALID_ARGUMENT, "empty label name");
+    assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
+        .addMatchers(LabelMatcher.newBuilder().setName("a").setOpValue(9))).build()),
+        Status.Code.INVALID_ARGUMENT, "unknown op 9");
+    assertStatus(() -> admin.labelNames(LabelNamesRequest.newBuilder().setSelection(
+        Selection.newBuilder().setMinTimeMs(10).setMaxTimeMs(9)).build()),
+        Status.Code.INVALID_ARGUMENT, "min_time_ms 10");
+    assertStatus(() -> admin.compact(CompactRequest.newBuilder().setMinTimeMs(10).setMaxTimeMs(9).build()),
+        Status.Code.INVALID_ARGUMENT, "is after");
+    assertStatus(() -> admin.labelValues(LabelValuesRequest.getDefaultInstance()),
+        Status.Code.INVALID_ARGUMENT, "name is required");
+    assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel("{}")).build()),
+        Status.Code.INVALID_ARGUMENT, "at least one matcher");
+    assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetentionMs(59 * 60_000).build()),
+        Status.Code.INVALID_ARGUMENT, "at least 1h");
+    assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetention("ten days").build()),
+        Status.Code.INVALID_ARGUMENT, "invalid retention 'ten days'");
+    assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetention("2h").setRetentionMs(7_200_000).build()),
+        Status.Code.INVALID_ARGUMENT, "exactly one");
+    Path exists = Files.createDirectories(dir.resolve("exists"));
+    assertStatus(() -> admin.createCheckpoint(CreateCheckpointRequest.newBuilder().setTargetDir(exists.toString()).build()),
+        Status.Code.FAILED_PRECONDITION, "already exists");
+    assertStatus(() -> admin.createCheckpoint(CreateCheckpointRequest.newBuilder()
+        .setTargetDir(dir.resolve("data").resolve("inside").toAbsolutePath().toString()).build()),
+        Status.Code.INVALID_ARGUMENT, "inside the data folder");
+    assertThat(server.engine().retention()).isEqualTo(Duration.ofDays(15));
+  }
+
+  @Test
+  void setRetentionChangesTheEngine() {
+    var r = admin.setRetention(SetRetentionRequest.newBuilder().setRetention("2h").build());
+    assertThat(r.getPreviousRetentionMs()).isEqualTo(Duration.ofDays(15).toMillis());
+    assertThat(server.engine().retention()).isEqualTo(Duration.ofHours(2));
+    assertThat(admin.getStatus(GetStatusRequest.getDefaultInstance()).getRetention()).isEqualTo("2h");
+  }
+
+  @Test
+  void everyCallNeedsTheToken() {
+    assertStatus(() -> withToken("other").getStatus(GetStatusRequest.getDefaultInstance()),
+        Status.Code.UNAUTHENTICATED, "invalid admin token");
+    assertStatus(() -> AdminServiceGrpc.newBlockingStub(channel).getStatus(GetStatusRequest.getDefaultInstance()),
+        Status.Code.UNAUTHENTICATED, "needs a token");
+    assertThat(admin.getStatus(GetStatusRequest.getDefaultInstance()).getHeadSeries()).isEqualTo(2);
+  }
+
+  static void assertStatus(ThrowingCallable call, Status.Code code, String message) {
+    assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+      assertThat(e.getStatus().getCode()).as("%s", e).isEqualTo(code);
+      assertThat(e.getStatus().getDescription()).contains(message);
+    });
+  }
+}
