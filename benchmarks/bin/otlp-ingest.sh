@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# OTLP/gRPC ingest benchmark, end to end (issue #5): a fresh Tidemark server process on a temporary
+# data folder, bound to 127.0.0.1 on free ports; the OtlpLoadGenerator as a second process; a
+# graceful stop (SIGTERM, which seals the head); bytes on disk.
+#
+#   benchmarks/bin/otlp-ingest.sh [generator options]
+#   benchmarks/bin/otlp-ingest.sh --workload history --senders 4            # 10k series x 6 h, max rate
+#   benchmarks/bin/otlp-ingest.sh --workload active --senders 4             # 100k series x 10 min, max rate
+#   benchmarks/bin/otlp-ingest.sh --workload history --rate 250000          # paced: ack latency
+#
+# Environment:
+#   SERVER_JAVA_OPTS  server JVM options (default: -Xmx4g -XX:+AlwaysPreTouch)
+#   GEN_JAVA_OPTS     generator JVM options (default: -Xmx6g)
+#   SERVER_ARGS       extra server options (e.g. --fsync)
+#   TIDEMARK_JAR, BENCH_JAR   jars to use (default: built from this checkout, then copied to the run folder)
+#   KEEP_DATA=1       keep the run folder (data, server log)
+#   SERVER_JFR=FILE   record the server with JFR into FILE (SERVER_JFR_OPTS, default delay=40s,duration=30s:
+#                     the stop ends the JVM with halt(), so the recording must end by itself)
+# Output: the generator's RESULT lines, then RESULT disk / RESULT server lines.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+server_jar="${TIDEMARK_JAR:-$root/server/target/tidemark.jar}"
+bench_jar="${BENCH_JAR:-$root/benchmarks/target/benchmarks.jar}"
+
+if [[ ! -f "$server_jar" ]]; then
+  (cd "$root" && mvn -B -q -ntp -pl server -am package -DskipTests)
+fi
+if [[ ! -f "$bench_jar" ]]; then
+  (cd "$root" && mvn -B -q -ntp -pl benchmarks -am install -DskipTests)
+fi
+
+run="$(mktemp -d /tmp/tidemark-otlp-bench.XXXXXX)"
+# Private copies: other builds may rewrite target/ while this runs.
+cp "$server_jar" "$run/tidemark.jar"
+cp "$bench_jar" "$run/benchmarks.jar"
+
+server_pid=""
+cleanup() {
+  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  if [[ "${KEEP_DATA:-0}" != 1 ]]; then
+    rm -rf "$run"
+  else
+    echo "run folder kept: $run" >&2
+  fi
+}
+trap cleanup EXIT
+
+read -r grpc_port http_port api_port < <(python3 - <<'PY'
+import socket
+socks = []
+for _ in range(3):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(*[s.getsockname()[1] for s in socks])
+PY
+)
+
+server_opts=${SERVER_JAVA_OPTS:--Xmx4g -XX:+AlwaysPreTouch}
+if [[ -n "${SERVER_JFR:-}" ]]; then
+  server_opts="$server_opts -XX:StartFlightRecording=${SERVER_JFR_OPTS:-delay=40s,duration=30s},filename=$SERVER_JFR,settings=profile"
+fi
+echo "uptime before start: $(uptime)"
+# shellcheck disable=SC2086 # option lists
+java $server_opts -jar "$run/tidemark.jar" \
+  --data-dir "$run/data" --otlp-grpc-port "$grpc_port" --otlp-http-port "$http_port" --http-port "$api_port" \
+  ${SERVER_ARGS:-} >"$run/server.log" 2>&1 &
+server_pid=$!
+
+for _ in $(seq 1 120); do
+  if curl -fsS "http://127.0.0.1:$api_port/-/ready" >/dev/null 2>&1; then break; fi
+  kill -0 "$server_pid" 2>/dev/null || { echo "server exited:"; cat "$run/server.log"; exit 1; }
+  sleep 0.5
+done
+curl -fsS "http://127.0.0.1:$api_port/-/ready" >/dev/null || { echo "server not ready"; cat "$run/server.log"; exit 1; }
+echo "server pid $server_pid: $(grep -m1 -i 'listening\|ports\|otlp' "$run/server.log" || true)"
+
+gen_rc=0
+# shellcheck disable=SC2086
+java ${GEN_JAVA_OPTS:--Xmx6g} -cp "$run/benchmarks.jar" dev.tidemark.benchmarks.OtlpLoadGenerator \
+  --target "127.0.0.1:$grpc_port" --metrics-url "http://127.0.0.1:$api_port/metrics" --server-pid "$server_pid" \
+  "$@" | tee "$run/gen.out" || gen_rc=$?
+
+samples="$(sed -n 's/^dataset .* samples=\([0-9]*\) .*/\1/p' "$run/gen.out")"
+cpu_total="$(awk '{print ($14+$15)/100}' "/proc/$server_pid/stat")"
+hwm_kb="$(awk '/^VmHWM:/{print $2}' "/proc/$server_pid/status")"
+t0=$(date +%s.%N)
+kill -TERM "$server_pid"
+stop_rc=0
+wait "$server_pid" || stop_rc=$?
+stop_s=$(echo "$(date +%s.%N) - $t0" | bc)
+server_pid=""
+bytes="$(du -sb "$run/data" | cut -f1)"
+sst="$(find "$run/data" -name '*.sst' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"
+wal="$(find "$run/data" -name '*.log' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"
+echo "RESULT server total_cpu_s=$cpu_total peak_rss_mb=$((hwm_kb / 1024)) stop_s=$stop_s stop_exit=$stop_rc"
+awk -v b="$bytes" -v s="$sst" -v w="$wal" -v n="$samples" 'BEGIN {
+  printf "RESULT disk bytes=%d sst_bytes=%d wal_bytes=%d samples=%d bytes_per_sample=%.3f sst_bytes_per_sample=%.3f\n",
+    b, s, w, n, b / n, s / n }'
+
+# A second start on the same folder (recovery; RocksDB replays its WAL into SST files) and a
+# second clean stop: the bytes a stopped server keeps once the WAL is flushed.
+if [[ "${RESTART_CHECK:-1}" == 1 && "$stop_rc" == 0 ]]; then
+  t0=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  java $server_opts -jar "$run/tidemark.jar" \
+    --data-dir "$run/data" --otlp-grpc-port "$grpc_port" --otlp-http-port "$http_port" --http-port "$api_port" \
+    ${SERVER_ARGS:-} >"$run/server2.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 1 240); do
+    curl -fsS "http://127.0.0.1:$api_port/-/ready" >/dev/null 2>&1 && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  ready_s=$(echo "$(date +%s.%N) - $t0" | bc)
+  head_series="$(curl -fsS "http://127.0.0.1:$api_port/metrics" | awk '/^tidemark_head_series /{print $2}')"
+  kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
+  bytes2="$(du -sb "$run/data" | cut -f1)"
+  sst2="$(find "$run/data" -name '*.sst' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"
+  wal2="$(find "$run/data" -name '*.log' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"
+  echo "RESULT restart ready_s=$ready_s head_series_after_restart=$head_series ($(grep -m1 -o 'recovery [0-9.]* s' "$run/server2.log" || true))"
+  awk -v b="$bytes2" -v s="$sst2" -v w="$wal2" -v n="$samples" 'BEGIN {
+    printf "RESULT disk-after-restart bytes=%d sst_bytes=%d wal_bytes=%d bytes_per_sample=%.3f sst_bytes_per_sample=%.3f\n",
+      b, s, w, b / n, s / n }'
+fi
+echo "uptime after: $(uptime)"
+if [[ "$gen_rc" != 0 || "$stop_rc" != 0 ]]; then
+  echo "FAILED: generator exit $gen_rc, server stop exit $stop_rc" >&2
+  tail -20 "$run/server.log" >&2
+  exit 1
+fi

@@ -1,0 +1,467 @@
+package dev.tidemark.benchmarks;
+
+import io.grpc.CallOptions;
+import io.grpc.KnownLength;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
+import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * OTLP/gRPC load generator for a Tidemark server running as another process (issue #5 benchmark;
+ * driver: {@code benchmarks/bin/otlp-ingest.sh}).
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar dev.tidemark.benchmarks.OtlpLoadGenerator \
+ *     --target 127.0.0.1:4317 [--metrics-url http://127.0.0.1:9090/metrics] [--server-pid PID] \
+ *     [--workload history|active] [--senders 4] [--connections 1] [--rate SAMPLES_PER_S] ...
+ * </pre>
+ *
+ * <p>Workloads ({@link OtlpLoadDataset}): {@code history} = 100 instances × 100 series (10k
+ * series), one sample per 15 s for 6 hours ending now (14.4 M samples), requests of 5 instances × 4
+ * steps = 2,000 points; {@code active} = 1,000 instances × 100 series (100k series) for 10
+ * simulated minutes ending now, requests of 20 instances × 1 step = 2,000 points. Every request is
+ * encoded before the timed phase and sent as raw bytes.
+ *
+ * <p>Modes: without {@code --rate}, {@code --senders} threads send as fast as they can, one request
+ * at a time each; sender s owns the request groups g with g mod senders = s, so every series is
+ * sent in time order by one thread; the request groups must split evenly over the senders, and no
+ * sender runs more than {@code --max-lag-steps} (default 60, i.e. 15 minutes of data) ahead of the
+ * slowest. With {@code --rate R}, one pacer issues requests (all groups,
+ * time order) at R samples/s, asynchronously; the latency of a request is measured from its
+ * scheduled send time (no coordinated omission) to its answer.
+ *
+ * <p>Checks: every Export must succeed with no rejected point (UNAVAILABLE and
+ * RESOURCE_EXHAUSTED are retried after 200 ms, up to 20 times, but count as errors); at the end,
+ * the points the server acknowledged must equal the points sent, and with {@code --metrics-url}
+ * the server's {@code tidemark_otlp_data_points_accepted_total{protocol="grpc"}} must have grown by
+ * exactly that and {@code tidemark_head_series} must be at least the dataset's series. Exit code 1
+ * on any error, rejection or mismatch.
+ *
+ * <p>Output: {@code RESULT} lines with samples/s, ack latency p50/p99/max, errors, rejected points;
+ * with {@code --server-pid}, the server's CPU seconds over the timed phase (per million samples)
+ * and its peak RSS (VmHWM); the generator's own CPU seconds.
+ */
+public final class OtlpLoadGenerator {
+
+  private static final MethodDescriptor<byte[], ExportMetricsServiceResponse> EXPORT =
+      MetricsServiceGrpc.getExportMethod().toBuilder(new BytesMarshaller(), MetricsServiceGrpc.getExportMethod().getResponseMarshaller())
+          .build();
+
+  private static final int MAX_ATTEMPTS = 20;
+  private static final long RETRY_DELAY_MS = 200;
+
+  private final Map<String, String> opts;
+  private final OtlpLoadDataset data;
+  private final List<ManagedChannel> channels = new ArrayList<>();
+  private byte[][] bodies;
+  private long[] latencies; // by request index, nanos
+  private final AtomicLong ackedPoints = new AtomicLong();
+  private final AtomicLong rejectedPoints = new AtomicLong();
+  private final AtomicLong errors = new AtomicLong();
+  private final AtomicLong failedRequests = new AtomicLong();
+  private final AtomicLong bytesSent = new AtomicLong();
+  private final AtomicReference<String> firstError = new AtomicReference<>();
+
+  private OtlpLoadGenerator(Map<String, String> opts) {
+    this.opts = opts;
+    String workload = opts.getOrDefault("workload", "history");
+    long stepMs = Long.parseLong(opts.getOrDefault("step-s", "15")) * 1000;
+    int instances;
+    int steps;
+    int ipr;
+    int spr;
+    switch (workload) {
+      case "history" -> {
+        instances = 100;
+        steps = (int) (6 * 3600_000L / stepMs);
+        ipr = 5;
+        spr = 4;
+      }
+      case "active" -> {
+        instances = 1000;
+        steps = (int) (10 * 60_000L / stepMs);
+        ipr = 20;
+        spr = 1;
+      }
+      default -> throw new IllegalArgumentException("--workload history|active, not " + workload);
+    }
+    instances = Integer.parseInt(opts.getOrDefault("instances", String.valueOf(instances)));
+    if (opts.containsKey("minutes")) {
+      steps = (int) (Long.parseLong(opts.get("minutes")) * 60_000L / stepMs);
+    }
+    steps = Integer.parseInt(opts.getOrDefault("steps", String.valueOf(steps)));
+    ipr = Integer.parseInt(opts.getOrDefault("instances-per-request", String.valueOf(ipr)));
+    spr = Integer.parseInt(opts.getOrDefault("steps-per-request", String.valueOf(spr)));
+    long now = System.currentTimeMillis();
+    // The last sample a step before now (the server refuses samples too far in the future).
+    long start = (now / stepMs) * stepMs - (long) steps * stepMs;
+    start = Long.parseLong(opts.getOrDefault("start-ms", String.valueOf(start)));
+    this.data = new OtlpLoadDataset(instances, steps, start, stepMs, ipr, spr);
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> opts = new LinkedHashMap<>();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (!a.startsWith("--")) {
+        throw new IllegalArgumentException("unexpected argument " + a);
+      }
+      String k = a.substring(2);
+      if (k.contains("=")) {
+        opts.put(k.substring(0, k.indexOf('=')), k.substring(k.indexOf('=') + 1));
+      } else if (k.equals("dry-run") || k.equals("allow-unbalanced")) {
+        opts.put(k, "true");
+      } else {
+        opts.put(k, args[++i]);
+      }
+    }
+    System.exit(new OtlpLoadGenerator(opts).run());
+  }
+
+  private int run() throws Exception {
+    int senders = Integer.parseInt(opts.getOrDefault("senders", "4"));
+    int connections = Integer.parseInt(opts.getOrDefault("connections", "1"));
+    double rate = Double.parseDouble(opts.getOrDefault("rate", "0"));
+    String workload = opts.getOrDefault("workload", "history");
+    long serverPid = Long.parseLong(opts.getOrDefault("server-pid", "-1"));
+    String metricsUrl = opts.get("metrics-url");
+
+    long t0 = System.nanoTime();
+    bodies = data.encodeAll();
+    long totalBytes = 0;
+    for (byte[] b : bodies) {
+      totalBytes += b.length;
+    }
+    latencies = new long[bodies.length];
+    System.out.printf(
+        Locale.ROOT,
+        "dataset workload=%s series=%d samples=%d start_ms=%d steps=%d step_s=%d requests=%d bytes=%d"
+            + " bytes_per_point=%.1f build_s=%.1f%n",
+        workload, data.series(), data.samples(), data.startMs, data.steps, data.stepMs / 1000, bodies.length,
+        totalBytes, (double) totalBytes / data.samples(), (System.nanoTime() - t0) / 1e9);
+    if (opts.containsKey("dry-run")) {
+      return 0;
+    }
+
+    String target = opts.get("target");
+    if (target == null) {
+      throw new IllegalArgumentException("--target HOST:PORT is required");
+    }
+    String host = target.substring(0, target.lastIndexOf(':'));
+    int port = Integer.parseInt(target.substring(target.lastIndexOf(':') + 1));
+    for (int i = 0; i < connections; i++) {
+      channels.add(
+          NettyChannelBuilder.forAddress(host, port)
+              .usePlaintext()
+              .maxInboundMessageSize(16 << 20)
+              .build());
+    }
+
+    String before = OtlpLoadProc.scrape(metricsUrl);
+    double acceptedBefore = OtlpLoadProc.sum(before, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"");
+    double rejectedBefore = OtlpLoadProc.sum(before, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"");
+    long selfPid = ProcessHandle.current().pid();
+    double serverCpu0 = serverPid > 0 ? OtlpLoadProc.cpuSeconds(serverPid) : Double.NaN;
+    double selfCpu0 = OtlpLoadProc.cpuSeconds(selfPid);
+    String uptime0 = loadavg();
+
+    long start = System.nanoTime();
+    if (rate > 0) {
+      paced(rate);
+    } else {
+      maxRate(senders);
+    }
+    long wallNanos = System.nanoTime() - start;
+
+    double serverCpu = serverPid > 0 ? OtlpLoadProc.cpuSeconds(serverPid) - serverCpu0 : Double.NaN;
+    double selfCpu = OtlpLoadProc.cpuSeconds(selfPid) - selfCpu0;
+    long hwmKb = serverPid > 0 ? OtlpLoadProc.statusKb(serverPid, "VmHWM") : -1;
+    long rssKb = serverPid > 0 ? OtlpLoadProc.statusKb(serverPid, "VmRSS") : -1;
+    String uptime1 = loadavg();
+    for (ManagedChannel c : channels) {
+      c.shutdown();
+    }
+
+    long samples = data.samples();
+    double wall = wallNanos / 1e9;
+    long[] lat = OtlpLoadProc.sorted(latencies, latencies.length);
+    // steady state: requests scheduled after the first 10% of the run (JIT warm-up excluded)
+    long[] steady = OtlpLoadProc.sorted(
+        java.util.Arrays.copyOfRange(latencies, latencies.length / 10, latencies.length),
+        latencies.length - latencies.length / 10);
+    String mode = rate > 0 ? String.format(Locale.ROOT, "paced rate=%.0f", rate) : "max senders=" + senders;
+    System.out.printf(
+        Locale.ROOT,
+        "RESULT otlp-load workload=%s mode=%s connections=%d samples=%d requests=%d wall_s=%.2f samples_per_s=%.0f"
+            + " errors=%d failed_requests=%d rejected_points=%d%n",
+        workload, mode, connections, samples, bodies.length, wall, samples / wall, errors.get(),
+        failedRequests.get(), rejectedPoints.get());
+    System.out.printf(
+        Locale.ROOT,
+        "RESULT ack workload=%s mode=%s ack_p50_ms=%.1f ack_p99_ms=%.1f ack_p999_ms=%.1f ack_max_ms=%.1f"
+            + " steady_p50_ms=%.1f steady_p99_ms=%.1f steady_max_ms=%.1f%n",
+        workload, mode, OtlpLoadProc.pctMs(lat, 50), OtlpLoadProc.pctMs(lat, 99), OtlpLoadProc.pctMs(lat, 99.9),
+        OtlpLoadProc.pctMs(lat, 100), OtlpLoadProc.pctMs(steady, 50), OtlpLoadProc.pctMs(steady, 99),
+        OtlpLoadProc.pctMs(steady, 100));
+    System.out.printf(
+        Locale.ROOT,
+        "RESULT cpu workload=%s server_cpu_s=%.2f server_cpu_s_per_M=%.3f server_cores_used=%.2f"
+            + " server_peak_rss_mb=%.0f server_rss_mb=%.0f client_cpu_s=%.2f client_cpu_s_per_M=%.3f%n",
+        workload, serverCpu, serverCpu / (samples / 1e6), serverCpu / wall, hwmKb / 1024.0, rssKb / 1024.0, selfCpu,
+        selfCpu / (samples / 1e6));
+    System.out.println("RESULT load before=[" + uptime0 + "] after=[" + uptime1 + "]");
+
+    // Verification.
+    boolean ok = errors.get() == 0 && rejectedPoints.get() == 0 && failedRequests.get() == 0;
+    ok &= ackedPoints.get() == samples;
+    String verify =
+        String.format(Locale.ROOT, "acked_points=%d sent_points=%d", ackedPoints.get(), samples);
+    if (metricsUrl != null) {
+      String after = OtlpLoadProc.scrape(metricsUrl);
+      double accepted =
+          OtlpLoadProc.sum(after, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"") - acceptedBefore;
+      double rejected =
+          OtlpLoadProc.sum(after, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"") - rejectedBefore;
+      double headSeries = OtlpLoadProc.sum(after, "tidemark_head_series");
+      ok &= accepted == samples - rejectedPoints.get() && rejected == rejectedPoints.get();
+      ok &= headSeries >= data.series();
+      verify +=
+          String.format(
+              Locale.ROOT,
+              " server_accepted=%.0f server_rejected=%.0f server_head_series=%.0f expected_series=%d",
+              accepted, rejected, headSeries, data.series());
+    }
+    System.out.println("RESULT verify " + verify + " status=" + (ok ? "OK" : "MISMATCH"));
+    if (firstError.get() != null) {
+      System.out.println("first error: " + firstError.get());
+    }
+    return ok ? 0 : 1;
+  }
+
+  /** Sender s sends groups g ≡ s (mod senders), chunk by chunk, one request at a time. */
+  private void maxRate(int senders) throws InterruptedException {
+    int groups = data.groups();
+    if (groups % senders != 0 && !opts.containsKey("allow-unbalanced")) {
+      throw new IllegalArgumentException(
+          groups + " request groups do not split evenly over " + senders + " senders (--allow-unbalanced to force)");
+    }
+    // Senders stay within maxLag chunks of each other, so the data in flight spans a bounded time
+    // range (as with real exporters), however the threads get scheduled.
+    int maxLag = Math.max(1, Integer.parseInt(opts.getOrDefault("max-lag-steps", "60")) / data.stepsPerRequest);
+    java.util.concurrent.atomic.AtomicIntegerArray progress = new java.util.concurrent.atomic.AtomicIntegerArray(senders);
+    List<Thread> threads = new ArrayList<>();
+    for (int s = 0; s < senders; s++) {
+      final int sender = s;
+      Thread t =
+          new Thread(
+              () -> {
+                ManagedChannel ch = channels.get(sender % channels.size());
+                for (int chunk = 0; chunk < data.stepChunks(); chunk++) {
+                  while (minProgress(progress) < chunk - maxLag) {
+                    LockSupport.parkNanos(200_000);
+                  }
+                  for (int g = sender; g < groups; g += senders) {
+                    int idx = chunk * groups + g;
+                    long t0 = System.nanoTime();
+                    sendBlocking(ch, idx);
+                    latencies[idx] = System.nanoTime() - t0;
+                  }
+                  progress.set(sender, chunk + 1);
+                }
+                progress.set(sender, Integer.MAX_VALUE);
+              },
+              "sender-" + s);
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+  }
+
+  private static int minProgress(java.util.concurrent.atomic.AtomicIntegerArray progress) {
+    int m = Integer.MAX_VALUE;
+    for (int i = 0; i < progress.length(); i++) {
+      m = Math.min(m, progress.get(i));
+    }
+    return m;
+  }
+
+  private void sendBlocking(ManagedChannel ch, int idx) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        ExportMetricsServiceResponse r =
+            ClientCalls.blockingUnaryCall(ch, EXPORT, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
+                bodies[idx]);
+        bytesSent.addAndGet(bodies[idx].length);
+        acked(idx, r);
+        return;
+      } catch (StatusRuntimeException e) {
+        if (!retry(idx, e, attempt)) {
+          return;
+        }
+        sleepMs(RETRY_DELAY_MS);
+      }
+    }
+  }
+
+  private void acked(int idx, ExportMetricsServiceResponse r) {
+    int chunk = idx / data.groups();
+    long rejected = r.hasPartialSuccess() ? r.getPartialSuccess().getRejectedDataPoints() : 0;
+    if (rejected > 0) {
+      rejectedPoints.addAndGet(rejected);
+      firstError.compareAndSet(null, "partial success: " + rejected + " rejected: " + r.getPartialSuccess().getErrorMessage());
+    }
+    ackedPoints.addAndGet(data.points(chunk) - rejected);
+  }
+
+  /** Counts the error; true if the request should be tried again. */
+  private boolean retry(int idx, StatusRuntimeException e, int attempt) {
+    errors.incrementAndGet();
+    firstError.compareAndSet(null, "request " + idx + ": " + e.getStatus());
+    Status.Code c = e.getStatus().getCode();
+    boolean retryable = c == Status.Code.UNAVAILABLE || c == Status.Code.RESOURCE_EXHAUSTED;
+    if (!retryable || attempt >= MAX_ATTEMPTS) {
+      failedRequests.incrementAndGet();
+      return false;
+    }
+    return true;
+  }
+
+  /** Issues every request in time order at {@code rate} samples/s, asynchronously. */
+  private void paced(double rate) throws InterruptedException {
+    int n = bodies.length;
+    CountDownLatch done = new CountDownLatch(n);
+    Semaphore inFlight = new Semaphore(1024);
+    ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor();
+    AtomicInteger next = new AtomicInteger();
+    long start = System.nanoTime();
+    for (int i = 0; i < n; i++) {
+      long intended = start + (long) (pointsBefore(i) / rate * 1e9);
+      long wait;
+      while ((wait = intended - System.nanoTime()) > 0) {
+        LockSupport.parkNanos(wait);
+      }
+      inFlight.acquire();
+      ManagedChannel ch = channels.get(next.getAndIncrement() % channels.size());
+      sendAsync(ch, i, 1, intended, done, inFlight, retries);
+    }
+    done.await();
+    retries.shutdownNow();
+  }
+
+  /** Points in the requests before index i (all requests of a chunk have the same size). */
+  private double pointsBefore(int i) {
+    int groups = data.groups();
+    int chunk = i / groups;
+    // every chunk but maybe the last is full
+    return (double) chunk * groups * data.points(0) + (double) (i % groups) * data.points(chunk);
+  }
+
+  private void sendAsync(ManagedChannel ch, int idx, int attempt, long intended, CountDownLatch done,
+      Semaphore inFlight, ScheduledExecutorService retries) {
+    ClientCalls.asyncUnaryCall(
+        ch.newCall(EXPORT, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)),
+        bodies[idx],
+        new StreamObserver<>() {
+          @Override
+          public void onNext(ExportMetricsServiceResponse r) {
+            latencies[idx] = System.nanoTime() - intended;
+            bytesSent.addAndGet(bodies[idx].length);
+            acked(idx, r);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            StatusRuntimeException e =
+                t instanceof StatusRuntimeException s ? s : Status.fromThrowable(t).asRuntimeException();
+            if (retry(idx, e, attempt)) {
+              retries.schedule(
+                  () -> sendAsync(ch, idx, attempt + 1, intended, done, inFlight, retries),
+                  RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
+            } else {
+              latencies[idx] = System.nanoTime() - intended;
+              inFlight.release();
+              done.countDown();
+            }
+          }
+
+          @Override
+          public void onCompleted() {
+            inFlight.release();
+            done.countDown();
+          }
+        });
+  }
+
+  private static String loadavg() {
+    try {
+      return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim();
+    } catch (IOException e) {
+      return "?";
+    }
+  }
+
+  private static void sleepMs(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Sends a pre-encoded body as is; the runtime copies it into its frames without a re-encode. */
+  private static final class BytesMarshaller implements MethodDescriptor.Marshaller<byte[]> {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new KnownLengthStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  private static final class KnownLengthStream extends ByteArrayInputStream implements KnownLength, io.grpc.Drainable {
+    KnownLengthStream(byte[] b) {
+      super(b);
+    }
+
+    @Override
+    public int drainTo(OutputStream target) throws IOException {
+      int n = count - pos;
+      target.write(buf, pos, n);
+      pos = count;
+      return n;
+    }
+  }
+}
