@@ -44,20 +44,20 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * answers 503 while the engine recovers), the store in the data folder, the engine (recovering the
  * head; the time is logged and exported as {@code tidemark_recovery_seconds}), translator and
  * ingestor, the OTLP/gRPC port (with the gRPC health service and server reflection), the OTLP/HTTP
- * port; then the server is ready and logs one line with the ports, the data folder, the retention
+ * port, the admin gRPC port ({@link dev.tidemark.server.admin.AdminServer}); then the server is ready and logs one line with the ports, the data folder, the retention
  * and the recovery time. A failure throws {@link StartupException} with a message for the operator
  * (a port in use, a data folder locked by another process, a schema conflict) after releasing
  * everything opened so far.
  *
  * <p><b>Stop</b> ({@link #close()}, from a shutdown hook on SIGTERM or Ctrl-C): not ready; the
- * OTLP ports stop accepting (gRPC shutdown, Jetty graceful stop) and in-flight requests finish,
+ * OTLP and admin ports stop accepting (gRPC shutdown, Jetty graceful stop) and in-flight requests finish,
  * for at most {@link ServerConfig#shutdownTimeout()}, after which the rest are cut off; the engine
  * closes (sealing the head, so the next start replays nothing); the store closes; the API port
  * closes last. Each step is logged. Every acknowledged export is durable before this starts, so a
  * request cut off was never acknowledged.
  *
  * <p>Port 0 picks a free port; the bound ports are {@link #otlpGrpcPort()}, {@link
- * #otlpHttpPort()} and {@link #httpPort()}. Thread-safe; {@link #start()} once.
+ * #otlpHttpPort()}, {@link #httpPort()} and {@link #adminPort()}. Thread-safe; {@link #start()} once.
  */
 public final class TidemarkServer implements AutoCloseable {
 
@@ -277,6 +277,12 @@ public final class TidemarkServer implements AutoCloseable {
       throw bindFailure(e, config.adminPort(), "admin gRPC");
     }
     boundAdminPort = adminServer.port();
+    if (config.adminToken() == null && !config.listenInetAddress().isLoopbackAddress()) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "the admin API listens on " + config.listenAddress() + ":" + boundAdminPort
+              + " without a token: anyone who reaches it can delete data; set --admin-token");
+    }
   }
 
   /**
