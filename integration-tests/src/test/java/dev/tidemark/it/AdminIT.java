@@ -31,6 +31,9 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
@@ -56,8 +59,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The admin API and {@code tidemark admin} end to end (issue #6) against the real jar: one server
  * with a token, fed over OTLP/gRPC with three hours of two gauges (with -0.0, +Inf, NaN and a
- * staleness marker) and two counters. Every RPC is called; a delete survives a restart while the
- * rest stays intact; a checkpoint started as a second server answers exactly as the first; the
+ * staleness marker) and two counters. Every RPC is called; deletes (a whole bucket, parts of two,
+ * part of the open head bucket) survive SIGKILL and a restart while the rest stays intact; a checkpoint started as a second server answers exactly as the first; the
  * token is enforced (gRPC and CLI exit code 3); bad input gets the documented status. The tests
  * run in order on the shared servers.
  */
@@ -232,7 +235,7 @@ class AdminIT {
 
   @Test
   @Order(2)
-  void tokenIsEnforcedHealthAndReflectionStayOpen() {
+  void tokenIsEnforcedHealthAndReflectionStayOpen() throws Exception {
     for (String wrong : new String[] {null, "wrong-token"}) {
       AdminServiceGrpc.AdminServiceBlockingStub stub = rpc.stub(wrong);
       assertStatus(() -> stub.getStatus(GetStatusRequest.getDefaultInstance()), Status.Code.UNAUTHENTICATED, "token");
@@ -243,6 +246,31 @@ class AdminIT {
     HealthCheckResponse health = HealthGrpc.newBlockingStub(rpc.channel()).withDeadlineAfter(10, TimeUnit.SECONDS)
         .check(HealthCheckRequest.newBuilder().setService("tidemark.admin.v1.AdminService").build());
     assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+
+    // Server reflection answers without a token too (grpcurl list).
+    List<String> services = new ArrayList<>();
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    io.grpc.stub.StreamObserver<ServerReflectionRequest> req = ServerReflectionGrpc.newStub(rpc.channel())
+        .serverReflectionInfo(new io.grpc.stub.StreamObserver<>() {
+          @Override
+          public void onNext(ServerReflectionResponse r) {
+            r.getListServicesResponse().getServiceList().forEach(s -> services.add(s.getName()));
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            done.countDown();
+          }
+
+          @Override
+          public void onCompleted() {
+            done.countDown();
+          }
+        });
+    req.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
+    req.onCompleted();
+    assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(services).contains("tidemark.admin.v1.AdminService", "grpc.health.v1.Health");
   }
 
   @Test
@@ -329,12 +357,7 @@ class AdminIT {
 
   @Test
   @Order(5)
-  void flushDeleteAndRestartTheDeletedDataStaysGone() throws Exception {
-    admin().flush(FlushRequest.getDefaultInstance());
-    assertThat(admin().listBuckets(ListBucketsRequest.getDefaultInstance()).getBucketsList())
-        .hasSize(3).noneMatch(Bucket::getOpen);
-    assertThat(admin().getStatus(GetStatusRequest.getDefaultInstance()).getHeadSeries()).isZero();
-
+  void deleteThenSigkillAndRestartTheDeletedDataStaysGone() throws Exception {
     Map<Map<String, String>, List<AdminRpc.Sample>> before = AdminRpc.read(admin(), AdminRpc.all());
     assertThat(before).hasSize(4);
 
@@ -355,6 +378,11 @@ class AdminIT {
         .build());
     assertThat(partial.getSamples()).isEqualTo(7);
     assertThat(partial.getBuckets()).isEqualTo(2);
+    // The tail of room a, in the bucket that is still open in the head: [base + 2h30m, end of time].
+    DeleteSeriesResponse head = admin().deleteSeries(DeleteSeriesRequest.newBuilder()
+        .setSelection(Selection.newBuilder().setSelector("temperature{room=\"a\"}").setMinTimeMs(base + 15 * STEP))
+        .build());
+    assertThat(head.getSamples()).isEqualTo(3);
 
     Map<Map<String, String>, List<AdminRpc.Sample>> expected = new LinkedHashMap<>();
     before.forEach((labels, samples) -> {
@@ -362,24 +390,32 @@ class AdminIT {
       for (AdminRpc.Sample s : samples) {
         boolean goneB = "b".equals(labels.get("room")) && s.t() >= base + HOUR && s.t() < base + 2 * HOUR;
         boolean goneWorker = "worker".equals(labels.get("job")) && s.t() >= base + 3 * STEP && s.t() <= base + 9 * STEP;
-        if (!goneB && !goneWorker) {
+        boolean goneA = "a".equals(labels.get("room")) && s.t() >= base + 15 * STEP;
+        if (!goneB && !goneWorker && !goneA) {
           kept.add(s);
         }
       }
       expected.put(labels, kept);
     });
     assertThat(AdminRpc.read(admin(), AdminRpc.all())).isEqualTo(expected);
-    assertThat(admin().compact(CompactRequest.getDefaultInstance()).getBytesAfter()).isPositive();
-    assertThat(admin().compact(CompactRequest.newBuilder().setMinTimeMs(base).setMaxTimeMs(base + HOUR).build())
-        .getBytesAfter()).isPositive();
 
-    assertThat(server.stop()).as("exit code after SIGTERM").isZero();
+    // SIGKILL: no graceful seal; whatever the restart replays must not bring deleted samples back.
+    server.kill();
     rpc.close();
     server = server.restart();
     rpc = new AdminRpc(server.adminPort());
-    assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("after a restart").isEqualTo(expected);
+    assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("after SIGKILL and a restart").isEqualTo(expected);
     assertThat(admin().labelValues(LabelValuesRequest.newBuilder().setName("room").build()).getValuesList())
         .containsExactly("a", "b");
+
+    admin().flush(FlushRequest.getDefaultInstance());
+    assertThat(admin().listBuckets(ListBucketsRequest.getDefaultInstance()).getBucketsList())
+        .hasSize(3).noneMatch(Bucket::getOpen);
+    assertThat(admin().getStatus(GetStatusRequest.getDefaultInstance()).getHeadSeries()).isZero();
+    assertThat(admin().compact(CompactRequest.getDefaultInstance()).getBytesAfter()).isPositive();
+    assertThat(admin().compact(CompactRequest.newBuilder().setMinTimeMs(base).setMaxTimeMs(base + HOUR).build())
+        .getBytesAfter()).isPositive();
+    assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("after flush and compaction").isEqualTo(expected);
   }
 
   @Test
