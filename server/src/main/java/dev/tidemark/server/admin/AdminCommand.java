@@ -79,7 +79,6 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "admin",
-    mixinStandardHelpOptions = true,
     usageHelpWidth = 100,
     synopsisSubcommandLabel = "COMMAND",
     description = {
@@ -124,6 +123,9 @@ public final class AdminCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
+  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+  boolean help;
+
   @Override
   public Integer call() {
     PrintWriter err = spec.commandLine().getErr();
@@ -142,6 +144,9 @@ public final class AdminCommand implements Callable<Integer> {
   /** What every admin command shares: connection options, the call, error mapping, output. */
   abstract static class Base implements Callable<Integer> {
     @Spec CommandSpec spec;
+
+    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    boolean help;
 
     @Option(
         names = "--address",
@@ -271,7 +276,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "status", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "status", usageHelpWidth = 100,
       description = "Version, uptime, data folder, schema, retention, head, ingestion, disk, series per bucket.")
   static final class StatusCmd extends Base {
     @Override
@@ -309,7 +314,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "buckets", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "buckets", usageHelpWidth = 100,
       description = "Every bucket with data, oldest first: start, size, state, series, bytes.")
   static final class BucketsCmd extends Base {
     @Override
@@ -333,7 +338,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "label-names", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "label-names", usageHelpWidth = 100,
       description = "Label names of the matching series (all series without a selector), sorted.")
   static final class LabelNamesCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. '{job=\"a\"}'")
@@ -355,7 +360,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "label-values", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "label-values", usageHelpWidth = 100,
       description = "Values of label NAME among the matching series, sorted.")
   static final class LabelValuesCmd extends Selecting {
     @Parameters(index = "0", paramLabel = "NAME", description = "Label name, e.g. job or __name__")
@@ -385,7 +390,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "series", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "series", usageHelpWidth = 100,
       description = "Label sets of the matching series, one per line, sorted.")
   static final class SeriesCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. 'up{job=\"a\"}'")
@@ -409,10 +414,11 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "read", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "read", usageHelpWidth = 100,
       description = {
-        "Raw samples of the matching series: time, milliseconds, value (stale markers flagged;",
-        "NaN payloads shown as bits)."
+        "Raw samples of the matching series, value bits exact.",
+        "Prints time, milliseconds and value per sample; staleness markers show as 'stale', other",
+        "NaNs with their bits. --json gives value_bits as \"0x...\" and a stale flag."
       })
   static final class ReadCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. 'up{job=\"a\"}'")
@@ -462,10 +468,11 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "delete", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "delete", usageHelpWidth = 100,
       description = {
-        "Deletes the samples of the matching series in the range, for good. Whole buckets are",
-        "dropped, partly covered ones rewritten, the space reclaimed by compaction."
+        "Deletes the matching samples in the range, for good.",
+        "Whole buckets are dropped, partly covered ones rewritten, the space reclaimed by",
+        "compaction; a restart does not bring the samples back."
       })
   static final class DeleteCmd extends Selecting {
     @Parameters(arity = "1", paramLabel = "SELECTOR", description = "At least one matcher, e.g. '{job=\"a\"}'")
@@ -487,7 +494,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "flush", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "flush", usageHelpWidth = 100,
       description = "Seals every open head bucket into the store now.")
   static final class FlushCmd extends Base {
     @Override
@@ -502,7 +509,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "compact", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "compact", usageHelpWidth = 100,
       description = "Compacts the store: the buckets overlapping --start/--end, or everything.")
   static final class CompactCmd extends Base {
     @Option(names = "--start", paramLabel = "TIME", description = "Start of the range. Default: with --end, the beginning of time.")
@@ -531,11 +538,11 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "checkpoint", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "checkpoint", usageHelpWidth = 100,
       description = {
-        "Copies a consistent point-in-time image of the store into FOLDER, a new folder on the",
-        "server's machine (relative paths are resolved against the current folder). Start a",
-        "server on it with 'tidemark --data-dir FOLDER'."
+        "Copies a consistent image of the store into a new folder.",
+        "FOLDER is on the server's machine (a relative path is resolved against the current",
+        "folder) and must not exist. Start a server on it with 'tidemark --data-dir FOLDER'."
       })
   static final class CheckpointCmd extends Base {
     @Parameters(arity = "1", paramLabel = "FOLDER", description = "A folder that does not exist yet.")
@@ -559,10 +566,10 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "set-retention", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "set-retention", usageHelpWidth = 100,
       description = {
-        "Changes the retention (at least 1h) until the next restart; the next retention run",
-        "(or apply-retention) uses it."
+        "Changes the retention (at least 1h) until the next restart.",
+        "The next retention run (or apply-retention) and the too-old check of new samples use it."
       })
   static final class SetRetentionCmd extends Base {
     @Parameters(arity = "1", paramLabel = "DURATION", description = "e.g. 30d, 12h")
@@ -582,7 +589,7 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "apply-retention", mixinStandardHelpOptions = true, usageHelpWidth = 100,
+  @Command(name = "apply-retention", usageHelpWidth = 100,
       description = "Drops the buckets older than the retention now.")
   static final class ApplyRetentionCmd extends Base {
     @Override
