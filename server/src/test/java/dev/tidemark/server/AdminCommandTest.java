@@ -55,6 +55,28 @@ class AdminCommandTest {
   }
 
   @Test
+  void tablesForSeriesAndSamples() {
+    long t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
+    dev.tidemark.tsdb.model.Labels up = dev.tidemark.tsdb.model.Labels.of("__name__", "up", "job", "a\"b");
+    dev.tidemark.tsdb.append.SampleBatch batch = new dev.tidemark.tsdb.append.SampleBatch();
+    batch.addPoint(up, dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN, t0, 1.5);
+    batch.addPoint(up, dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN, t0 + 1000, Double.longBitsToDouble(0x7ff8000000000123L));
+    batch.addStaleMarker(up, dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN, t0 + 2000).endPoint();
+    server.engine().append(batch);
+
+    Run series = run("admin", "series", "--address", address, "--token", "tok");
+    assertThat(series.out().lines()).containsExactly("up{job=\"a\\\"b\"}");
+    Run read = run("admin", "read", "up", "--start", "-1h", "--end", "now", "--address", address, "--token", "tok");
+    assertThat(read.code()).as("%s", read).isZero();
+    assertThat(read.out().lines()).hasSize(4);
+    assertThat(read.out()).contains(t0 + "  1.5", "NaN (0x7ff8000000000123)", (t0 + 2000) + "  stale");
+    Run none = run("admin", "read", "up", "--end", "-1h", "--address", address, "--token", "tok");
+    assertThat(none.out()).isEmpty();
+    Run status = run("admin", "status", "--address", address, "--token", "tok");
+    assertThat(status.out()).contains("head series       1", "BUCKET", "SERIES");
+  }
+
+  @Test
   void exitCodes() {
     Run ok = run("admin", "status", "--address", address, "--token", "tok");
     assertThat(ok.code()).as("%s", ok).isZero();
