@@ -50,6 +50,8 @@ final class OtlpLoadDataset {
   static final int GAUGE_FRAC = 4;
 
   final int instances;
+  /** Number of the first instance (a warm-up dataset uses instances the measured one does not). */
+  final int instanceBase;
   final int steps;
   final long startMs;
   final long stepMs;
@@ -60,6 +62,12 @@ final class OtlpLoadDataset {
   final Map<String, int[]> families;
 
   OtlpLoadDataset(int instances, int steps, long startMs, long stepMs, int instancesPerRequest, int stepsPerRequest) {
+    this(0, instances, steps, startMs, stepMs, instancesPerRequest, stepsPerRequest);
+  }
+
+  OtlpLoadDataset(int instanceBase, int instances, int steps, long startMs, long stepMs, int instancesPerRequest,
+      int stepsPerRequest) {
+    this.instanceBase = instanceBase;
     if (instances % instancesPerRequest != 0) {
       throw new IllegalArgumentException("instances must be a multiple of instances per request");
     }
@@ -119,7 +127,8 @@ final class OtlpLoadDataset {
     int s0 = chunk * stepsPerRequest;
     int s1 = Math.min(steps, s0 + stepsPerRequest);
     ExportMetricsServiceRequest.Builder req = ExportMetricsServiceRequest.newBuilder();
-    for (int inst = group * instancesPerRequest; inst < (group + 1) * instancesPerRequest; inst++) {
+    for (int inst = instanceBase + group * instancesPerRequest;
+        inst < instanceBase + (group + 1) * instancesPerRequest; inst++) {
       long bootNanos = (startMs - 86_400_000L - (mix(inst, -1, 0) & 0xffffff) * 10L) * 1_000_000L;
       ScopeMetrics.Builder scope = ScopeMetrics.newBuilder();
       for (Map.Entry<String, int[]> f : families.entrySet()) {

@@ -51,8 +51,10 @@ import java.util.concurrent.locks.LockSupport;
  * sent in time order by one thread; the request groups must split evenly over the senders, and no
  * sender runs more than {@code --max-lag-steps} (default 60, i.e. 15 minutes of data) ahead of the
  * slowest. With {@code --rate R}, one pacer issues requests (all groups,
- * time order) at R samples/s, asynchronously; the latency of a request is measured from its
- * scheduled send time (no coordinated omission) to its answer.
+ * time order) at R samples/s, asynchronously, with at most one request of a group in flight; the latency of a request is measured from its
+ * scheduled send time (no coordinated omission) to its answer; {@code --warmup-s N} first sends a
+ * separate warm-up dataset (other instances, hours earlier) at the same rate (max mode: {@code
+ * --warmup-rate}, default 250,000) for about N seconds; the figures then describe a warm server.
  *
  * <p>Checks: every Export must succeed with no rejected point (UNAVAILABLE and
  * RESOURCE_EXHAUSTED are retried after 200 ms, up to 20 times, but count as errors); at the end,
@@ -75,10 +77,10 @@ public final class OtlpLoadGenerator {
   private static final long RETRY_DELAY_MS = 200;
 
   private final Map<String, String> opts;
-  private final OtlpLoadDataset data;
+  private OtlpLoadDataset data;
   private final List<ManagedChannel> channels = new ArrayList<>();
   private byte[][] bodies;
-  private long[] latencies; // by request index, nanos
+  private long[] latencies; // by request index, nanos (the warm-up swaps these three)
   private final AtomicLong ackedPoints = new AtomicLong();
   private final AtomicLong rejectedPoints = new AtomicLong();
   private final AtomicLong errors = new AtomicLong();
@@ -181,6 +183,11 @@ public final class OtlpLoadGenerator {
               .build());
     }
 
+    int warmupS = Integer.parseInt(opts.getOrDefault("warmup-s", "0"));
+    if (warmupS > 0) {
+      warmup(rate > 0 ? rate : Double.parseDouble(opts.getOrDefault("warmup-rate", "250000")), warmupS);
+    }
+
     String before = OtlpLoadProc.scrape(metricsUrl);
     double acceptedBefore = OtlpLoadProc.sum(before, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"");
     double rejectedBefore = OtlpLoadProc.sum(before, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"");
@@ -233,6 +240,7 @@ public final class OtlpLoadGenerator {
             + " server_peak_rss_mb=%.0f server_rss_mb=%.0f client_cpu_s=%.2f client_cpu_s_per_M=%.3f%n",
         workload, serverCpu, serverCpu / (samples / 1e6), serverCpu / wall, hwmKb / 1024.0, rssKb / 1024.0, selfCpu,
         selfCpu / (samples / 1e6));
+    slowest(start);
     System.out.println("RESULT load before=[" + uptime0 + "] after=[" + uptime1 + "]");
 
     // Verification.
@@ -260,6 +268,32 @@ public final class OtlpLoadGenerator {
       System.out.println("first error: " + firstError.get());
     }
     return ok ? 0 : 1;
+  }
+
+  /** Where the slow answers were: requests over 200 ms, by data hour, and the five slowest. */
+  private void slowest(long startNanos) {
+    Map<Long, Integer> slowByHour = new java.util.TreeMap<>();
+    Integer[] idx = new Integer[latencies.length];
+    for (int i = 0; i < latencies.length; i++) {
+      idx[i] = i;
+      if (latencies[i] > 200_000_000L) {
+        slowByHour.merge(dataMs(i) / 3_600_000L * 3_600_000L, 1, Integer::sum);
+      }
+    }
+    java.util.Arrays.sort(idx, (a, b) -> Long.compare(latencies[b], latencies[a]));
+    StringBuilder sb = new StringBuilder("slow answers (>200 ms) by data hour:");
+    slowByHour.forEach((h, n) -> sb.append(' ').append(java.time.Instant.ofEpochMilli(h)).append('=').append(n));
+    sb.append("; slowest:");
+    for (int i = 0; i < Math.min(5, idx.length); i++) {
+      sb.append(String.format(Locale.ROOT, " #%d(data %s, %.0f ms)", idx[i],
+          java.time.Instant.ofEpochMilli(dataMs(idx[i])), latencies[idx[i]] / 1e6));
+    }
+    System.out.println(sb);
+  }
+
+  /** The first sample time of request i. */
+  private long dataMs(int i) {
+    return data.startMs + (long) (i / data.groups()) * data.stepsPerRequest * data.stepMs;
   }
 
   /** Sender s sends groups g ≡ s (mod senders), chunk by chunk, one request at a time. */
@@ -352,6 +386,58 @@ public final class OtlpLoadGenerator {
     return true;
   }
 
+  /**
+   * Paced sends of a separate dataset (instances numbered after the measured ones, same shape,
+   * placed hours before the measured range) for about {@code seconds}, so the JIT, caches and
+   * pools are warm; then every counter is reset. Its series stay in the server (the head series
+   * check allows extra).
+   */
+  private void warmup(double rate, int seconds) throws InterruptedException {
+    OtlpLoadDataset main = data;
+    byte[][] mainBodies = bodies;
+    long[] mainLatencies = latencies;
+    int groups = main.groups();
+    int chunks = (int) Math.max(1, Math.min(main.stepChunks(), rate * seconds / main.points(0) / groups));
+    // The warm-up data lies before the measured range (hour-aligned, ending an hour or more before
+    // it), so the measured requests never touch a bucket the warm-up filled: the engine seals a
+    // bucket once its newest sample is 30 min past the bucket's end, and appends to a bucket being
+    // sealed wait for the seal.
+    long hour = 3_600_000L;
+    int maxChunks = (int) Math.max(1, 5 * hour / (main.stepsPerRequest * main.stepMs));
+    chunks = Math.min(chunks, maxChunks);
+    long warmStart = (main.startMs / hour - 7) * hour;
+    data = new OtlpLoadDataset(100_000, main.instances, chunks * main.stepsPerRequest, warmStart, main.stepMs,
+        main.instancesPerRequest, main.stepsPerRequest);
+    bodies = data.encodeAll();
+    latencies = new long[bodies.length];
+    long t0 = System.nanoTime();
+    paced(rate);
+    long[] lat = OtlpLoadProc.sorted(latencies, latencies.length);
+    System.out.printf(Locale.ROOT,
+        "warmup samples=%d wall_s=%.1f errors=%d rejected_points=%d ack_p50_ms=%.1f ack_p99_ms=%.1f%n",
+        data.samples(), (System.nanoTime() - t0) / 1e9, errors.get(), rejectedPoints.get(),
+        OtlpLoadProc.pctMs(lat, 50), OtlpLoadProc.pctMs(lat, 99));
+    // One request at the start of the measured range moves the head's newest time there, so the
+    // warm-up buckets get sealed now, during the pause, rather than during the measurement.
+    OtlpLoadDataset push = new OtlpLoadDataset(200_000, main.instancesPerRequest, 1, main.startMs, main.stepMs,
+        main.instancesPerRequest, 1);
+    ExportMetricsServiceResponse pr =
+        ClientCalls.blockingUnaryCall(channels.get(0), EXPORT, CallOptions.DEFAULT, push.encode(0, 0).toByteArray());
+    if (pr.hasPartialSuccess() && pr.getPartialSuccess().getRejectedDataPoints() > 0) {
+      System.out.println("warmup push rejected: " + pr.getPartialSuccess().getErrorMessage());
+    }
+    data = main;
+    bodies = mainBodies;
+    latencies = mainLatencies;
+    ackedPoints.set(0);
+    rejectedPoints.set(0);
+    errors.set(0);
+    failedRequests.set(0);
+    bytesSent.set(0);
+    firstError.set(null);
+    Thread.sleep(5000);
+  }
+
   /** Issues every request in time order at {@code rate} samples/s, asynchronously. */
   private void paced(double rate) throws InterruptedException {
     int n = bodies.length;
@@ -359,6 +445,13 @@ public final class OtlpLoadGenerator {
     Semaphore inFlight = new Semaphore(1024);
     ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor();
     AtomicInteger next = new AtomicInteger();
+    // One request in flight per group, as one exporter per group would: a group's requests reach
+    // the server in time order. A late answer delays the next send; the latency, measured from
+    // the scheduled time, shows it.
+    Semaphore[] groupTurn = new Semaphore[data.groups()];
+    for (int g = 0; g < groupTurn.length; g++) {
+      groupTurn[g] = new Semaphore(1);
+    }
     long start = System.nanoTime();
     for (int i = 0; i < n; i++) {
       long intended = start + (long) (pointsBefore(i) / rate * 1e9);
@@ -366,9 +459,18 @@ public final class OtlpLoadGenerator {
       while ((wait = intended - System.nanoTime()) > 0) {
         LockSupport.parkNanos(wait);
       }
+      Semaphore turn = groupTurn[i % data.groups()];
+      turn.acquire();
       inFlight.acquire();
+      Semaphore releaseBoth = new Semaphore(0) {
+        @Override
+        public void release() {
+          turn.release();
+          inFlight.release();
+        }
+      };
       ManagedChannel ch = channels.get(next.getAndIncrement() % channels.size());
-      sendAsync(ch, i, 1, intended, done, inFlight, retries);
+      sendAsync(ch, i, 1, intended, done, releaseBoth, retries);
     }
     done.await();
     retries.shutdownNow();
