@@ -49,15 +49,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-read -r grpc_port http_port api_port < <(python3 - <<'PY'
+read -r grpc_port http_port api_port admin_port < <(python3 - <<'PY'
 import socket
 socks = []
-for _ in range(3):
+for _ in range(4):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
 print(*[s.getsockname()[1] for s in socks])
 PY
 )
 
+admin_args=()
+if java -jar "$run/tidemark.jar" --help 2>/dev/null | grep -q -- '--admin-port'; then
+  admin_args=(--admin-port "$admin_port")
+fi
 server_opts=${SERVER_JAVA_OPTS:--Xmx4g -XX:+AlwaysPreTouch}
 if [[ -n "${SERVER_JFR:-}" ]]; then
   server_opts="$server_opts -XX:StartFlightRecording=${SERVER_JFR_OPTS:-delay=40s,duration=30s},filename=$SERVER_JFR,settings=profile"
@@ -66,7 +70,7 @@ echo "uptime before start: $(uptime)"
 # shellcheck disable=SC2086 # option lists
 java $server_opts -jar "$run/tidemark.jar" \
   --data-dir "$run/data" --otlp-grpc-port "$grpc_port" --otlp-http-port "$http_port" --http-port "$api_port" \
-  ${SERVER_ARGS:-} >"$run/server.log" 2>&1 &
+  "${admin_args[@]}" ${SERVER_ARGS:-} >"$run/server.log" 2>&1 &
 server_pid=$!
 
 for _ in $(seq 1 120); do
@@ -100,14 +104,15 @@ awk -v b="$bytes" -v s="$sst" -v w="$wal" -v n="$samples" 'BEGIN {
   printf "RESULT disk bytes=%d sst_bytes=%d wal_bytes=%d samples=%d bytes_per_sample=%.3f sst_bytes_per_sample=%.3f\n",
     b, s, w, n, b / n, s / n }'
 
-# A second start on the same folder (recovery; RocksDB replays its WAL into SST files) and a
-# second clean stop: the bytes a stopped server keeps once the WAL is flushed.
+# A second start on the same folder (recovery; RocksDB replays its WAL into SST files), a full
+# compaction through the admin API when the server has one, and a second clean stop: the bytes a
+# stopped, compacted server keeps.
 if [[ "${RESTART_CHECK:-1}" == 1 && "$stop_rc" == 0 ]]; then
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
   java $server_opts -jar "$run/tidemark.jar" \
     --data-dir "$run/data" --otlp-grpc-port "$grpc_port" --otlp-http-port "$http_port" --http-port "$api_port" \
-    ${SERVER_ARGS:-} >"$run/server2.log" 2>&1 &
+    "${admin_args[@]}" ${SERVER_ARGS:-} >"$run/server2.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 240); do
     curl -fsS "http://127.0.0.1:$api_port/-/ready" >/dev/null 2>&1 && break
@@ -116,13 +121,20 @@ if [[ "${RESTART_CHECK:-1}" == 1 && "$stop_rc" == 0 ]]; then
   done
   ready_s=$(echo "$(date +%s.%N) - $t0" | bc)
   head_series="$(curl -fsS "http://127.0.0.1:$api_port/metrics" | awk '/^tidemark_head_series /{print $2}')"
+  if [[ ${#admin_args[@]} -gt 0 ]]; then
+    # Full compaction through the admin API: drops what sealing deleted (head log ranges).
+    t1=$(date +%s.%N)
+    java -jar "$run/tidemark.jar" admin compact --address "127.0.0.1:$admin_port" --timeout 10m >"$run/compact.out" 2>&1 \
+      || { echo "admin compact failed:"; cat "$run/compact.out"; }
+    echo "RESULT compact s=$(echo "$(date +%s.%N) - $t1" | bc)"
+  fi
   kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
   bytes2="$(du -sb "$run/data" | cut -f1)"
   sst2="$(find "$run/data" -name '*.sst' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"
   wal2="$(find "$run/data" -name '*.log' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"
   echo "RESULT restart ready_s=$ready_s head_series_after_restart=$head_series ($(grep -m1 -o 'recovery [0-9.]* s' "$run/server2.log" || true))"
   awk -v b="$bytes2" -v s="$sst2" -v w="$wal2" -v n="$samples" 'BEGIN {
-    printf "RESULT disk-after-restart bytes=%d sst_bytes=%d wal_bytes=%d bytes_per_sample=%.3f sst_bytes_per_sample=%.3f\n",
+    printf "RESULT disk-after-restart-and-compaction bytes=%d sst_bytes=%d wal_bytes=%d bytes_per_sample=%.3f sst_bytes_per_sample=%.3f\n",
       b, s, w, b / n, s / n }'
 fi
 echo "uptime after: $(uptime)"
