@@ -14,8 +14,8 @@
 #   SERVER_ARGS       extra server options (e.g. --fsync)
 #   TIDEMARK_JAR, BENCH_JAR   jars to use (default: built from this checkout, then copied to the run folder)
 #   KEEP_DATA=1       keep the run folder (data, server log)
-#   SERVER_JFR=FILE   record the server with JFR into FILE (SERVER_JFR_OPTS, default delay=40s,duration=30s:
-#                     the stop ends the JVM with halt(), so the recording must end by itself)
+#   SERVER_JFR=FILE   record the server with JFR (settings=profile) into FILE over the timed phase
+#                     (the generator's --server-jfr, through jcmd)
 # Output: the generator's RESULT lines, then RESULT disk / RESULT server lines.
 set -euo pipefail
 
@@ -63,9 +63,6 @@ if java -jar "$run/tidemark.jar" --help 2>/dev/null | grep -q -- '--admin-port';
   admin_args=(--admin-port "$admin_port")
 fi
 server_opts=${SERVER_JAVA_OPTS:--Xmx4g -XX:+AlwaysPreTouch}
-if [[ -n "${SERVER_JFR:-}" ]]; then
-  server_opts="$server_opts -XX:StartFlightRecording=${SERVER_JFR_OPTS:-delay=40s,duration=30s},filename=$SERVER_JFR,settings=profile"
-fi
 echo "uptime before start: $(uptime)"
 # shellcheck disable=SC2086 # option lists
 java $server_opts -jar "$run/tidemark.jar" \
@@ -85,7 +82,7 @@ gen_rc=0
 # shellcheck disable=SC2086
 java ${GEN_JAVA_OPTS:--Xmx6g} -cp "$run/benchmarks.jar" dev.tidemark.benchmarks.OtlpLoadGenerator \
   --target "127.0.0.1:$grpc_port" --metrics-url "http://127.0.0.1:$api_port/metrics" --server-pid "$server_pid" \
-  "$@" | tee "$run/gen.out" || gen_rc=$?
+  ${SERVER_JFR:+--server-jfr "$SERVER_JFR"} "$@" | tee "$run/gen.out" || gen_rc=$?
 
 samples="$(sed -n 's/^dataset .* samples=\([0-9]*\) .*/\1/p' "$run/gen.out")"
 cpu_total="$(awk '{print ($14+$15)/100}' "/proc/$server_pid/stat")"

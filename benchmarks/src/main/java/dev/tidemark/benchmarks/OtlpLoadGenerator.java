@@ -65,7 +65,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Output: {@code RESULT} lines with samples/s, ack latency p50/p99/max, errors, rejected points;
  * with {@code --server-pid}, the server's CPU seconds over the timed phase (per million samples)
- * and its peak RSS (VmHWM); the generator's own CPU seconds.
+ * and its peak RSS (VmHWM); the generator's own CPU seconds. {@code --server-jfr FILE} records
+ * the server with JFR ({@code settings=profile}, through jcmd) over exactly the timed phase.
  */
 public final class OtlpLoadGenerator {
 
@@ -196,6 +197,10 @@ public final class OtlpLoadGenerator {
     double selfCpu0 = OtlpLoadProc.cpuSeconds(selfPid);
     String uptime0 = loadavg();
 
+    String jfr = opts.get("server-jfr");
+    if (jfr != null && serverPid > 0) {
+      jcmd(serverPid, "JFR.start", "name=otlp-load", "settings=profile", "filename=" + jfr);
+    }
     long start = System.nanoTime();
     if (rate > 0) {
       paced(rate);
@@ -203,6 +208,9 @@ public final class OtlpLoadGenerator {
       maxRate(senders);
     }
     long wallNanos = System.nanoTime() - start;
+    if (jfr != null && serverPid > 0) {
+      jcmd(serverPid, "JFR.stop", "name=otlp-load");
+    }
 
     double serverCpu = serverPid > 0 ? OtlpLoadProc.cpuSeconds(serverPid) - serverCpu0 : Double.NaN;
     double selfCpu = OtlpLoadProc.cpuSeconds(selfPid) - selfCpu0;
@@ -462,15 +470,13 @@ public final class OtlpLoadGenerator {
       Semaphore turn = groupTurn[i % data.groups()];
       turn.acquire();
       inFlight.acquire();
-      Semaphore releaseBoth = new Semaphore(0) {
-        @Override
-        public void release() {
-          turn.release();
-          inFlight.release();
-        }
-      };
+      Runnable release =
+          () -> {
+            turn.release();
+            inFlight.release();
+          };
       ManagedChannel ch = channels.get(next.getAndIncrement() % channels.size());
-      sendAsync(ch, i, 1, intended, done, releaseBoth, retries);
+      sendAsync(ch, i, 1, intended, done, release, retries);
     }
     done.await();
     retries.shutdownNow();
@@ -484,8 +490,9 @@ public final class OtlpLoadGenerator {
     return (double) chunk * groups * data.points(0) + (double) (i % groups) * data.points(chunk);
   }
 
+  /** Sends request idx; {@code release} runs once, when the request is answered or given up. */
   private void sendAsync(ManagedChannel ch, int idx, int attempt, long intended, CountDownLatch done,
-      Semaphore inFlight, ScheduledExecutorService retries) {
+      Runnable release, ScheduledExecutorService retries) {
     ClientCalls.asyncUnaryCall(
         ch.newCall(EXPORT, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)),
         bodies[idx],
@@ -503,21 +510,38 @@ public final class OtlpLoadGenerator {
                 t instanceof StatusRuntimeException s ? s : Status.fromThrowable(t).asRuntimeException();
             if (retry(idx, e, attempt)) {
               retries.schedule(
-                  () -> sendAsync(ch, idx, attempt + 1, intended, done, inFlight, retries),
+                  () -> sendAsync(ch, idx, attempt + 1, intended, done, release, retries),
                   RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
             } else {
               latencies[idx] = System.nanoTime() - intended;
-              inFlight.release();
+              release.run();
               done.countDown();
             }
           }
 
           @Override
           public void onCompleted() {
-            inFlight.release();
+            release.run();
             done.countDown();
           }
         });
+  }
+
+  /** Runs jcmd against the server (--server-jfr: a JFR recording of exactly the timed phase). */
+  private static void jcmd(long pid, String... args) {
+    List<String> cmd = new ArrayList<>(List.of("jcmd", String.valueOf(pid)));
+    cmd.addAll(List.of(args));
+    try {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      if (p.waitFor() != 0) {
+        System.out.println("jcmd " + String.join(" ", args) + " failed: " + out.strip());
+      }
+    } catch (IOException e) {
+      System.out.println("jcmd failed: " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private static String loadavg() {
