@@ -301,14 +301,20 @@ public final class Engine implements Appender, AutoCloseable {
   }
 
   private boolean touchesSealing(SampleBatch batch, RejectReason[] sampleReasons) {
-    for (int i = 0; i < batch.size(); i++) {
-      if (sampleReasons[i] == null
-          && sealing.containsKey(TimeBucket.containing(batch.timestampMillis(i), CODE))) {
-        return true;
+    // Usually one bucket is sealing: a range check per sample, no allocation, no tree lookup.
+    for (TimeBucket b : sealing.keySet()) {
+      long start = b.startMillis();
+      long end = b.endMillis();
+      for (int i = 0; i < batch.size(); i++) {
+        long t = batch.timestampMillis(i);
+        if (sampleReasons[i] == null && t >= start && t < end) {
+          return true;
+        }
       }
     }
     return false;
   }
+
 
   private static RejectReason validate(SampleBatch batch, int i, long oldest, long newest) {
     long t = batch.timestampMillis(i);
