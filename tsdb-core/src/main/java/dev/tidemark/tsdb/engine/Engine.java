@@ -469,10 +469,7 @@ public final class Engine implements Appender, AutoCloseable {
   private long newestAtOrAfter(Labels labels, TimeBucket b) {
     long max = Long.MIN_VALUE;
     for (TimeBucket sb : buckets.tailSet(b, true)) {
-      HeadBucket hb = open.get(sb);
-      if (hb == null) {
-        hb = sealing.get(sb);
-      }
+      HeadBucket hb = headBucketLocked(sb);
       if (hb != null) {
         HeadSeries hs = hb.get(labels);
         if (hs != null && !hs.isEmpty()) {
@@ -840,9 +837,7 @@ public final class Engine implements Appender, AutoCloseable {
    * @throws IllegalArgumentException if {@code minT > maxT}
    */
   public DeleteResult deleteSeries(long minT, long maxT, List<LabelMatcher> matchers) {
-    if (minT > maxT) {
-      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
-    }
+    requireRange(minT, maxT);
     DeleteResult[] result = new DeleteResult[1];
     runOnBackground(() -> result[0] = deleteNow(minT, maxT, matchers));
     return result[0];
@@ -1069,9 +1064,7 @@ public final class Engine implements Appender, AutoCloseable {
   }
 
   private List<Series> collect(long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
-    if (minT > maxT) {
-      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
-    }
+    requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
     List<TimeBucket> stored = new ArrayList<>();
     KvSnapshot snap;
@@ -1080,10 +1073,7 @@ public final class Engine implements Appender, AutoCloseable {
       ensureOpen();
       snap = kv.snapshot();
       for (TimeBucket b : overlapping(buckets, minT, maxT)) {
-        HeadBucket hb = open.get(b);
-        if (hb == null) {
-          hb = sealing.get(b);
-        }
+        HeadBucket hb = headBucketLocked(b);
         if (hb == null) {
           stored.add(b);
           continue;
@@ -1209,6 +1199,18 @@ public final class Engine implements Appender, AutoCloseable {
     return new ChunkSource(b, value, 1, null, null, 0);
   }
 
+  /** The head's copy of a bucket, open or being sealed, or null. Under the lock. */
+  private HeadBucket headBucketLocked(TimeBucket b) {
+    HeadBucket hb = open.get(b);
+    return hb != null ? hb : sealing.get(b);
+  }
+
+  private static void requireRange(long minT, long maxT) {
+    if (minT > maxT) {
+      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
+    }
+  }
+
   private static Collection<TimeBucket> overlapping(TreeSet<TimeBucket> all, long minT, long maxT) {
     List<TimeBucket> out = new ArrayList<>();
     for (TimeBucket b : all) {
@@ -1294,9 +1296,7 @@ public final class Engine implements Appender, AutoCloseable {
   }
 
   private void forEachPostingsSource(long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
-    if (minT > maxT) {
-      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
-    }
+    requireRange(minT, maxT);
     List<TimeBucket> stored = new ArrayList<>();
     KvSnapshot snap;
     lock.readLock().lock();
@@ -1304,10 +1304,7 @@ public final class Engine implements Appender, AutoCloseable {
       ensureOpen();
       snap = kv.snapshot();
       for (TimeBucket b : overlapping(buckets, minT, maxT)) {
-        HeadBucket hb = open.get(b);
-        if (hb == null) {
-          hb = sealing.get(b);
-        }
+        HeadBucket hb = headBucketLocked(b);
         if (hb == null) {
           stored.add(b);
         } else {
