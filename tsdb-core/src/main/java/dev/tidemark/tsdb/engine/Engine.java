@@ -1066,38 +1066,23 @@ public final class Engine implements Appender, AutoCloseable {
   private List<Series> collect(long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
     requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
-    List<TimeBucket> stored = new ArrayList<>();
-    KvSnapshot snap;
-    lock.readLock().lock();
-    try {
-      ensureOpen();
-      snap = kv.snapshot();
-      for (TimeBucket b : overlapping(buckets, minT, maxT)) {
-        HeadBucket hb = headBucketLocked(b);
-        if (hb == null) {
-          stored.add(b);
-          continue;
-        }
-        if (withSamples && (hb.maxTimestamp < minT || hb.minTimestamp > maxT)) {
-          continue;
-        }
-        RoaringBitmap ids = PostingsSelector.select(hb, matchers);
-        for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
-          HeadSeries hs = hb.byId(it.next());
-          if (hs == null || hs.isEmpty()) {
-            continue;
+    visitBuckets(
+        minT,
+        maxT,
+        hb -> {
+          if (withSamples && (hb.maxTimestamp < minT || hb.minTimestamp > maxT)) {
+            return;
           }
-          found.computeIfAbsent(hs.labels, Found::new).add(b, hs.metadata, withSamples ? hs.capture() : null);
-        }
-      }
-    } finally {
-      lock.readLock().unlock();
-    }
-    try (snap) {
-      for (TimeBucket b : stored) {
-        collectStored(snap, b, matchers, withSamples, found);
-      }
-    }
+          RoaringBitmap ids = PostingsSelector.select(hb, matchers);
+          for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+            HeadSeries hs = hb.byId(it.next());
+            if (hs != null && !hs.isEmpty()) {
+              found.computeIfAbsent(hs.labels, Found::new)
+                  .add(hb.bucket, hs.metadata, withSamples ? hs.capture() : null);
+            }
+          }
+        },
+        (snap, b) -> collectStored(snap, b, matchers, withSamples, found));
     List<Found> sorted = new ArrayList<>(found.values());
     sorted.sort(Comparator.comparing(f -> f.labels));
     List<Series> out = new ArrayList<>(sorted.size());
@@ -1297,7 +1282,21 @@ public final class Engine implements Appender, AutoCloseable {
 
   private void forEachPostingsSource(long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
     requireRange(minT, maxT);
-    List<TimeBucket> stored = new ArrayList<>();
+    visitBuckets(minT, maxT, action::accept, (snap, b) -> action.accept(new KvPostings(snap, b)));
+  }
+
+  /**
+   * The read path's one way in: under the read lock, takes a KV snapshot and hands every head
+   * bucket (open or sealing) overlapping the range to {@code head}, still under the lock (copy
+   * what you need); then, without the lock, hands every other overlapping bucket to {@code
+   * stored} with the snapshot. Every append is thus seen entirely or not at all.
+   */
+  private void visitBuckets(
+      long minT,
+      long maxT,
+      java.util.function.Consumer<HeadBucket> head,
+      java.util.function.BiConsumer<KvReader, TimeBucket> stored) {
+    List<TimeBucket> fromStore = new ArrayList<>();
     KvSnapshot snap;
     lock.readLock().lock();
     try {
@@ -1306,17 +1305,17 @@ public final class Engine implements Appender, AutoCloseable {
       for (TimeBucket b : overlapping(buckets, minT, maxT)) {
         HeadBucket hb = headBucketLocked(b);
         if (hb == null) {
-          stored.add(b);
+          fromStore.add(b);
         } else {
-          action.accept(hb);
+          head.accept(hb);
         }
       }
     } finally {
       lock.readLock().unlock();
     }
     try (snap) {
-      for (TimeBucket b : stored) {
-        action.accept(new KvPostings(snap, b));
+      for (TimeBucket b : fromStore) {
+        stored.accept(snap, b);
       }
     }
   }
