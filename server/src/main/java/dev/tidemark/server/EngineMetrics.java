@@ -56,6 +56,7 @@ final class EngineMetrics implements MultiCollector {
                 "tidemark_buckets",
                 "tidemark_samples_appended",
                 "tidemark_samples_rejected",
+                "tidemark_read_unreadable_records",
                 "tidemark_recovery_seconds",
                 "tidemark_storage_bytes"));
     for (String stat : store.statistics().keySet()) {
@@ -93,6 +94,12 @@ final class EngineMetrics implements MultiCollector {
             "Samples rejected by the engine since start (out of order, duplicate, too old, too far"
                 + " in the future, invalid).",
             s.samplesRejected()));
+    out.add(
+        counter(
+            "tidemark_read_unreadable_records",
+            "Records a read had to skip since start (a posting without its ForwardIndex record, an"
+                + " undecodable record); tidemark verify --repair fixes the store.",
+            s.unreadableRecords()));
     out.add(
         gauge(
             "tidemark_recovery_seconds",

@@ -12,12 +12,19 @@ public enum RejectionReason {
   TOO_OLD(RejectReason.TOO_OLD.description()),
   TOO_FAR_IN_FUTURE(RejectReason.TOO_FAR_IN_FUTURE.description()),
   INVALID(RejectReason.INVALID.description()),
+  /**
+   * A series of the point breaks a limit of the persisted format (a name or value longer than 65535
+   * UTF-8 bytes, too many labels, ...); the detail names the field and the limit.
+   */
+  LIMIT_EXCEEDED(RejectReason.LIMIT_EXCEEDED.description()),
   /** The metric name is empty or only underscores after translation (§1.2 step 8). */
   INVALID_METRIC_NAME("invalid metric name"),
   /** An attribute key translates to an empty or all-underscore label name (§2.2). */
   INVALID_LABEL_NAME("invalid label name"),
   /** The metric's Prometheus TYPE differs from an earlier metric of the same name (§6). */
   TYPE_CONFLICT("metric type conflicts with an earlier metric of the same name"),
+  /** A number data point with neither {@code as_int} nor {@code as_double} ({@code metrics.proto}: invalid). */
+  MISSING_VALUE("number data point without a value"),
   /** {@code time_unix_nano} is 0 (§4.2). */
   ZERO_TIMESTAMP("data point without timestamp (time_unix_nano is 0)"),
   /** {@code time_unix_nano} does not fit a signed 64-bit nanosecond count. */
@@ -54,6 +61,7 @@ public enum RejectionReason {
       case TOO_OLD -> TOO_OLD;
       case TOO_FAR_IN_FUTURE -> TOO_FAR_IN_FUTURE;
       case INVALID -> INVALID;
+      case LIMIT_EXCEEDED -> LIMIT_EXCEEDED;
     };
   }
 }

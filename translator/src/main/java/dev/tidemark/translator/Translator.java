@@ -11,6 +11,7 @@ import dev.tidemark.tsdb.append.Appender;
 import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.SeriesLimits;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
@@ -69,6 +70,8 @@ import java.util.concurrent.TimeUnit;
  * {@link Clock}.
  */
 public final class Translator {
+  /** Example metric names in partial-success messages are cut to this many characters. */
+  private static final int MAX_EXAMPLE_CHARS = 200;
   /** At most this many {@code target_info} samples per resource and request (the latest ones). */
   public static final int MAX_TARGET_INFO_SAMPLES = 1_000;
 
@@ -183,7 +186,7 @@ public final class Translator {
     for (int p = 0; p < points; p++) {
       RejectReason r = result.pointReason(p);
       if (r != null && rs.pointFamily[p] != null) {
-        rs.reject(RejectionReason.of(r), rs.pointFamily[p], null);
+        rs.reject(RejectionReason.of(r), rs.pointFamily[p], result.pointDetail(p));
       }
     }
     int written = 0;
@@ -311,6 +314,11 @@ public final class Translator {
       config.externalLabels().forEach(m::putIfAbsent);
       m.put(Labels.METRIC_NAME, targetInfoName);
       targetInfo = toLabels(m);
+      String limit = SeriesLimits.violation(targetInfo, TARGET_INFO_META);
+      if (limit != null) {
+        warnings.add("target_info not written: " + limit);
+        targetInfo = null;
+      }
     }
     String[] promotedPairs = new String[promoted.size() * 2];
     int i = 0;
@@ -619,12 +627,16 @@ public final class Translator {
       rs.commit(mc, ts, -1);
       return;
     }
-    double v =
-        switch (p.getValueCase()) {
-          case AS_DOUBLE -> p.getAsDouble();
-          case AS_INT -> (double) p.getAsInt();
-          default -> 0.0;
-        };
+    double v;
+    switch (p.getValueCase()) {
+      case AS_DOUBLE -> v = p.getAsDouble();
+      case AS_INT -> v = (double) p.getAsInt();
+      default -> {
+        // metrics.proto: a point without a value is invalid. Prometheus writes 0; we invent no data.
+        rs.reject(RejectionReason.MISSING_VALUE, mc.family, null);
+        return;
+      }
+    }
     if (mc.delta) {
       final double dv = v;
       RejectionReason r =
@@ -1205,6 +1217,13 @@ public final class Translator {
       }
       default -> e.series = withName(base, f);
     }
+    // The longest-named series of the stream stands for all of them (bucket and quantile series add
+    // a short label; should one still break the total, the engine refuses that point on its own).
+    Labels longest = e.inf != null ? e.inf : e.count != null ? e.count : e.series;
+    String limit = SeriesLimits.violation(longest, mc.meta);
+    if (limit != null) {
+      return new SeriesEntry(RejectionReason.LIMIT_EXCEEDED, limit);
+    }
     return e;
   }
 
@@ -1564,6 +1583,18 @@ public final class Translator {
       }
     }
 
+    /** An example name as the message shows it: at most {@code MAX_EXAMPLE_CHARS} characters. */
+    private static String abbreviate(String example) {
+      if (example == null || example.length() <= MAX_EXAMPLE_CHARS) {
+        return example;
+      }
+      int end = MAX_EXAMPLE_CHARS;
+      if (Character.isHighSurrogate(example.charAt(end - 1))) {
+        end--;
+      }
+      return example.substring(0, end) + "... (" + example.length() + " characters)";
+    }
+
     void reject(RejectionReason r, String example, String detail) {
       reject(r, example, detail, 1);
     }
@@ -1572,7 +1603,7 @@ public final class Translator {
       int i = r.ordinal();
       reasonCounts[i] += n;
       if (reasonExample[i] == null) {
-        reasonExample[i] = example;
+        reasonExample[i] = abbreviate(example);
         reasonDetail[i] = detail;
       }
     }

@@ -182,4 +182,64 @@ class OutcomesTest extends TranslatorTestBase {
     assertThat(r.samplesWritten()).isEqualTo(2); // the counter and target_info
     assertThat(appender.only("c_total").timestampMillis()).isEqualTo(T0_MS);
   }
+
+  @Test
+  void aPointWithoutValueIsRejectedNotStoredAsZero() {
+    NumberDataPoint valueless = NumberDataPoint.newBuilder().setTimeUnixNano(T0).addAttributes(kv("k", "none")).build();
+    TranslationResult r = translate(request(gauge("g", "", valueless, dp(T0, 2, kv("k", "two")))));
+    assertThat(r.rejected(RejectionReason.MISSING_VALUE)).isEqualTo(1);
+    assertThat(r.partialSuccessMessage()).contains("1 number data point without a value (MISSING_VALUE, e.g. metric \"g\")");
+    assertThat(appender.named("g")).extracting(s -> s.labels().get("k")).containsExactly("two");
+  }
+
+  @Test
+  void aValuelessNoRecordedValuePointIsStillAStaleMarker() {
+    TranslationResult r = translate(request(gauge("g", "", Otlp.staleDp(T0, kv("a", "b")))));
+    assertThat(r.isFullSuccess()).isTrue();
+    assertThat(appender.only("g").valueBits()).isEqualTo(0x7ff0000000000002L);
+  }
+
+  @Test
+  void anOverLongLabelValueRejectsItsPointOnlyNamingTheFieldAndLimit() {
+    String statement = "s".repeat(70_000);
+    TranslationResult r = translate(request(gauge("db_calls", "",
+        dp(T0, 1, kv("db.statement", statement)), dp(T0, 2, kv("db.statement", "select 1")))));
+    assertThat(r.rejected(RejectionReason.LIMIT_EXCEEDED)).isEqualTo(1);
+    assertThat(r.detail(RejectionReason.LIMIT_EXCEEDED))
+        .isEqualTo("label value of 70000 bytes exceeds the 65535-byte limit (label \"db_statement\")");
+    assertThat(r.partialSuccessMessage()).hasSizeLessThan(1000);
+    assertThat(appender.only("db_calls").labels().get("db_statement")).isEqualTo("select 1");
+  }
+
+  @Test
+  void overLongMetricAndLabelNamesAreRejectedWithAShortExample() {
+    String longName = "m".repeat(66_000);
+    TranslationResult r = translate(request(
+        gauge(longName, "", dp(T0, 1)),
+        gauge("ok", "", dp(T0, 1, kv("k".repeat(65_536), "v")), dp(T0, 3))));
+    assertThat(r.rejected(RejectionReason.LIMIT_EXCEEDED)).isEqualTo(2);
+    assertThat(r.detail(RejectionReason.LIMIT_EXCEEDED)).startsWith("metric name of 66000 bytes exceeds the 65535-byte limit");
+    assertThat(r.exampleMetric(RejectionReason.LIMIT_EXCEEDED)).hasSizeLessThan(300);
+    assertThat(r.partialSuccessMessage()).hasSizeLessThan(1000);
+    assertThat(appender.only("ok").value()).isEqualTo(3);
+  }
+
+  @Test
+  void histogramSeriesAreCheckedWithTheirLongestName() {
+    // 65530 bytes fit as a name, but not with "_bucket" appended.
+    String name = "h".repeat(65_530);
+    TranslationResult r = translate(request(histogram(name, "", CUMULATIVE, hdp(T0, new double[] {1}, new long[] {1, 1}, 2.0))));
+    assertThat(r.rejected(RejectionReason.LIMIT_EXCEEDED)).isEqualTo(1);
+    assertThat(appender.samples).noneMatch(s -> s.name().startsWith("hhh"));
+  }
+
+  @Test
+  void anOverLongResourceAttributeSkipsTargetInfoWithAWarning() {
+    io.opentelemetry.proto.resource.v1.Resource resource = Otlp.defaultResource().toBuilder()
+        .addAttributes(kv("host.description", "d".repeat(70_000))).build();
+    TranslationResult r = translate(request(resource, gauge("g", "", dp(T0, 1))));
+    assertThat(r.rejectedDataPoints()).isZero();
+    assertThat(r.partialSuccessMessage()).contains("target_info not written: label value of 70000 bytes exceeds the 65535-byte limit");
+    assertThat(appender.only("g").value()).isEqualTo(1);
+  }
 }

@@ -10,6 +10,7 @@ import java.util.Arrays;
 public final class AppendResult {
   private final RejectReason[] pointReasons;
   private final RejectReason[] sampleReasons;
+  private final String[] pointDetails;
   private final int rejectedPoints;
 
   /**
@@ -17,8 +18,17 @@ public final class AppendResult {
    * @param sampleReasons one entry per sample, null = the sample itself was fine
    */
   public AppendResult(RejectReason[] pointReasons, RejectReason[] sampleReasons) {
+    this(pointReasons, sampleReasons, null);
+  }
+
+  /**
+   * @param pointDetails null, or one entry per point: a message saying more than the reason (taken,
+   *     not copied)
+   */
+  public AppendResult(RejectReason[] pointReasons, RejectReason[] sampleReasons, String[] pointDetails) {
     this.pointReasons = pointReasons;
     this.sampleReasons = sampleReasons;
+    this.pointDetails = pointDetails;
     int r = 0;
     for (RejectReason reason : pointReasons) {
       if (reason != null) {
@@ -43,6 +53,14 @@ public final class AppendResult {
   /** Null if point {@code p} was written, else why not. */
   public RejectReason pointReason(int p) {
     return pointReasons[p];
+  }
+
+  /**
+   * What more there is to say about point {@code p}'s rejection (for {@link
+   * RejectReason#LIMIT_EXCEEDED}: the field and the limit), or null.
+   */
+  public String pointDetail(int p) {
+    return pointDetails == null ? null : pointDetails[p];
   }
 
   /** Null if sample {@code i} itself was acceptable (it is written only if its point is). */

@@ -14,7 +14,13 @@ public enum RejectReason {
   /** Further ahead of the clock than the allowed future skew. */
   TOO_FAR_IN_FUTURE("sample too far in the future"),
   /** Before 1970, or labels without {@code __name__}. */
-  INVALID("invalid sample");
+  INVALID("invalid sample"),
+  /**
+   * The series breaks a limit of the persisted format (a label name, value or the unit longer than
+   * 65535 UTF-8 bytes, too many labels, ...; see {@link dev.tidemark.tsdb.codec.SeriesLimits}). The
+   * {@link AppendResult#pointDetail point detail} names the field and the limit.
+   */
+  LIMIT_EXCEEDED("series exceeds a storage limit");
 
   private final String description;
 

@@ -14,6 +14,7 @@ import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.SeriesDictionaryValue;
+import dev.tidemark.tsdb.codec.SeriesLimits;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.kv.KeyRanges;
@@ -91,6 +92,12 @@ public final class Engine implements Appender, AutoCloseable {
   private long headSeries;
   private long headSampleBytes;
   private boolean closed;
+  /** The undo journal of the append in progress. */
+  private final AppendUndo undo = new AppendUndo();
+  /** Set when a rollback itself failed: the head may differ from the store, so appends stop. */
+  private Throwable failedRollback;
+  /** Test hook: fails an append at chosen places (null in production). */
+  FaultInjection faults;
 
   private final GroupSync groupSync;
   private final ScheduledExecutorService background;
@@ -99,6 +106,10 @@ public final class Engine implements Appender, AutoCloseable {
 
   private final LongAdder samplesAccepted = new LongAdder();
   private final LongAdder samplesRejected = new LongAdder();
+  private final LongAdder unreadableRecords = new LongAdder();
+  private final java.util.concurrent.atomic.AtomicLong lastUnreadableLog =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - UNREADABLE_LOG_INTERVAL_NANOS);
+  private static final long UNREADABLE_LOG_INTERVAL_NANOS = 10_000_000_000L;
 
   /** What the engine knows of a series across buckets: its newest timestamp, exactly. */
   private static final class SeriesRef {
@@ -234,11 +245,17 @@ public final class Engine implements Appender, AutoCloseable {
     boolean[] skip = new boolean[n];
     SeriesRef[] refOf = new SeriesRef[n];
     HeadSeries[] seriesOf = new HeadSeries[n];
+    String[] pointDetails = null;
     long writeSeq;
     int accepted = 0;
     lock.writeLock().lock();
     try {
       ensureOpen();
+      if (failedRollback != null) {
+        throw new StorageUnavailableException(
+            "the engine refuses writes since an append could not be rolled back; restart the server",
+            failedRollback);
+      }
       if (headSampleBytes + headSeries * HeadSeries.OVERHEAD_BYTES > config.maxHeadBytes()) {
         scheduleSealIfDue();
         throw new StorageUnavailableException(
@@ -247,33 +264,52 @@ public final class Engine implements Appender, AutoCloseable {
       awaitSealsTouching(batch, sampleReasons);
       WriteBatch wb = new WriteBatch();
       List<HeadBucket> touched = new ArrayList<>(2);
-      int i = 0;
-      while (i < n) {
-        int point = batch.pointOf(i);
-        int end = i + 1;
-        while (end < n && batch.pointOf(end) == point) {
-          end++;
-        }
-        RejectReason reason = null;
-        for (int k = i; k < end && reason == null; k++) {
-          if (sampleReasons[k] == null) {
-            sampleReasons[k] = check(batch, k, skip, refOf, seriesOf);
+      undo.begin();
+      long headMaxBefore = headMaxT;
+      boolean hadHeadMax = hasHeadMaxT;
+      try {
+        int i = 0;
+        while (i < n) {
+          int point = batch.pointOf(i);
+          int end = i + 1;
+          while (end < n && batch.pointOf(end) == point) {
+            end++;
           }
-          reason = sampleReasons[k];
-        }
-        if (reason != null) {
-          pointReasons[point] = reason;
-        } else {
-          for (int k = i; k < end; k++) {
-            if (!skip[k]) {
-              apply(batch, k, refOf[k], seriesOf[k], wb, touched);
+          RejectReason reason = null;
+          int failing = i;
+          for (int k = i; k < end && reason == null; k++) {
+            if (sampleReasons[k] == null) {
+              sampleReasons[k] = check(batch, k, skip, refOf, seriesOf);
             }
-            accepted++;
+            reason = sampleReasons[k];
+            failing = k;
           }
+          if (reason != null) {
+            pointReasons[point] = reason;
+            if (reason == RejectReason.LIMIT_EXCEEDED) {
+              if (pointDetails == null) {
+                pointDetails = new String[batch.pointCount()];
+              }
+              pointDetails[point] = SeriesLimits.violation(batch.labels(failing), batch.metadata(failing));
+            }
+          } else {
+            for (int k = i; k < end; k++) {
+              if (!skip[k]) {
+                apply(batch, k, refOf[k], seriesOf[k], wb, touched);
+              }
+              accepted++;
+            }
+          }
+          i = end;
         }
-        i = end;
+        if (faults != null) {
+          faults.beforeWrite();
+        }
+        writeSeq = writeLocked(wb, touched);
+      } catch (RuntimeException | Error e) {
+        rollbackLocked(batch, touched, headMaxBefore, hadHeadMax, e);
+        throw e;
       }
-      writeSeq = writeLocked(wb, touched);
     } finally {
       lock.writeLock().unlock();
     }
@@ -283,7 +319,71 @@ public final class Engine implements Appender, AutoCloseable {
     samplesAccepted.add(accepted);
     samplesRejected.add(n - accepted);
     scheduleSealIfDue();
-    return new AppendResult(pointReasons, sampleReasons);
+    return new AppendResult(pointReasons, sampleReasons, pointDetails);
+  }
+
+  /**
+   * Undoes what a failed append changed in the head, so the head again holds exactly what the
+   * store (records and head log) holds: the undo journal newest first, the pending head-log bytes,
+   * the newest head timestamp, and the cached refs of the batch's series (they are resolved again
+   * on next use). Under the write lock. Should the undo itself fail, the engine refuses further
+   * appends (reads go on); a restart rebuilds the head from the store.
+   */
+  private void rollbackLocked(
+      SampleBatch batch, List<HeadBucket> touched, long headMaxBefore, boolean hadHeadMax, Throwable cause) {
+    try {
+      for (HeadBucket hb : touched) {
+        hb.pendingLog.clear();
+      }
+      touched.clear();
+      undo.undo(new Rollback());
+      headMaxT = headMaxBefore;
+      hasHeadMaxT = hadHeadMax;
+      for (int i = 0; i < batch.size(); i++) {
+        refs.remove(batch.labels(i));
+      }
+    } catch (RuntimeException | Error e) {
+      failedRollback = e;
+      e.addSuppressed(cause);
+      LOG.log(Level.ERROR, "an append failed and could not be rolled back; appends are refused until a restart", e);
+    }
+  }
+
+  /** Undoes the journal's entries ({@link AppendUndo}). Under the write lock. */
+  private final class Rollback implements AppendUndo.Visitor {
+    @Override
+    public void bucket(HeadBucket hb, byte kind, long minTimestamp, long maxTimestamp) {
+      hb.minTimestamp = minTimestamp;
+      hb.maxTimestamp = maxTimestamp;
+      if (kind != AppendUndo.BUCKET_OPENED) {
+        open.remove(hb.bucket);
+        hb.state = HeadBucket.State.SEALED; // unreachable now; a stale reference must not append
+        if (kind == AppendUndo.BUCKET_CREATED_LISTED) {
+          buckets.remove(hb.bucket);
+        }
+      }
+    }
+
+    @Override
+    public void seriesCreated(HeadSeries hs) {
+      hs.bucket.removeLast(hs);
+      headSeries--;
+      headSampleBytes -= hs.sampleBytes();
+    }
+
+    @Override
+    public void seriesTouched(HeadSeries hs, int inOrderCount) {
+      long before = hs.sampleBytes();
+      hs.truncateInOrder(inOrderCount);
+      headSampleBytes += hs.sampleBytes() - before;
+    }
+
+    @Override
+    public void late(HeadSeries hs, long t) {
+      long before = hs.sampleBytes();
+      hs.removeLate(t);
+      headSampleBytes += hs.sampleBytes() - before;
+    }
   }
 
   /**
@@ -373,11 +473,15 @@ public final class Engine implements Appender, AutoCloseable {
         }
         if (!buckets.contains(b)) {
           refOf[k] = ref;
-          return null; // a new bucket: nothing to collide with
+          // a new bucket: nothing to collide with, but the series must be storable
+          return SeriesLimits.storable(labels, batch.metadata(k)) ? null : RejectReason.LIMIT_EXCEEDED;
         }
         hb = reopenLocked(b);
       }
       hs = hb.get(labels);
+      if (hs == null && !SeriesLimits.storable(labels, batch.metadata(k))) {
+        return RejectReason.LIMIT_EXCEEDED;
+      }
     }
     refOf[k] = ref;
     seriesOf[k] = hs;
@@ -399,6 +503,9 @@ public final class Engine implements Appender, AutoCloseable {
       HeadSeries hs,
       WriteBatch wb,
       List<HeadBucket> touched) {
+    if (faults != null) {
+      faults.beforeApply(k);
+    }
     long t = batch.timestampMillis(k);
     long bits = batch.valueBits(k);
     if (hs == null) {
@@ -408,8 +515,10 @@ public final class Engine implements Appender, AutoCloseable {
       HeadBucket hb = open.get(b);
       if (hb == null) {
         hb = new HeadBucket(b);
+        boolean listed = buckets.add(b);
         open.put(b, hb);
-        if (buckets.add(b)) {
+        undo.bucket(hb, true, listed);
+        if (listed) {
           wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
         }
       }
@@ -417,13 +526,17 @@ public final class Engine implements Appender, AutoCloseable {
       if (hs == null) {
         MetricMetadata meta = batch.metadata(k);
         int id = hb.nextId();
+        // Encoded before the head changes: a value that cannot be encoded changes nothing.
+        byte[] forward = new ForwardIndexValue(meta, labels).encode();
+        undo.bucket(hb, false, false);
         int[] ids = hb.add(labels, meta, id);
+        hs = hb.byId(id);
+        undo.seriesCreated(hs);
+        headSeries++;
         wb.put(
             Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()),
             SeriesDictionaryValue.encode(ids));
-        wb.put(Keys.forwardIndex(b, id), new ForwardIndexValue(meta, labels).encode());
-        hs = hb.byId(id);
-        headSeries++;
+        wb.put(Keys.forwardIndex(b, id), forward);
       } else if (hs.check(t, bits) != HeadSeries.NEW) {
         return;
       }
@@ -434,6 +547,11 @@ public final class Engine implements Appender, AutoCloseable {
       return; // the same sample twice in one batch
     }
     HeadBucket hb = hs.bucket;
+    undo.bucket(hb, false, false);
+    undo.seriesTouched(hs);
+    if (hs.isLate(t)) {
+      undo.late(hs, t);
+    }
     headSampleBytes += hs.insert(t, bits);
     hb.noteTimestamp(t);
     if (hb.pendingLog.isEmpty()) {
@@ -529,11 +647,13 @@ public final class Engine implements Appender, AutoCloseable {
   /** Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock. */
   private HeadBucket reopenLocked(TimeBucket b) {
     HeadBucket hb = new HeadBucket(b);
+    long series = 0;
+    long bytes = 0;
     try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
       while (c.next()) {
         ForwardIndexValue fi = ForwardIndexValue.decode(c.value());
         hb.add(fi.labels(), fi.metadata(), Keys.seriesId(c.key()));
-        headSeries++;
+        series++;
       }
     }
     GorillaDecoder d = new GorillaDecoder();
@@ -546,11 +666,14 @@ public final class Engine implements Appender, AutoCloseable {
         }
         TimeSeriesValue.decodeInto(c.value(), d);
         while (d.next()) {
-          headSampleBytes += hs.insertRecovered(d.timestampMillis(), d.valueBits());
+          bytes += hs.insertRecovered(d.timestampMillis(), d.valueBits());
           hb.noteTimestamp(d.timestampMillis());
         }
       }
     }
+    // Counted only once the bucket is whole: a reopen that throws changes nothing.
+    headSeries += series;
+    headSampleBytes += bytes;
     open.put(b, hb);
     return hb;
   }
@@ -660,7 +783,7 @@ public final class Engine implements Appender, AutoCloseable {
       if (config.fsync()) {
         kv.sync();
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       LOG.log(Level.ERROR, "sealing bucket " + b + " failed; it stays in the head", e);
       lock.writeLock().lock();
       try {
@@ -704,8 +827,22 @@ public final class Engine implements Appender, AutoCloseable {
     } finally {
       lock.writeLock().unlock();
     }
+    // Every bucket started above must end its seal, sealed or back in the open set: a failure of
+    // one must not leave the others in the sealing set, where appends would wait for them forever.
+    RuntimeException failure = null;
     for (HeadBucket hb : toSeal) {
-      seal(hb);
+      try {
+        seal(hb);
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
     }
   }
 
@@ -761,6 +898,16 @@ public final class Engine implements Appender, AutoCloseable {
         return 0;
       }
       WriteBatch wb = new WriteBatch();
+      TreeSet<TimeBucket> kept = new TreeSet<>(buckets);
+      for (TimeBucket b : victims) {
+        kept.remove(b);
+        for (RecordType type : BUCKET_RECORD_TYPES) {
+          byte[] prefix = Keys.bucketPrefix(type, b);
+          wb.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
+        }
+      }
+      wb.put(Keys.bucketList(), BucketListValue.encode(kept));
+      kv.write(wb); // the head changes only once the store has
       for (TimeBucket b : victims) {
         buckets.remove(b);
         HeadBucket hb = open.remove(b);
@@ -771,13 +918,7 @@ public final class Engine implements Appender, AutoCloseable {
             headSampleBytes -= hs.sampleBytes();
           }
         }
-        for (RecordType type : BUCKET_RECORD_TYPES) {
-          byte[] prefix = Keys.bucketPrefix(type, b);
-          wb.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
-        }
       }
-      wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
-      kv.write(wb);
       refs.values().removeIf(r -> r.maxT < cutoff || (r.latest != null && r.latest.bucket.state == HeadBucket.State.SEALED));
     } finally {
       lock.writeLock().unlock();
@@ -936,6 +1077,7 @@ public final class Engine implements Appender, AutoCloseable {
         }
       }
     }
+    boolean dropBucket = false;
     if (!gone.isEmpty()) {
       RoaringBitmap all = RoaringBitmap.andNot(postings.all(), gone);
       if (all.isEmpty()) {
@@ -945,8 +1087,10 @@ public final class Engine implements Appender, AutoCloseable {
           byte[] prefix = Keys.bucketPrefix(type, b);
           wb.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
         }
-        buckets.remove(b);
-        wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
+        TreeSet<TimeBucket> kept = new TreeSet<>(buckets);
+        kept.remove(b);
+        wb.put(Keys.bucketList(), BucketListValue.encode(kept));
+        dropBucket = true;
       } else {
         wb.put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(all));
         java.util.Set<String> done = new java.util.HashSet<>();
@@ -967,6 +1111,9 @@ public final class Engine implements Appender, AutoCloseable {
       }
     }
     kv.write(wb);
+    if (dropBucket) {
+      buckets.remove(b); // only once the store has dropped it too
+    }
     if (config.fsync()) {
       kv.sync();
     }
@@ -1132,7 +1279,15 @@ public final class Engine implements Appender, AutoCloseable {
         while (c.next()) {
           int id = Keys.seriesId(c.key());
           if (ids.contains(id)) {
-            byId.put(id, addStored(found, b, ForwardIndexValue.decode(c.value())));
+            addStored(found, byId, b, id, c.value());
+          }
+        }
+      }
+      if (byId.size() < ids.getCardinality()) {
+        for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+          int id = it.next();
+          if (!byId.containsKey(id)) {
+            unreadable(b, id, "its posting names it, but it has no readable ForwardIndex record");
           }
         }
       }
@@ -1141,9 +1296,10 @@ public final class Engine implements Appender, AutoCloseable {
         int id = it.next();
         byte[] v = snap.get(Keys.forwardIndex(b, id));
         if (v == null) {
-          throw new CorruptRecordException("posting of bucket " + b + " names series " + id + " without a ForwardIndex record");
+          unreadable(b, id, "its posting names it, but it has no ForwardIndex record");
+          continue;
         }
-        byId.put(id, addStored(found, b, ForwardIndexValue.decode(v)));
+        addStored(found, byId, b, id, v);
       }
     }
     if (!withSamples) {
@@ -1152,9 +1308,10 @@ public final class Engine implements Appender, AutoCloseable {
     if (dense) {
       try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
         while (c.next()) {
-          Found f = byId.get(Keys.seriesId(c.key()));
+          int id = Keys.seriesId(c.key());
+          Found f = byId.get(id);
           if (f != null) {
-            f.chunks.add(storedChunk(b, c.value()));
+            addChunk(f, b, id, c.value());
           }
         }
       }
@@ -1163,25 +1320,51 @@ public final class Engine implements Appender, AutoCloseable {
           (id, f) -> {
             byte[] v = snap.get(Keys.timeSeries(b, id));
             if (v != null) {
-              f.chunks.add(storedChunk(b, v));
+              addChunk(f, b, id, v);
             }
           });
     }
   }
 
-  private static Found addStored(Map<Labels, Found> found, TimeBucket b, ForwardIndexValue fi) {
+  /** Adds a stored series found by id; a ForwardIndex value that does not decode is skipped. */
+  private void addStored(Map<Labels, Found> found, Map<Integer, Found> byId, TimeBucket b, int id, byte[] value) {
+    ForwardIndexValue fi;
+    try {
+      fi = ForwardIndexValue.decode(value);
+    } catch (CorruptRecordException e) {
+      unreadable(b, id, "its ForwardIndex record does not decode: " + e.getMessage());
+      return;
+    }
     Found f = found.computeIfAbsent(fi.labels(), Found::new);
     f.add(b, fi.metadata(), null);
-    return f;
+    byId.put(id, f);
   }
 
-  private static ChunkSource storedChunk(TimeBucket b, byte[] value) {
+  private void addChunk(Found f, TimeBucket b, int id, byte[] value) {
     if (value.length == 0 || (value[0] & 0xFF) != TimeSeriesValue.ENCODING_GORILLA) {
-      throw new CorruptRecordException(
-          "TimeSeries record in bucket " + b + " has unknown encoding id "
-              + (value.length == 0 ? "(empty value)" : "0x" + Integer.toHexString(value[0] & 0xFF)));
+      unreadable(b, id, "its TimeSeries record has unknown encoding id "
+          + (value.length == 0 ? "(empty value)" : "0x" + Integer.toHexString(value[0] & 0xFF)));
+      return;
     }
-    return new ChunkSource(b, value, 1, null, null, 0);
+    f.chunks.add(new ChunkSource(b, value, 1, null, null, 0));
+  }
+
+  /**
+   * A read met a record it cannot use: the series is left out of the answer (the rest of the
+   * bucket is still read), counted in {@link Stats#unreadableRecords()} and logged at most every
+   * {@link #UNREADABLE_LOG_INTERVAL_NANOS}. {@code tidemark verify --repair} makes such a store
+   * consistent again.
+   */
+  private void unreadable(TimeBucket b, int id, String why) {
+    unreadableRecords.increment();
+    long now = System.nanoTime();
+    long last = lastUnreadableLog.get();
+    if (now - last >= UNREADABLE_LOG_INTERVAL_NANOS && lastUnreadableLog.compareAndSet(last, now)) {
+      LOG.log(
+          Level.WARNING,
+          "skipped series " + id + " of bucket " + b + " in a read: " + why
+              + " (" + unreadableRecords.sum() + " unreadable records met so far; run tidemark verify)");
+    }
   }
 
   /** The head's copy of a bucket, open or being sealed, or null. Under the lock. */
@@ -1332,7 +1515,8 @@ public final class Engine implements Appender, AutoCloseable {
       long samplesAccepted,
       long samplesRejected,
       long recoveryMillis,
-      long headMaxTimestampMillis) {
+      long headMaxTimestampMillis,
+      long unreadableRecords) {
     /** Head bytes per active series (0 with an empty head). */
     public long headBytesPerSeries() {
       return headSeries == 0 ? 0 : headBytes / headSeries;
@@ -1356,7 +1540,8 @@ public final class Engine implements Appender, AutoCloseable {
           samplesAccepted.sum(),
           samplesRejected.sum(),
           recoveryMillis,
-          hasHeadMaxT ? headMaxT : Long.MIN_VALUE);
+          hasHeadMaxT ? headMaxT : Long.MIN_VALUE,
+          unreadableRecords.sum());
     } finally {
       lock.readLock().unlock();
     }

@@ -43,6 +43,8 @@ final class HeadBucket implements PostingsSource {
 
   long minTimestamp = Long.MAX_VALUE;
   long maxTimestamp = Long.MIN_VALUE;
+  /** The append that last noted this bucket in its undo journal ({@link AppendUndo}). */
+  long undoEpoch;
 
   record Fingerprint(long high, long low) {
     static Fingerprint of(Labels l) {
@@ -108,6 +110,41 @@ final class HeadBucket implements PostingsSource {
     }
     byFingerprint.put(fp, ids);
     return ids;
+  }
+
+  /**
+   * Removes the series added last (an append's rollback): its id, dictionary entry and postings.
+   *
+   * @throws IllegalStateException if {@code s} is not the series with the highest id
+   */
+  void removeLast(HeadSeries s) {
+    int id = s.id;
+    if (id != byId.size() - 1 || byId.get(id) != s) {
+      throw new IllegalStateException("series " + id + " of bucket " + bucket + " is not the last added");
+    }
+    byId.remove(id);
+    byLabels.remove(s.labels);
+    all.remove(id);
+    Labels labels = s.labels;
+    for (int i = 0; i < labels.size(); i++) {
+      TreeMap<String, RoaringBitmap> values = postings.get(labels.name(i));
+      RoaringBitmap bm = values.get(labels.value(i));
+      bm.remove(id);
+      if (bm.isEmpty()) {
+        values.remove(labels.value(i));
+        if (values.isEmpty()) {
+          postings.remove(labels.name(i));
+        }
+      }
+    }
+    Fingerprint fp = Fingerprint.of(labels);
+    int[] ids = byFingerprint.get(fp);
+    int[] rest = java.util.Arrays.stream(ids).filter(x -> x != id).toArray();
+    if (rest.length == 0) {
+      byFingerprint.remove(fp);
+    } else {
+      byFingerprint.put(fp, rest);
+    }
   }
 
   void noteTimestamp(long t) {

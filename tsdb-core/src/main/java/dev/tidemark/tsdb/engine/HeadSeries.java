@@ -33,6 +33,8 @@ final class HeadSeries {
   private long[] lateTimestamps;
   private long[] lateBits;
   private int lateCount;
+  /** The append that last noted this series in its undo journal ({@link AppendUndo}). */
+  long undoEpoch;
 
   HeadSeries(HeadBucket bucket, Labels labels, MetricMetadata metadata, int id) {
     this.bucket = bucket;
@@ -106,6 +108,45 @@ final class HeadSeries {
     lateBits[at] = bits;
     lateCount++;
     return 16;
+  }
+
+  /** Samples in the in-order encoder (the late buffer aside); what {@link #truncateInOrder} takes. */
+  int inOrderCount() {
+    return inOrder.count();
+  }
+
+  /**
+   * Undoes in-order inserts: keeps the first {@code count} samples of the in-order encoder (an
+   * append's rollback; re-encodes them, so it costs a decode and an encode of the chunk).
+   */
+  void truncateInOrder(int count) {
+    if (count >= inOrder.count()) {
+      return;
+    }
+    byte[] bytes = inOrder.toByteArray();
+    GorillaDecoder d = new GorillaDecoder();
+    d.reset(bytes, 0, bytes.length);
+    inOrder.reset();
+    for (int i = 0; i < count && d.next(); i++) {
+      inOrder.append(d.timestampMillis(), d.valueBits());
+      lastBits = d.valueBits();
+    }
+  }
+
+  /** Undoes a late insert: removes the late sample at {@code t}, if there is one. */
+  void removeLate(long t) {
+    int i = lateCount == 0 ? -1 : Arrays.binarySearch(lateTimestamps, 0, lateCount, t);
+    if (i < 0) {
+      return;
+    }
+    System.arraycopy(lateTimestamps, i + 1, lateTimestamps, i, lateCount - i - 1);
+    System.arraycopy(lateBits, i + 1, lateBits, i, lateCount - i - 1);
+    lateCount--;
+  }
+
+  /** Whether {@link #insert} would put a sample at {@code t} into the late buffer. */
+  boolean isLate(long t) {
+    return inOrder.count() > 0 && t <= inOrder.lastTimestampMillis();
   }
 
   /** Inserts during recovery: anything not already there; a conflicting sample keeps the first. */

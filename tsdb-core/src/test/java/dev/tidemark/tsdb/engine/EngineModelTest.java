@@ -57,20 +57,7 @@ class EngineModelTest {
     Engine engine = Engine.open(kv, config);
     ReferenceModel model = new ReferenceModel(config);
 
-    Labels[] series = new Labels[2000];
-    for (int i = 0; i < series.length; i++) {
-      Labels.Builder b = Labels.builder()
-          .add(Labels.METRIC_NAME, "m" + (i % 7))
-          .add("job", "job" + (i % 3))
-          .add("instance", "host-" + (i % 101));
-      if (i % 5 == 0) {
-        b.add("le", Integer.toString(i % 11));
-      }
-      if (i % 13 == 0) {
-        b.add("zone", i % 2 == 0 ? "eu" : "us");
-      }
-      series[i] = b.build();
-    }
+    Labels[] series = testSeries();
 
     try {
       for (int step = 0; step < 60; step++) {
@@ -129,7 +116,26 @@ class EngineModelTest {
     }
   }
 
-  private static SampleBatch randomBatch(
+  /** 2,000 series over 8 metric names with a few optional labels; shared with the fault test. */
+  static Labels[] testSeries() {
+    Labels[] series = new Labels[2000];
+    for (int i = 0; i < series.length; i++) {
+      Labels.Builder b = Labels.builder()
+          .add(Labels.METRIC_NAME, "m" + (i % 7))
+          .add("job", "job" + (i % 3))
+          .add("instance", "host-" + (i % 101));
+      if (i % 5 == 0) {
+        b.add("le", Integer.toString(i % 11));
+      }
+      if (i % 13 == 0) {
+        b.add("zone", i % 2 == 0 ? "eu" : "us");
+      }
+      series[i] = b.build();
+    }
+    return series;
+  }
+
+  static SampleBatch randomBatch(
       SplittableRandom rnd, Labels[] series, ReferenceModel model, long now) {
     SampleBatch batch = new SampleBatch();
     int points = 1 + rnd.nextInt(400);
@@ -176,7 +182,7 @@ class EngineModelTest {
     return batch;
   }
 
-  private static void compare(
+  static void compare(
       Engine engine, ReferenceModel model, SplittableRandom rnd, long now, String where) {
     for (int q = 0; q < 2; q++) {
       long minT = now - rnd.nextLong(0, 8 * HOUR);
@@ -214,7 +220,7 @@ class EngineModelTest {
     }
   }
 
-  private static List<LabelMatcher> randomMatchers(SplittableRandom rnd) {
+  static List<LabelMatcher> randomMatchers(SplittableRandom rnd) {
     List<LabelMatcher> out = new ArrayList<>();
     int n = rnd.nextInt(4);
     for (int i = 0; i < n; i++) {

@@ -332,4 +332,44 @@ class EngineTest {
   }
 
   static final long HOUR_MS = 3_600_000L;
+
+  @Test
+  void aSeriesBeyondAFormatLimitIsRefusedOnItsOwnAndTheRestSurvivesARestart() {
+    Labels overLong = Labels.of("__name__", "db_calls", "db_statement", "s".repeat(70_000));
+    Labels ok = Labels.of("__name__", "db_calls", "db_statement", "select 1");
+    SampleBatch batch = new SampleBatch()
+        .addPoint(ok, GAUGE, T0 + MIN, 1)
+        .addPoint(overLong, GAUGE, T0 + MIN, 2)
+        .addPoint(Labels.of("__name__", "u".repeat(65_536)), GAUGE, T0 + MIN, 3);
+    AppendResult r = engine.append(batch);
+    assertThat(r.pointReason(0)).isNull();
+    assertThat(r.pointReason(1)).isEqualTo(RejectReason.LIMIT_EXCEEDED);
+    assertThat(r.pointDetail(1)).isEqualTo("label value of 70000 bytes exceeds the 65535-byte limit (label \"db_statement\")");
+    assertThat(r.pointReason(2)).isEqualTo(RejectReason.LIMIT_EXCEEDED);
+    assertThat(r.pointDetail(2)).startsWith("metric name of 65536 bytes exceeds the 65535-byte limit (\"uuuu");
+    MetricMetadata longUnit = new MetricMetadata(MetricType.GAUGE, "b".repeat(65_536), Temporality.UNSPECIFIED, false);
+    AppendResult unit = engine.append(new SampleBatch().addPoint(Labels.of("__name__", "x"), longUnit, T0 + MIN, 1));
+    assertThat(unit.pointDetail(0)).isEqualTo("metric unit of 65536 bytes exceeds the 65535-byte limit");
+
+    engine.abandon();
+    engine = Engine.open(kv, config);
+    assertThat(engine.series(0, Long.MAX_VALUE, List.of())).containsExactly(ok);
+    engine.flush();
+    assertThat(engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "db_calls")))).hasSize(1);
+    EngineFaultTest.assertConsistent(kv, "after a limit rejection");
+  }
+
+  @Test
+  void aReadSkipsAPostingWithoutItsForwardIndexRecordAndCountsIt() {
+    append(UP, T0 + MIN, 1);
+    Labels other = Labels.of("__name__", "up", "job", "b");
+    append(other, T0 + MIN, 2);
+    engine.flush();
+    // Damage as an affected version left it: series 0 named by its postings, its ForwardIndex gone.
+    TimeBucket b = TimeBucket.containing(T0, 1);
+    kv.write(new WriteBatch().delete(Keys.forwardIndex(b, 0)));
+    List<Series> got = engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "up")));
+    assertThat(got).extracting(Series::labels).containsExactly(other);
+    assertThat(engine.stats().unreadableRecords()).isEqualTo(1);
+  }
 }

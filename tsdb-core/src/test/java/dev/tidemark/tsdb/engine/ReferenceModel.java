@@ -2,8 +2,10 @@ package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.codec.SeriesLimits;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,7 +43,7 @@ final class ReferenceModel {
       }
       RejectReason reason = null;
       for (int k = i; k < end && reason == null; k++) {
-        reason = check(batch.labels(k), batch.timestampMillis(k), batch.valueBits(k), now);
+        reason = check(batch.labels(k), batch.metadata(k), batch.timestampMillis(k), batch.valueBits(k), now);
       }
       if (reason == null) {
         for (int k = i; k < end; k++) {
@@ -55,7 +57,7 @@ final class ReferenceModel {
     return out;
   }
 
-  private RejectReason check(Labels labels, long t, long bits, long now) {
+  private RejectReason check(Labels labels, MetricMetadata meta, long t, long bits, long now) {
     if (t < 0 || labels.metricName() == null) {
       return RejectReason.INVALID;
     }
@@ -64,6 +66,9 @@ final class ReferenceModel {
     }
     if (t < now - retentionMillis) {
       return RejectReason.TOO_OLD;
+    }
+    if (!SeriesLimits.storable(labels, meta)) {
+      return RejectReason.LIMIT_EXCEEDED; // such a series is never stored, so nothing else applies
     }
     TreeMap<Long, Long> s = data.get(labels);
     if (s != null && !s.isEmpty() && t < s.lastKey() - oooMillis) {
