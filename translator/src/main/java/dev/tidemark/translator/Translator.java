@@ -313,8 +313,13 @@ public final class Translator {
       putIfNotEmpty(m, "instance", instance);
       config.externalLabels().forEach(m::putIfAbsent);
       m.put(Labels.METRIC_NAME, targetInfoName);
-      targetInfo = toLabels(m);
-      String limit = SeriesLimits.violation(targetInfo, TARGET_INFO_META);
+      String limit;
+      try {
+        targetInfo = toLabels(m);
+        limit = SeriesLimits.violation(targetInfo, TARGET_INFO_META);
+      } catch (IllegalArgumentException e) {
+        limit = e.getMessage(); // a lone surrogate (OTLP/JSON only)
+      }
       if (limit != null) {
         warnings.add("target_info not written: " + limit);
         targetInfo = null;
@@ -1161,6 +1166,16 @@ public final class Translator {
   // ---------------------------------------------------------------- labels
 
   private SeriesEntry buildEntry(MetricCtx mc, List<KeyValue> attrs) {
+    try {
+      return buildEntryOrThrow(mc, attrs);
+    } catch (IllegalArgumentException e) {
+      // Labels refuse a string without a UTF-8 form: a lone surrogate, which only an OTLP/JSON
+      // "\ud800" escape can carry (protobuf refuses invalid UTF-8 when parsing).
+      return new SeriesEntry(RejectionReason.INVALID_UTF8, e.getMessage());
+    }
+  }
+
+  private SeriesEntry buildEntryOrThrow(MetricCtx mc, List<KeyValue> attrs) {
     LinkedHashMap<String, String> m = new LinkedHashMap<>();
     List<String> warnings = new ArrayList<>(1);
     List<KeyValue> sorted = sortedByKey(attrs);

@@ -242,4 +242,13 @@ class OutcomesTest extends TranslatorTestBase {
     assertThat(r.partialSuccessMessage()).contains("target_info not written: label value of 70000 bytes exceeds the 65535-byte limit");
     assertThat(appender.only("g").value()).isEqualTo(1);
   }
+
+  @Test
+  void aLoneSurrogateInAnAttributeFailsOnlyItsPoint() {
+    // Only OTLP/JSON can carry one ("\ud800" escapes); protobuf refuses invalid UTF-8 on parse.
+    TranslationResult r = translate(request(gauge("g", "", dp(T0, 1, kv("k", "a\ud800b")), dp(T0, 2, kv("k", "ok")))));
+    assertThat(r.rejected(RejectionReason.INVALID_UTF8)).isEqualTo(1);
+    assertThat(r.detail(RejectionReason.INVALID_UTF8)).isEqualTo("value of label k has an unpaired surrogate at index 1");
+    assertThat(appender.named("g")).extracting(s -> s.labels().get("k")).containsExactly("ok");
+  }
 }
