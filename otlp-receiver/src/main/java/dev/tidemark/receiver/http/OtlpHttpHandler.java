@@ -400,10 +400,14 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     return parseJson(body.toStringUtf8());
   }
 
-  /** Parses OTLP/JSON: unknown fields ignored, hex {@code traceId}/{@code spanId} (see {@link OtlpJson}). */
+  /**
+   * Parses OTLP/JSON: unknown fields ignored, hex {@code traceId}/{@code spanId}, the sign of
+   * {@code -0.0} kept (see {@link OtlpJson}).
+   */
   static ExportMetricsServiceRequest parseJson(String json) throws InvalidProtocolBufferException {
     ExportMetricsServiceRequest.Builder builder = ExportMetricsServiceRequest.newBuilder();
     JSON_PARSER.merge(OtlpJson.hexIdsToBase64(json), builder);
+    OtlpJson.restoreNegativeZeros(builder, OtlpJson.negativeZeros(json));
     return builder.build();
   }
 
