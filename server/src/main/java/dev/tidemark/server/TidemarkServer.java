@@ -3,6 +3,7 @@ package dev.tidemark.server;
 import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
+import dev.tidemark.receiver.http.PlainTextErrorHandler;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.admin.AdminGrpcService;
 import dev.tidemark.server.admin.AdminServer;
@@ -304,6 +305,8 @@ public final class TidemarkServer implements AutoCloseable {
     org.eclipse.jetty.server.Server server = new org.eclipse.jetty.server.Server(pool);
     server.setStopTimeout(config.shutdownTimeout().toMillis());
     server.setStopAtShutdown(false); // our shutdown hook orders the stop
+    // Unknown paths, unparsable requests, oversize headers: one line of text, never Jetty's HTML.
+    server.setErrorHandler(new PlainTextErrorHandler());
     return server;
   }
 
