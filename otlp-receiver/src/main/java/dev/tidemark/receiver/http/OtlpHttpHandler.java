@@ -497,7 +497,19 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     return reply;
   }
 
+  /**
+   * Sends {@code reply}, completing {@code callback}; a failure to build or write it fails the
+   * callback (Jetty then aborts the exchange) instead of escaping into a demand callback.
+   */
   private static void send(Request request, Response response, Callback callback, Reply reply) {
+    try {
+      write(request, response, callback, reply);
+    } catch (RuntimeException | Error e) {
+      callback.failed(e);
+    }
+  }
+
+  private static void write(Request request, Response response, Callback callback, Reply reply) {
     byte[] bytes;
     try {
       bytes = reply.encoding == Encoding.JSON
