@@ -53,6 +53,7 @@ final class ServerProcess implements AutoCloseable {
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   private final Path dataDir;
+  private final List<String> jvmArgs;
   private final List<String> extraArgs;
   private final Path logFile;
   private final int grpcPort;
@@ -62,8 +63,9 @@ final class ServerProcess implements AutoCloseable {
   private final Process process;
 
   private ServerProcess(
-      Path dataDir, List<String> extraArgs, Path logFile, int[] ports, Process process) {
+      Path dataDir, List<String> jvmArgs, List<String> extraArgs, Path logFile, int[] ports, Process process) {
     this.dataDir = dataDir;
+    this.jvmArgs = jvmArgs;
     this.extraArgs = extraArgs;
     this.logFile = logFile;
     this.grpcPort = ports[0];
@@ -94,6 +96,15 @@ final class ServerProcess implements AutoCloseable {
   }
 
   static ServerProcess start(Path dataDir, List<String> extraArgs) throws IOException, InterruptedException {
+    return start(dataDir, List.of(), extraArgs);
+  }
+
+  /**
+   * As {@link #start(Path, List)}, with JVM options after the default ones (a later {@code -Xmx}
+   * wins), e.g. {@code -Xmx256m}.
+   */
+  static ServerProcess start(Path dataDir, List<String> jvmArgs, List<String> extraArgs)
+      throws IOException, InterruptedException {
     Files.createDirectories(dataDir);
     IOException portRace = null;
     for (int attempt = 1; attempt <= 3; attempt++) {
@@ -116,8 +127,8 @@ final class ServerProcess implements AutoCloseable {
         cmd.add(Integer.toString(ports[3]));
       }
       cmd.addAll(extraArgs);
-      ProcessBuilder pb = processBuilder(dataDir.toAbsolutePath().getParent(), log, cmd);
-      ServerProcess sp = new ServerProcess(dataDir, List.copyOf(extraArgs), log, ports, pb.start());
+      ProcessBuilder pb = processBuilder(dataDir.toAbsolutePath().getParent(), log, jvmArgs, cmd);
+      ServerProcess sp = new ServerProcess(dataDir, List.copyOf(jvmArgs), List.copyOf(extraArgs), log, ports, pb.start());
       STARTED.add(sp);
       try {
         sp.awaitReady();
@@ -134,12 +145,13 @@ final class ServerProcess implements AutoCloseable {
     throw portRace;
   }
 
-  /** {@code java -Xmx512m -jar tidemark.jar args...} in {@code workDir}, output to {@code log}. */
-  private static ProcessBuilder processBuilder(Path workDir, Path log, List<String> args) {
+  /** {@code java -Xmx512m [jvmArgs] -jar tidemark.jar args...} in {@code workDir}, output to {@code log}. */
+  private static ProcessBuilder processBuilder(Path workDir, Path log, List<String> jvmArgs, List<String> args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx512m");
     cmd.add("-XX:+UseSerialGC");
+    cmd.addAll(jvmArgs);
     cmd.add("-jar");
     cmd.add(jar().toString());
     cmd.addAll(args);
@@ -164,7 +176,7 @@ final class ServerProcess implements AutoCloseable {
   static Exit runToExit(Path workDir, Duration timeout, String... args) throws IOException, InterruptedException {
     Files.createDirectories(workDir);
     Path log = Files.createTempFile(workDir, "tidemark-run-", ".log");
-    Process p = processBuilder(workDir, log, List.of(args)).start();
+    Process p = processBuilder(workDir, log, List.of(), List.of(args)).start();
     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       p.toHandle().destroyForcibly();
       p.waitFor();
@@ -224,7 +236,7 @@ final class ServerProcess implements AutoCloseable {
     if (process.isAlive()) {
       throw new IllegalStateException("server still running (pid " + process.pid() + ")");
     }
-    return start(dataDir, extraArgs);
+    return start(dataDir, jvmArgs, extraArgs);
   }
 
   /**

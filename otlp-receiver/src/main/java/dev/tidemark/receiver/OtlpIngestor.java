@@ -295,7 +295,8 @@ public final class OtlpIngestor {
         received[protocol.ordinal()].inc(countDataPoints(request));
         warnings.log("storage_unavailable", Level.WARNING,
             () -> "OTLP export refused, storage unavailable: " + e.getMessage(), null);
-        return fail(Outcome.STORAGE_UNAVAILABLE, "storage unavailable: " + e.getMessage() + "; retry later");
+        return fail(Outcome.STORAGE_UNAVAILABLE,
+            "storage unavailable: " + ErrorMessages.describe(e, "storage failure") + "; retry later");
       } catch (RuntimeException e) {
         received[protocol.ordinal()].inc(countDataPoints(request));
         return internalError(e);
@@ -352,10 +353,14 @@ public final class OtlpIngestor {
       return fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
     }
 
-    /** Records an {@link Outcome#INTERNAL_ERROR} and returns its result (the message does not leak internals). */
+    /**
+     * Records an {@link Outcome#INTERNAL_ERROR} and returns its result. The answer says only
+     * "internal error" (no class name, no message: nothing of the internals); the full exception
+     * is logged at ERROR through the rate limit.
+     */
     public ExportResult internalError(Throwable t) {
       warnings.log("internal_error", Level.ERROR, () -> "OTLP request failed unexpectedly", t);
-      return fail(Outcome.INTERNAL_ERROR, "internal error: " + t.getClass().getSimpleName());
+      return fail(Outcome.INTERNAL_ERROR, "internal error");
     }
 
     /**

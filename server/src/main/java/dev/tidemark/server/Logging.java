@@ -1,9 +1,14 @@
 package dev.tidemark.server;
 
+import dev.tidemark.receiver.ErrorMessages;
+import dev.tidemark.receiver.RateLimitedLogger;
 import java.io.PrintStream;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.logging.Filter;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogManager;
@@ -19,9 +24,26 @@ import java.util.logging.Logger;
  * JDK's own {@code LogManager} resets (closes) every handler in a shutdown hook of its own, which
  * would swallow the log lines of the graceful stop.
  *
+ * <p><b>Levels.</b> Netty (gRPC) and Jetty log at WARNING and above only. JUL holds loggers
+ * weakly: a level set on a logger nobody references is lost when the logger is collected (the
+ * children then inherit the root's INFO), so the configured loggers are kept in {@link #KEPT}.
+ *
+ * <p><b>Bad gRPC connections.</b> grpc-java logs every connection that fails below the call layer
+ * (a client speaking HTTP/1.1 or sending random bytes to a gRPC port) on {@value
+ * #GRPC_CONNECTIONS_LOGGER} at INFO, with a hex dump of the bytes received. Those records are never
+ * printed; instead at most one line per {@link RateLimitedLogger#DEFAULT_INTERVAL_NANOS} says that
+ * such connections were closed, with the first reason (hex dump and class names cut) and the
+ * number suppressed since the last line: a flood of garbage connections cannot flood the log.
+ *
  * <p>A {@code java.util.logging.config.file} given by the operator replaces all of this.
  */
 final class Logging {
+
+  /** grpc-java's per-connection failure logger (NettyServerTransport), as shaded in grpc-netty-shaded. */
+  static final String GRPC_CONNECTIONS_LOGGER = "io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections";
+
+  /** Strong references to every logger configured here (see the class comment). */
+  private static final List<Logger> KEPT = new ArrayList<>();
 
   private static final DateTimeFormatter TIME =
       DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
@@ -44,8 +66,62 @@ final class Logging {
     root.addHandler(new LineHandler(System.out));
     root.setLevel(Level.INFO);
     // Netty and Jetty are chatty at INFO about their own start and stop.
-    Logger.getLogger("io.grpc.netty.shaded").setLevel(Level.WARNING);
-    Logger.getLogger("org.eclipse.jetty").setLevel(Level.WARNING);
+    keep("io.grpc.netty.shaded").setLevel(Level.WARNING);
+    keep("org.eclipse.jetty").setLevel(Level.WARNING);
+    Logger connections = keep(GRPC_CONNECTIONS_LOGGER);
+    connections.setLevel(Level.INFO);
+    connections.setFilter(new BadConnectionFilter(new RateLimitedLogger(System.getLogger(BAD_CONNECTIONS_LOGGER))));
+  }
+
+  /** The logger of the rate-limited lines about bad gRPC connections. */
+  static final String BAD_CONNECTIONS_LOGGER = "dev.tidemark.server.GrpcConnections";
+
+  private static Logger keep(String name) {
+    Logger logger = Logger.getLogger(name);
+    synchronized (KEPT) {
+      KEPT.add(logger);
+    }
+    return logger;
+  }
+
+  /**
+   * Drops grpc-java's per-connection failure records (with their hex dumps) and says, through a
+   * rate limit, that bad connections were closed.
+   */
+  static final class BadConnectionFilter implements Filter {
+    private static final int MAX_REASON_CHARS = 120;
+    private final RateLimitedLogger log;
+
+    BadConnectionFilter(RateLimitedLogger log) {
+      this.log = log;
+    }
+
+    @Override
+    public boolean isLoggable(LogRecord r) {
+      if (r.getLevel().intValue() >= Level.INFO.intValue()) {
+        log.log("bad_grpc_connection", System.Logger.Level.WARNING,
+            () -> "closed a connection to a gRPC port that did not speak gRPC over HTTP/2: " + reason(r));
+      }
+      return false;
+    }
+
+    /** The record's cause in a few plain words: no class name, no hex dump, no control characters. */
+    static String reason(LogRecord r) {
+      Throwable t = r.getThrown();
+      String m = t != null ? t.getMessage() : r.getMessage();
+      if (m == null) {
+        return "protocol error";
+      }
+      int hex = m.indexOf("Hex dump");
+      if (hex >= 0) {
+        m = m.substring(0, hex);
+      }
+      m = ErrorMessages.clean(m, "protocol error").replaceAll("[\\p{Cntrl}]", " ").strip();
+      if (m.endsWith(".")) {
+        m = m.substring(0, m.length() - 1);
+      }
+      return m.length() > MAX_REASON_CHARS ? m.substring(0, MAX_REASON_CHARS) + "..." : m;
+    }
   }
 
   /** Flushes standard output and error (before the process halts). */

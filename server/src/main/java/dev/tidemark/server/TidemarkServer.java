@@ -3,6 +3,7 @@ package dev.tidemark.server;
 import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
+import dev.tidemark.receiver.http.PlainTextErrorHandler;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.admin.AdminGrpcService;
 import dev.tidemark.server.admin.AdminServer;
@@ -72,6 +73,13 @@ public final class TidemarkServer implements AutoCloseable {
 
   /** Most threads of the OTLP/HTTP server; its requests block on the group commit too. */
   static final int OTLP_HTTP_MAX_THREADS = 64;
+
+  /**
+   * HTTP connections (OTLP/HTTP and API) silent this long are closed: 30 s. This bounds how long a
+   * client that stalls, before or while sending a body, holds its connection and the body bytes it
+   * has sent (a request waiting for its body holds no thread: see {@link OtlpHttpHandler}).
+   */
+  static final Duration HTTP_IDLE_TIMEOUT = Duration.ofSeconds(30);
 
   /** During a stop, HTTP connections idle this long are closed: 2 s. */
   static final Duration SHUTDOWN_IDLE_TIMEOUT = Duration.ofSeconds(2);
@@ -304,6 +312,8 @@ public final class TidemarkServer implements AutoCloseable {
     org.eclipse.jetty.server.Server server = new org.eclipse.jetty.server.Server(pool);
     server.setStopTimeout(config.shutdownTimeout().toMillis());
     server.setStopAtShutdown(false); // our shutdown hook orders the stop
+    // Unknown paths, unparsable requests, oversize headers: one line of text, never Jetty's HTML.
+    server.setErrorHandler(new PlainTextErrorHandler());
     return server;
   }
 
@@ -313,6 +323,7 @@ public final class TidemarkServer implements AutoCloseable {
     http.setSendDateHeader(false);
     ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
     connector.setName(name);
+    connector.setIdleTimeout(HTTP_IDLE_TIMEOUT.toMillis());
     connector.setHost(config.listenInetAddress().getHostAddress());
     connector.setPort(port);
     server.addConnector(connector);

@@ -3,6 +3,7 @@ package dev.tidemark.receiver.grpc;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.RetryInfo;
+import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.ExportResult;
 import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.OtlpIngestor.Exchange;
@@ -122,7 +123,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     if (raw.error() != null) {
       Status s = raw.error();
       return ex.fail(
-          s.getCode() == Status.Code.RESOURCE_EXHAUSTED ? Outcome.TOO_LARGE : Outcome.INVALID, s.getDescription());
+          s.getCode() == Status.Code.RESOURCE_EXHAUSTED ? Outcome.TOO_LARGE : Outcome.INVALID,
+          ErrorMessages.clean(s.getDescription(), "cannot read the message"));
     }
     byte[] bytes = raw.bytes();
     if (!ex.reserve(bytes.length)) {
@@ -134,7 +136,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     } catch (InvalidProtocolBufferException e) {
       return ex.fail(
           Outcome.INVALID,
-          "cannot decode ExportMetricsServiceRequest (" + bytes.length + " bytes): " + e.getMessage());
+          "cannot decode ExportMetricsServiceRequest (" + bytes.length + " bytes): "
+              + ErrorMessages.describe(e, "malformed"));
     }
     return ex.export(request);
   }

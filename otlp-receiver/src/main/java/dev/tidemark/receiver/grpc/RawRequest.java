@@ -1,5 +1,6 @@
 package dev.tidemark.receiver.grpc;
 
+import dev.tidemark.receiver.ErrorMessages;
 import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -37,7 +38,8 @@ record RawRequest(byte[] bytes, Status error) {
         // The runtime's own limit on the decompressed size (RESOURCE_EXHAUSTED).
         return failed(e.getStatus());
       } catch (IOException e) {
-        return failed(Status.INVALID_ARGUMENT.withDescription("cannot read the message: " + e.getMessage()));
+        return failed(Status.INVALID_ARGUMENT.withDescription(
+            "cannot read the message: " + ErrorMessages.describe(e, "read failure")));
       }
     }
 

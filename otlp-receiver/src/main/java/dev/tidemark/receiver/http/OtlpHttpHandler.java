@@ -12,20 +12,24 @@ import dev.tidemark.receiver.OtlpIngestor.Exchange;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+import com.google.protobuf.ByteString;
+import dev.tidemark.receiver.ErrorMessages;
+import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
+import dev.tidemark.receiver.http.BoundedBody.Overloaded;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.zip.GZIPInputStream;
 import java.util.zip.GZIPOutputStream;
+import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -41,10 +45,12 @@ import org.eclipse.jetty.util.Callback;
  * <p><b>Request.</b> Content types {@code application/x-protobuf} and {@code application/json},
  * media-type parameters ignored ({@code application/json; charset=utf-8} is JSON; JSON is always
  * read as UTF-8). Content encodings {@code gzip} (also {@code x-gzip}) and {@code identity}. The
- * body is read with blocking reads and decompressed as a stream into one array, counted against
- * {@link ReceiverConfig#maxHttpBodyBytes()} after decompression and against the in-flight bytes
- * limit as the array grows; it is never buffered beyond the limit. JSON follows OTLP/JSON: unknown
- * fields ignored, 64-bit integers as strings or numbers, enums as integers, {@code traceId}/{@code
+ * body is read without blocking and, if gzipped, inflated as it arrives ({@link GzipDecoder}) into
+ * a {@link BoundedBody}: segments allocated only as bytes arrive, counted against the in-flight
+ * bytes limit as they are allocated and against {@link ReceiverConfig#maxHttpBodyBytes()} after
+ * decompression. Inflation stops the moment the body passes the limit, so one body never holds
+ * more than the limit plus one byte, gzip bomb or not. JSON follows OTLP/JSON: unknown fields
+ * ignored, 64-bit integers as strings or numbers, enums as integers, {@code traceId}/{@code
  * spanId} as hex (see {@link OtlpJson}).
  *
  * <p><b>Answers</b> (every error body is a {@code google.rpc.Status}; bodies use the request's
@@ -55,7 +61,8 @@ import org.eclipse.jetty.util.Callback;
  *       JSON) or partial success ({@code partialSuccess.rejectedDataPoints}, a string in JSON, and
  *       {@code errorMessage});
  *   <li>400: body undecodable (garbage, truncated protobuf, malformed JSON, broken gzip, a body
- *       that could not be read);
+ *       that could not be read, a client silent for the connector's idle timeout while sending
+ *       the body);
  *   <li>405 + {@code Allow: POST}: any other method;
  *   <li>413: body over the limit after decompression (checked against {@code Content-Length}
  *       first when not compressed);
@@ -66,25 +73,33 @@ import org.eclipse.jetty.util.Callback;
  *   <li>500: unexpected failure (not retried by clients).
  * </ul>
  *
- * <p>The response is gzipped only if the request sent {@code Accept-Encoding: gzip} (and the body
- * is not empty). Before answering, whatever is left of the request body is read and discarded (at
- * most {@link ReceiverConfig#maxHttpBodyBytes()} more bytes, outside admission control) so that a
- * client answered early (405, 413, 415, 503) reads the answer instead of a broken pipe; a longer
- * body makes Jetty close the connection after the answer.
+ * <p>Every message is plain English: no Java class name (see {@link
+ * dev.tidemark.receiver.ErrorMessages}). The response is gzipped only if the request sent {@code
+ * Accept-Encoding: gzip} (and the body is not empty). Before answering, whatever is left of the
+ * request body is read and discarded, also without blocking (at most {@link
+ * ReceiverConfig#maxHttpBodyBytes()} more bytes, outside admission control) so that a client
+ * answered early (405, 413, 415, 503) reads the answer instead of a broken pipe; a longer body
+ * makes Jetty close the connection after the answer.
  *
  * <p><b>Threading.</b> The handler declares {@code BLOCKING} invocation (the {@link
- * Handler.Abstract} default), so Jetty runs it on its thread pool, never on a selector thread; it
- * blocks that thread while reading the body and until the accepted samples are durable. The pool
- * needs a thread per concurrent OTLP/HTTP request beyond Jetty's own (acceptors, selectors).
- * Thread-safe.
+ * Handler.Abstract} default), so Jetty calls it on its thread pool, never on a selector thread.
+ * {@link #handle} checks the request line and headers and reads the body with the non-blocking
+ * {@link Content.Source} API: {@code request.read()} until it returns null, then {@code
+ * request.demand(callback)} and return. No thread waits while the client is silent: a slow or
+ * stalled client costs a socket and the bytes it has sent, not a thread, so any number of them
+ * cannot delay a fast client. Jetty runs the demand callback on a pool thread when bytes arrive
+ * (a plain {@code Runnable} is {@code BLOCKING} too). The thread that reads the last bytes decodes
+ * the body and runs the export, and blocks until the accepted samples are durable; only then is the
+ * answer sent. So the pool needs a thread per request being decoded or made durable, not per open
+ * connection. A connection that stays silent for the connector's idle timeout while sending its
+ * body gets a 400 and is closed (Jetty delivers the timeout to the pending read). Thread-safe; the
+ * steps of one request run one after the other, each on whichever pool thread Jetty picks.
  */
 public final class OtlpHttpHandler extends Handler.Abstract {
   public static final String DEFAULT_PATH = "/v1/metrics";
   public static final String PROTOBUF = "application/x-protobuf";
   public static final String JSON = "application/json";
 
-  private static final int READ_CHUNK = 8192;
-  private static final int INITIAL_BUFFER = 64 * 1024;
   private static final JsonFormat.Parser JSON_PARSER = JsonFormat.parser().ignoringUnknownFields();
   private static final JsonFormat.Printer JSON_PRINTER =
       JsonFormat.printer()
@@ -131,97 +146,245 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     if (!path.equals(Request.getPathInContext(request))) {
       return false;
     }
-    Encoding encoding = Encoding.of(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
-    SourceStream source = new SourceStream(Request.asInputStream(request));
-    Reply reply;
-    try (Exchange ex = ingestor.begin(OtlpIngestor.Protocol.HTTP)) {
+    new Call(request, response, callback).start();
+    return true;
+  }
+
+  /**
+   * One request: header checks, then non-blocking body reads ({@link #run()} is the demand
+   * callback), then decoding and the export on the thread that read the last bytes, then the
+   * answer. Its steps run one after the other, never at once (Jetty calls a demand callback only
+   * after the previous read returned null); Jetty's demand hand-off orders their memory effects.
+   */
+  private final class Call implements Runnable {
+    private final Request request;
+    private final Response response;
+    private final Callback callback;
+    private final Encoding encoding;
+    private final Exchange ex;
+    private BoundedBody body;
+    private GzipDecoder gzip;
+    /** The body was read to its end, or its reading failed: nothing to drain. */
+    private boolean bodyDone;
+
+    Call(Request request, Response response, Callback callback) {
+      this.request = request;
+      this.response = response;
+      this.callback = callback;
+      this.encoding = Encoding.of(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
+      this.ex = ingestor.begin(OtlpIngestor.Protocol.HTTP);
+    }
+
+    void start() {
+      Reply reply;
       try {
-        reply = process(ex, request, source, encoding);
+        reply = checkHeaders();
+        if (reply == null) {
+          run();
+          return;
+        }
       } catch (OutOfMemoryError e) {
         reply = error(ex.outOfMemory(e), encoding);
       } catch (RuntimeException | Error e) {
         reply = error(ex.internalError(e), encoding);
       }
+      answer(reply);
     }
-    long length = request.getLength();
-    if (length < 0 || length - Request.getContentBytesRead(request) <= maxBodyBytes) {
-      drain(source);
+
+    /** Reads what the connection has; registers for more, or answers once the outcome is known. */
+    @Override
+    public void run() {
+      Reply reply;
+      try {
+        reply = readAvailable();
+        if (reply == null) {
+          return; // demand registered: no thread waits for the client
+        }
+      } catch (OutOfMemoryError e) {
+        reply = error(ex.outOfMemory(e), encoding);
+      } catch (RuntimeException | Error e) {
+        reply = error(ex.internalError(e), encoding);
+      }
+      answer(reply);
     }
-    send(request, response, callback, reply);
-    return true;
+
+    /** A refusal decided from the request line and headers alone, or null to read the body. */
+    private Reply checkHeaders() {
+      if (!HttpMethod.POST.is(request.getMethod())) {
+        return error(ex.fail(Outcome.METHOD_NOT_ALLOWED, "method " + request.getMethod() + " not allowed; use POST"), encoding)
+            .header(HttpHeader.ALLOW, "POST");
+      }
+      if (encoding == null) {
+        String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+        return error(ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE,
+            "unsupported content type " + (type == null ? "(none)" : "\"" + type + "\"")
+                + "; use " + PROTOBUF + " or " + JSON), null);
+      }
+      Boolean gzipped = gzip(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
+      if (gzipped == null) {
+        return error(ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE,
+            "unsupported content encoding \"" + request.getHeaders().get(HttpHeader.CONTENT_ENCODING)
+                + "\"; use gzip or identity"), encoding)
+            .header(HttpHeader.ACCEPT_ENCODING, "gzip, identity");
+      }
+      long contentLength = request.getLength();
+      if (!gzipped && contentLength > maxBodyBytes) {
+        return tooLarge(ex, encoding, contentLength);
+      }
+      int firstSegment = !gzipped && contentLength >= 0
+          ? (int) Math.min(contentLength, BoundedBody.FIRST_SEGMENT_BYTES)
+          : BoundedBody.FIRST_SEGMENT_BYTES;
+      body = new BoundedBody(maxBodyBytes, firstSegment, ex::reserve);
+      if (gzipped) {
+        gzip = new GzipDecoder(body);
+      }
+      return null;
+    }
+
+    /** The answer once the body is read (or refused), or null after registering for more content. */
+    private Reply readAvailable() {
+      try {
+        while (true) {
+          Content.Chunk chunk = request.read();
+          if (chunk == null) {
+            request.demand(this);
+            return null;
+          }
+          if (Content.Chunk.isFailure(chunk)) {
+            bodyDone = true;
+            return readFailure(chunk.getFailure(), !chunk.isLast());
+          }
+          boolean last = chunk.isLast();
+          try {
+            ByteBuffer bytes = chunk.getByteBuffer();
+            if (gzip != null) {
+              gzip.write(bytes);
+            } else {
+              body.write(bytes);
+            }
+          } finally {
+            chunk.release();
+          }
+          if (last) {
+            bodyDone = true;
+            if (gzip != null) {
+              gzip.finish();
+            }
+            return ingest();
+          }
+        }
+      } catch (BodyTooLarge e) {
+        return tooLarge(ex, encoding, -1);
+      } catch (Overloaded e) {
+        return error(ex.overloaded(), encoding);
+      } catch (ZipException e) {
+        return error(ex.fail(Outcome.INVALID, "invalid gzip body: " + e.getMessage()), encoding);
+      }
+    }
+
+    private Reply readFailure(Throwable failure, boolean idleTimeout) {
+      String why;
+      if (idleTimeout) {
+        long idle = request.getConnectionMetaData().getConnector().getIdleTimeout();
+        why = "no bytes received for " + idle + " ms (idle timeout); the connection is closed";
+      } else {
+        why = ErrorMessages.describe(failure, "the connection failed");
+      }
+      return error(ex.fail(Outcome.INVALID, "cannot read the request body: " + why), encoding);
+    }
+
+    /** Decodes the complete body and exports it; returns once the accepted samples are durable. */
+    private Reply ingest() {
+      if (gzip != null) {
+        gzip.close();
+        gzip = null;
+      }
+      long length = body.length();
+      ByteString bytes = body.bytes();
+      body = null; // the decoded message is all translation needs
+      ExportMetricsServiceRequest otlp;
+      try {
+        otlp = decode(encoding, bytes);
+      } catch (InvalidProtocolBufferException | RuntimeException | StackOverflowError e) {
+        String why = e instanceof StackOverflowError ? "nested too deeply" : ErrorMessages.describe(e, "malformed");
+        return error(ex.fail(Outcome.INVALID,
+            "cannot decode " + (encoding == Encoding.JSON ? "JSON" : "protobuf") + " ExportMetricsServiceRequest ("
+                + length + " bytes): " + why), encoding);
+      }
+      bytes = null;
+      ExportResult result = ex.export(otlp);
+      if (result.response() != null) {
+        return new Reply(200, encoding, result.response());
+      }
+      return error(result, encoding);
+    }
+
+    /**
+     * Closes the exchange (releasing its in-flight bytes), then drains what is left of the body
+     * if it is not too long, then sends {@code reply}.
+     */
+    private void answer(Reply reply) {
+      if (gzip != null) {
+        gzip.close();
+        gzip = null;
+      }
+      body = null;
+      ex.close();
+      long length = request.getLength();
+      if (!bodyDone && (length < 0 || length - Request.getContentBytesRead(request) <= maxBodyBytes)) {
+        new Drain(request, response, callback, reply, maxBodyBytes).run();
+      } else {
+        send(request, response, callback, reply);
+      }
+    }
   }
 
   /**
    * Reads and discards what is left of the body (at most {@link ReceiverConfig#maxHttpBodyBytes()}
-   * more bytes) so that a client still sending gets the answer rather than a broken pipe, e.g. a
-   * 413 or 503 decided before the body was read. Beyond that Jetty closes the connection.
+   * more bytes, outside admission control), without blocking, then sends the answer: a client
+   * still sending gets the answer rather than a broken pipe, e.g. a 413 or 503 decided before the
+   * body was read. Beyond that, or when the connection fails, Jetty closes the connection after
+   * the answer.
    */
-  private void drain(SourceStream source) {
-    byte[] scratch = new byte[READ_CHUNK];
-    long left = maxBodyBytes;
-    try {
-      while (left > 0) {
-        int r = source.read(scratch, 0, (int) Math.min(scratch.length, left));
-        if (r < 0) {
-          return;
+  private static final class Drain implements Runnable {
+    private final Request request;
+    private final Response response;
+    private final Callback callback;
+    private final Reply reply;
+    private long left;
+
+    Drain(Request request, Response response, Callback callback, Reply reply, long left) {
+      this.request = request;
+      this.response = response;
+      this.callback = callback;
+      this.reply = reply;
+      this.left = left;
+    }
+
+    @Override
+    public void run() {
+      try {
+        while (true) {
+          Content.Chunk chunk = request.read();
+          if (chunk == null) {
+            request.demand(this);
+            return;
+          }
+          if (Content.Chunk.isFailure(chunk)) {
+            break; // the client is gone, broke the body or went silent: Jetty closes the connection
+          }
+          boolean last = chunk.isLast();
+          left -= chunk.remaining();
+          chunk.release();
+          if (last || left < 0) {
+            break;
+          }
         }
-        left -= r;
+      } catch (RuntimeException e) {
+        // The connection is failing: the answer below fails too and Jetty closes it.
       }
-    } catch (IOException e) {
-      // The client is gone or sent a broken body: Jetty closes the connection.
+      send(request, response, callback, reply);
     }
-  }
-
-  private Reply process(Exchange ex, Request request, SourceStream source, Encoding encoding) {
-    if (!HttpMethod.POST.is(request.getMethod())) {
-      return error(ex.fail(Outcome.METHOD_NOT_ALLOWED, "method " + request.getMethod() + " not allowed; use POST"), encoding)
-          .header(HttpHeader.ALLOW, "POST");
-    }
-    if (encoding == null) {
-      String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
-      return error(ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE,
-          "unsupported content type " + (type == null ? "(none)" : "\"" + type + "\"")
-              + "; use " + PROTOBUF + " or " + JSON), null);
-    }
-    Boolean gzip = gzip(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
-    if (gzip == null) {
-      return error(ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE,
-          "unsupported content encoding \"" + request.getHeaders().get(HttpHeader.CONTENT_ENCODING)
-              + "\"; use gzip or identity"), encoding)
-          .header(HttpHeader.ACCEPT_ENCODING, "gzip, identity");
-    }
-    long contentLength = request.getLength();
-    if (!gzip && contentLength > maxBodyBytes) {
-      return tooLarge(ex, encoding, contentLength);
-    }
-
-    Body body;
-    try {
-      body = readBody(ex, source, gzip, contentLength);
-    } catch (BodyTooLarge e) {
-      return tooLarge(ex, encoding, -1);
-    } catch (Overloaded e) {
-      return error(ex.overloaded(), encoding);
-    } catch (ReadFailure e) {
-      return error(ex.fail(Outcome.INVALID, "cannot read the request body: " + e.getCause()), encoding);
-    } catch (IOException e) {
-      return error(ex.fail(Outcome.INVALID, "invalid gzip body: " + e.getMessage()), encoding);
-    }
-
-    ExportMetricsServiceRequest otlp;
-    try {
-      otlp = decode(encoding, body);
-    } catch (InvalidProtocolBufferException | RuntimeException | StackOverflowError e) {
-      return error(ex.fail(Outcome.INVALID,
-          "cannot decode " + (encoding == Encoding.JSON ? "JSON" : "protobuf") + " ExportMetricsServiceRequest ("
-              + body.length + " bytes): " + e.getMessage()), encoding);
-    }
-    body = null; // the decoded message is all translation needs
-    ExportResult result = ex.export(otlp);
-    if (result.response() != null) {
-      return new Reply(200, encoding, result.response());
-    }
-    return error(result, encoding);
   }
 
   private Reply tooLarge(Exchange ex, Encoding encoding, long contentLength) {
@@ -230,151 +393,22 @@ public final class OtlpHttpHandler extends Handler.Abstract {
         "request body of " + size + " (after decompression) exceeds the limit of " + maxBodyBytes + " bytes"), encoding);
   }
 
-  private static ExportMetricsServiceRequest decode(Encoding encoding, Body body) throws InvalidProtocolBufferException {
+  private static ExportMetricsServiceRequest decode(Encoding encoding, ByteString body) throws InvalidProtocolBufferException {
     if (encoding == Encoding.PROTOBUF) {
-      return ExportMetricsServiceRequest.parseFrom(ByteBuffer.wrap(body.bytes, 0, body.length));
+      return ExportMetricsServiceRequest.parseFrom(body);
     }
-    return parseJson(new String(body.bytes, 0, body.length, StandardCharsets.UTF_8));
-  }
-
-  /** Parses OTLP/JSON: unknown fields ignored, hex {@code traceId}/{@code spanId} (see {@link OtlpJson}). */
-  static ExportMetricsServiceRequest parseJson(String json) throws InvalidProtocolBufferException {
-    ExportMetricsServiceRequest.Builder builder = ExportMetricsServiceRequest.newBuilder();
-    JSON_PARSER.merge(OtlpJson.hexIdsToBase64(json), builder);
-    return builder.build();
-  }
-
-  // ------------------------------------------------------------------ body
-
-  private static final class Body {
-    final byte[] bytes;
-    final int length;
-
-    Body(byte[] bytes, int length) {
-      this.bytes = bytes;
-      this.length = length;
-    }
-  }
-
-  /** Over {@link ReceiverConfig#maxHttpBodyBytes()} after decompression. */
-  private static final class BodyTooLarge extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    BodyTooLarge() {
-      super(null, null, false, false);
-    }
-  }
-
-  /** Refused by the in-flight limit. */
-  private static final class Overloaded extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    Overloaded() {
-      super(null, null, false, false);
-    }
-  }
-
-  /** The connection failed (client gone, bad chunking): not a decoding problem. */
-  private static final class ReadFailure extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    ReadFailure(Throwable cause) {
-      super(cause);
-    }
-  }
-
-  /** Wraps the request stream so that its failures can be told from gzip's. */
-  private static final class SourceStream extends InputStream {
-    private final InputStream in;
-
-    SourceStream(InputStream in) {
-      this.in = in;
-    }
-
-    @Override
-    public int read() throws IOException {
-      try {
-        return in.read();
-      } catch (IOException | RuntimeException e) {
-        throw new ReadFailure(e);
-      }
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      try {
-        return in.read(b, off, len);
-      } catch (IOException | RuntimeException e) {
-        throw new ReadFailure(e);
-      }
-    }
-
-    @Override
-    public int available() throws IOException {
-      try {
-        return in.available();
-      } catch (IOException | RuntimeException e) {
-        throw new ReadFailure(e);
-      }
-    }
-
-    @Override
-    public void close() throws IOException {
-      in.close();
-    }
+    return parseJson(body.toStringUtf8());
   }
 
   /**
-   * Reads the (decompressed) body into one array of at most {@code maxBodyBytes + 1} bytes,
-   * reserving its capacity against the in-flight limit as it grows.
+   * Parses OTLP/JSON: unknown fields ignored, hex {@code traceId}/{@code spanId}, the sign of
+   * {@code -0.0} kept (see {@link OtlpJson}).
    */
-  private Body readBody(Exchange ex, InputStream source, boolean gzip, long contentLength)
-      throws IOException, BodyTooLarge, Overloaded {
-    long cap = maxBodyBytes + 1;
-    int initial;
-    if (contentLength >= 0 && !gzip) {
-      initial = (int) Math.min(contentLength, cap);
-    } else if (contentLength >= 0) {
-      initial = (int) Math.min(cap, Math.max(READ_CHUNK, Math.min(contentLength, 4L << 20) * 4));
-    } else {
-      initial = (int) Math.min(cap, INITIAL_BUFFER);
-    }
-    if (!ex.reserve(initial)) {
-      throw new Overloaded();
-    }
-    InputStream in = source;
-    if (gzip) {
-      in = new GZIPInputStream(in, READ_CHUNK);
-    }
-    byte[] buf = new byte[initial];
-    int len = 0;
-    while (true) {
-      if (len == buf.length) {
-        int next = in.read();
-        if (next < 0) {
-          break;
-        }
-        if (len >= maxBodyBytes) {
-          throw new BodyTooLarge();
-        }
-        int newCap = (int) Math.min(cap, Math.max(READ_CHUNK, (long) buf.length * 2));
-        if (!ex.reserve(newCap - buf.length)) {
-          throw new Overloaded();
-        }
-        buf = Arrays.copyOf(buf, newCap);
-        buf[len++] = (byte) next;
-        continue;
-      }
-      int r = in.read(buf, len, buf.length - len);
-      if (r < 0) {
-        break;
-      }
-      len += r;
-    }
-    if (len > maxBodyBytes) {
-      throw new BodyTooLarge();
-    }
-    return new Body(buf, len);
+  static ExportMetricsServiceRequest parseJson(String json) throws InvalidProtocolBufferException {
+    ExportMetricsServiceRequest.Builder builder = ExportMetricsServiceRequest.newBuilder();
+    JSON_PARSER.merge(OtlpJson.hexIdsToBase64(json), builder);
+    OtlpJson.restoreNegativeZeros(builder, OtlpJson.negativeZeros(json));
+    return builder.build();
   }
 
   /** TRUE for gzip, FALSE for identity (or none), null for anything else. */
@@ -463,7 +497,19 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     return reply;
   }
 
+  /**
+   * Sends {@code reply}, completing {@code callback}; a failure to build or write it fails the
+   * callback (Jetty then aborts the exchange) instead of escaping into a demand callback.
+   */
   private static void send(Request request, Response response, Callback callback, Reply reply) {
+    try {
+      write(request, response, callback, reply);
+    } catch (RuntimeException | Error e) {
+      callback.failed(e);
+    }
+  }
+
+  private static void write(Request request, Response response, Callback callback, Reply reply) {
     byte[] bytes;
     try {
       bytes = reply.encoding == Encoding.JSON

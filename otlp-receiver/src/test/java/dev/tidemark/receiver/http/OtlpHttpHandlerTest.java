@@ -19,13 +19,16 @@ import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
@@ -48,16 +51,24 @@ class OtlpHttpHandlerTest {
   private final HttpClient client =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
 
+  private int port;
+
   private void start(ReceiverConfig config) throws Exception {
+    start(config, 30_000);
+  }
+
+  private void start(ReceiverConfig config, long idleTimeoutMillis) throws Exception {
     fixture = new ReceiverFixture(config);
     server = new Server(new QueuedThreadPool(16, 4));
     ServerConnector connector = new ServerConnector(server, 1, 1);
     connector.setHost("127.0.0.1");
     connector.setPort(0);
+    connector.setIdleTimeout(idleTimeoutMillis);
     server.addConnector(connector);
     server.setHandler(new OtlpHttpHandler(fixture.ingestor));
     server.start();
-    uri = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/v1/metrics");
+    port = connector.getLocalPort();
+    uri = URI.create("http://127.0.0.1:" + port + "/v1/metrics");
   }
 
   private void start() throws Exception {
@@ -326,6 +337,90 @@ class OtlpHttpHandlerTest {
     assertThat((long) justUnder.getSerializedSize()).isLessThan(MAX_BODY);
     assertThat(post(PROTOBUF, "gzip", gzip(justUnder.toByteArray())).statusCode()).isEqualTo(200);
     assertThat(fixture.appender.named("fits")).hasSize(1500);
+  }
+
+  // ------------------------------------------------------------------ slow clients
+
+  @Test
+  void silentClientsHoldNoThreadSoAFastClientIsAnsweredAtOnce() throws Exception {
+    start(); // 16 threads: each silent client would hold one with blocking reads
+    List<Socket> silent = new ArrayList<>();
+    try {
+      for (int i = 0; i < 60; i++) {
+        silent.add(sendHeadersOnly(1000));
+      }
+      awaitConnections(60);
+      long t0 = System.nanoTime();
+      HttpResponse<byte[]> r = post(PROTOBUF, null, request(gauge("fast", 1)).toByteArray());
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat((System.nanoTime() - t0) / 1_000_000).as("ms to answer the fast client").isLessThan(10_000);
+      assertThat(fixture.appender.named("fast")).hasSize(1);
+      // A silent client that finally sends its body is served as usual.
+      byte[] body = request(gauge("late_body", 1, 2)).toByteArray();
+      Socket late = sendHeadersOnly(body.length);
+      late.getOutputStream().write(body);
+      late.getOutputStream().flush();
+      assertThat(readStatusLine(late)).isEqualTo("HTTP/1.1 200 OK");
+      late.close();
+      assertThat(fixture.appender.named("late_body")).hasSize(2);
+    } finally {
+      for (Socket s : silent) {
+        s.close();
+      }
+    }
+  }
+
+  @Test
+  void aClientSilentPastTheIdleTimeoutGets400AndIsDisconnected() throws Exception {
+    start(ReceiverConfig.builder().maxHttpBodyBytes(MAX_BODY).build(), 500);
+    try (Socket s = sendHeadersOnly(1000)) {
+      s.getOutputStream().write(new byte[100]); // a tenth of the body, then silence
+      s.getOutputStream().flush();
+      assertThat(readStatusLine(s)).isEqualTo("HTTP/1.1 400 Bad Request");
+      s.setSoTimeout(10_000);
+      java.io.InputStream in = s.getInputStream();
+      while (in.read() >= 0) {
+        // the rest of the answer, then the server closes the connection
+      }
+    }
+    assertThat(fixture.requests("http", Outcome.INVALID)).isEqualTo(1);
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+    assertThat(post(PROTOBUF, null, request(gauge("after", 1)).toByteArray()).statusCode()).isEqualTo(200);
+  }
+
+  /** Opens a connection and sends complete POST headers announcing {@code contentLength} bytes, and no body. */
+  private Socket sendHeadersOnly(int contentLength) throws IOException {
+    Socket s = new Socket("127.0.0.1", port);
+    s.setSoTimeout(20_000);
+    String head = "POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + PROTOBUF
+        + "\r\nContent-Length: " + contentLength + "\r\n\r\n";
+    s.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
+    s.getOutputStream().flush();
+    return s;
+  }
+
+  private static String readStatusLine(Socket s) throws IOException {
+    StringBuilder sb = new StringBuilder();
+    java.io.InputStream in = s.getInputStream();
+    int c;
+    while ((c = in.read()) >= 0 && c != '\n') {
+      if (c != '\r') {
+        sb.append((char) c);
+      }
+    }
+    return sb.toString();
+  }
+
+  /** Waits until the server has accepted {@code n} connections. */
+  private void awaitConnections(int n) throws InterruptedException {
+    ServerConnector connector = (ServerConnector) server.getConnectors()[0];
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (connector.getConnectedEndPoints().size() < n) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("only " + connector.getConnectedEndPoints().size() + " of " + n + " connections accepted");
+      }
+      Thread.sleep(10); // polling a count the server keeps; there is no event to wait on
+    }
   }
 
   // ------------------------------------------------------------------ 503

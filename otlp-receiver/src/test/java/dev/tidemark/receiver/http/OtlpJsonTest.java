@@ -66,4 +66,53 @@ class OtlpJsonTest {
     assertThatThrownBy(() -> OtlpHttpHandler.parseJson("[1, 2]")).isInstanceOf(InvalidProtocolBufferException.class);
     assertThatThrownBy(() -> OtlpHttpHandler.parseJson("")).isInstanceOf(InvalidProtocolBufferException.class);
   }
+
+  @Test
+  void negativeZeroKeepsItsSignInEveryDoubleField() throws Exception {
+    String json = """
+        {"resourceMetrics": [{"resource": {"attributes": [{"key": "r", "value": {"doubleValue": -0.0}}]},
+          "scopeMetrics": [{"metrics": [
+            {"name": "g", "gauge": {"dataPoints": [
+              {"timeUnixNano": "1", "asDouble": -0.0},
+              {"timeUnixNano": "2", "asDouble": 0.0},
+              {"timeUnixNano": "3", "asDouble": "-0"},
+              {"timeUnixNano": "4", "asDouble": -0.5},
+              {"timeUnixNano": "5", "as_double": -0E+3, "exemplars": [{"asDouble": -0.000}]},
+              {"timeUnixNano": "6", "asInt": "-0"}]}},
+            {"name": "h", "histogram": {"aggregationTemporality": 2, "dataPoints": [
+              {"timeUnixNano": "1", "count": "1", "sum": -0.0, "min": -0, "max": 0,
+               "bucketCounts": ["1", "0", "0"], "explicitBounds": [-1, -0.0], "unknown": -0.0}]}}
+          ]}]}]}
+        """;
+    ExportMetricsServiceRequest req = OtlpHttpHandler.parseJson(json);
+    var metrics = req.getResourceMetrics(0).getScopeMetrics(0).getMetricsList();
+    var points = metrics.get(0).getGauge().getDataPointsList();
+    assertThat(bits(points.get(0).getAsDouble())).isEqualTo(0x8000000000000000L);
+    assertThat(bits(points.get(1).getAsDouble())).isZero();
+    assertThat(bits(points.get(2).getAsDouble())).as("numeric string").isEqualTo(0x8000000000000000L);
+    assertThat(points.get(3).getAsDouble()).isEqualTo(-0.5);
+    assertThat(bits(points.get(4).getAsDouble())).as("proto name, exponent").isEqualTo(0x8000000000000000L);
+    assertThat(bits(points.get(4).getExemplars(0).getAsDouble())).isEqualTo(0x8000000000000000L);
+    assertThat(points.get(5).getAsInt()).isZero();
+    var h = metrics.get(1).getHistogram().getDataPoints(0);
+    assertThat(bits(h.getSum())).isEqualTo(0x8000000000000000L);
+    assertThat(bits(h.getMin())).isEqualTo(0x8000000000000000L);
+    assertThat(bits(h.getMax())).isZero();
+    assertThat(bits(h.getExplicitBounds(1))).isEqualTo(0x8000000000000000L);
+    assertThat(bits(req.getResourceMetrics(0).getResource().getAttributes(0).getValue().getDoubleValue()))
+        .isEqualTo(0x8000000000000000L);
+  }
+
+  @Test
+  void negativeZeroScanNeverThrowsOnBrokenText() {
+    for (String s : new String[] {"-0", "[-0", "{\"a\": -0", "}}]]-0.0,,", "{\"a\":\"-0", "\"-0\":-0"}) {
+      assertThat(OtlpJson.negativeZeros(s)).isNotNull();
+    }
+    assertThat(OtlpJson.negativeZeros("{\"a\": [1, {\"b\": -0.0}]}")).singleElement()
+        .satisfies(p -> assertThat(p).containsExactly("a", 1, "b"));
+  }
+
+  private static long bits(double d) {
+    return Double.doubleToRawLongBits(d);
+  }
 }
