@@ -858,7 +858,7 @@ public final class Engine implements Appender, AutoCloseable {
       if (cause instanceof RuntimeException re) {
         throw re;
       }
-      throw new StorageUnavailableException(String.valueOf(cause), cause);
+      throw new StorageUnavailableException("background task failed: " + cause.getMessage(), cause);
     }
   }
 
