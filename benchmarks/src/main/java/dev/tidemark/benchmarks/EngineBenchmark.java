@@ -790,7 +790,7 @@ public final class EngineBenchmark {
       Engine.Stats s = engine.stats();
       long recovered = 0;
       long series = 0;
-      for (Series sr : engine.select(START_MILLIS, START_MILLIS + o.recoveryMinutes * 60_000L + 60_000, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+")))) {
+      for (Series sr : engine.select(START_MILLIS, START_MILLIS + o.recoveryMinutes * 60_000L + 60_000, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+"))).toList()) {
         series++;
         SampleIterator it = sr.iterator();
         while (it.next()) {
@@ -861,7 +861,7 @@ public final class EngineBenchmark {
     long series = 0;
     for (int run = 0; run < n; run++) {
       long t0 = System.nanoTime();
-      List<Series> found = engine.select(minT, maxT, matchers);
+      List<Series> found = engine.select(minT, maxT, matchers).toList();
       long t1 = System.nanoTime();
       long count = 0;
       for (Series sr : found) {

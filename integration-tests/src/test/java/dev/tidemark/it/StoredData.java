@@ -51,7 +51,7 @@ final class StoredData {
     try (RocksDbKvStore store = RocksDbKvStore.open(dataDir);
         Engine engine =
             Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
-      for (Series s : engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+")))) {
+      for (Series s : engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+"))).toList()) {
         List<Sample> samples = new ArrayList<>();
         SampleIterator it = s.iterator();
         while (it.next()) {

@@ -321,7 +321,7 @@ class EngineConcurrencyTest {
         }
       }
       long s0 = System.nanoTime();
-      List<Series> got = engine.select(minT, maxT, matchers);
+      List<Series> got = engine.select(minT, maxT, matchers).toList();
       long took = System.nanoTime() - s0;
       selectNanos.add(took);
       maxSelectNanos.accumulateAndGet(took, Math::max);
@@ -461,7 +461,7 @@ class EngineConcurrencyTest {
   // Final check
 
   private void verifyAll(Engine engine, String where) {
-    List<Series> got = engine.select(0, Long.MAX_VALUE, List.of());
+    List<Series> got = engine.select(0, Long.MAX_VALUE, List.of()).toList();
     assertThat(got).as(where + " series").hasSize(WRITERS * N);
     long total = 0;
     for (Series s : got) {

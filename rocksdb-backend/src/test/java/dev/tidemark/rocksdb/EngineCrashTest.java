@@ -254,7 +254,7 @@ class EngineCrashTest {
   private boolean verify(Engine engine, Map<Labels, TreeMap<Long, Long>> inFlight, String where) {
     Map<Labels, TreeMap<Long, Long>> actual = new HashMap<>();
     long actualSamples = 0;
-    for (Series s : engine.select(0, Long.MAX_VALUE, ALL)) {
+    for (Series s : engine.select(0, Long.MAX_VALUE, ALL).toList()) {
       TreeMap<Long, Long> samples = new TreeMap<>();
       SampleIterator it = s.iterator();
       long prev = Long.MIN_VALUE;

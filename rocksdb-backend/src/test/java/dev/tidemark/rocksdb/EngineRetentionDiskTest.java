@@ -49,11 +49,11 @@ class EngineRetentionDiskTest {
       long after = store.approximateSizeBytes();
       assertThat(after).as("bytes on disk before %d, after %d", before, after).isLessThan(before / 2);
 
-      assertThat(engine.select(t0, t0 + 2 * HOUR - 1, List.of())).isEmpty();
-      assertThat(engine.select(t0 + 2 * HOUR, t0 + 3 * HOUR, List.of())).hasSize(2_000);
+      assertThat(engine.select(t0, t0 + 2 * HOUR - 1, List.of()).toList()).isEmpty();
+      assertThat(engine.select(t0 + 2 * HOUR, t0 + 3 * HOUR, List.of()).toList()).hasSize(2_000);
       engine.close();
       Engine reopened = Engine.open(store, config);
-      assertThat(reopened.select(t0, t0 + 2 * HOUR - 1, List.of())).as("dropped data stays dropped").isEmpty();
+      assertThat(reopened.select(t0, t0 + 2 * HOUR - 1, List.of()).toList()).as("dropped data stays dropped").isEmpty();
       assertThat(reopened.buckets()).hasSize(1);
       reopened.close();
     }

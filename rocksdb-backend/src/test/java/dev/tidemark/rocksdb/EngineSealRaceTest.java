@@ -95,7 +95,7 @@ class EngineSealRaceTest {
   }
 
   private static boolean has(Engine engine, Labels l, long t) {
-    for (Series s : engine.select(t, t, List.of())) {
+    for (Series s : engine.select(t, t, List.of()).toList()) {
       if (s.labels().equals(l)) {
         SampleIterator it = s.iterator();
         while (it.next()) {

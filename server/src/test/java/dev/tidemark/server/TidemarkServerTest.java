@@ -224,7 +224,7 @@ class TidemarkServerTest {
       assertThat(readOne(engine, "room_temperature", now)).isEqualTo(21.5);
       assertThat(readOne(engine, "room_humidity", now)).isEqualTo(40);
       List<Series> series =
-          engine.select(now - 1, now + 1, List.of(LabelMatcher.equal("__name__", "room_temperature")));
+          engine.select(now - 1, now + 1, List.of(LabelMatcher.equal("__name__", "room_temperature"))).toList();
       assertThat(series.get(0).labels().get("job")).isEqualTo("checkout");
     }
   }
@@ -270,7 +270,7 @@ class TidemarkServerTest {
   }
 
   private static double readOne(Engine engine, String name, long t) {
-    List<Series> series = engine.select(t - 60_000, t + 60_000, List.of(LabelMatcher.equal("__name__", name)));
+    List<Series> series = engine.select(t - 60_000, t + 60_000, List.of(LabelMatcher.equal("__name__", name))).toList();
     assertThat(series).as(name).hasSize(1);
     SampleIterator it = series.get(0).iterator();
     assertThat(it.next()).isTrue();

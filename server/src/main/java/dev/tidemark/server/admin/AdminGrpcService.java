@@ -225,7 +225,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
     try {
       int limit = limit(request.getLimit());
       Query q = Query.of(request.getSelection());
-      selected = engine.select(q.minT, q.maxT, q.matchers);
+      selected = engine.select(q.minT, q.maxT, q.matchers).toList();
       if (limit > 0 && selected.size() > limit) {
         selected = selected.subList(0, limit);
       }

@@ -23,6 +23,8 @@ final class ChunkIterator implements SampleIterator {
   private boolean done;
   private long t;
   private long bits;
+  /** Whether the last next() or seek() returned true. */
+  private boolean onSample;
 
   ChunkIterator(List<ChunkSource> chunks, long minT, long maxT) {
     this.chunks = chunks;
@@ -32,6 +34,7 @@ final class ChunkIterator implements SampleIterator {
 
   @Override
   public boolean next() {
+    onSample = false;
     while (!done) {
       if (current == null && !openNext()) {
         done = true;
@@ -56,6 +59,33 @@ final class ChunkIterator implements SampleIterator {
         return false;
       }
       if (t >= minT) {
+        onSample = true;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Chunks whose bucket ends at or before {@code timestampMillis} are skipped without decoding;
+   * inside the chunk that may hold it, samples are walked (a Gorilla stream decodes in order).
+   */
+  @Override
+  public boolean seek(long timestampMillis) {
+    if (onSample && t >= timestampMillis) {
+      return true;
+    }
+    if (done) {
+      return false;
+    }
+    if (current == null || current.bucket().endMillis() <= timestampMillis) {
+      current = null;
+      while (chunk + 1 < chunks.size() && chunks.get(chunk + 1).bucket().endMillis() <= timestampMillis) {
+        chunk++;
+      }
+    }
+    while (next()) {
+      if (t >= timestampMillis) {
         return true;
       }
     }

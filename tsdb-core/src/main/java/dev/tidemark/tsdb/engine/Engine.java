@@ -27,8 +27,10 @@ import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
+import dev.tidemark.tsdb.query.SeriesSet;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,7 +64,7 @@ import org.roaringbitmap.RoaringBitmap;
  * buckets and applies retention. {@link #close()} seals the head and must be called before the
  * store is closed.
  */
-public final class Engine implements Appender, AutoCloseable {
+public final class Engine implements Appender, Querier, AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(Engine.class.getName());
   private static final int CODE = EngineConfig.BUCKET_SIZE_CODE;
@@ -1166,20 +1168,18 @@ public final class Engine implements Appender, AutoCloseable {
   // Read path
 
   /**
-   * The series matching every matcher with samples in {@code [minT, maxT]}, sorted by labels.
-   * Each series' iterator yields its samples in the range, merged across buckets and the head.
-   * The answer is a consistent snapshot: every append is in it entirely or not at all.
+   * {@inheritDoc}
    *
-   * @throws IllegalArgumentException if {@code minT > maxT}
+   * <p>Each series' iterator merges its chunks across buckets and the head. The series are found
+   * (postings, ForwardIndex records, captured head chunks) when this returns; samples are decoded
+   * only as the iterators walk them.
    */
-  public List<Series> select(long minT, long maxT, List<LabelMatcher> matchers) {
-    return collect(minT, maxT, matchers, true);
+  @Override
+  public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers) {
+    return SeriesSet.of(collect(minT, maxT, matchers, true));
   }
 
-  /**
-   * The label sets of the matching series stored in buckets that overlap {@code [minT, maxT]},
-   * sorted. Like Prometheus' series API this works at bucket granularity and reads no samples.
-   */
+  @Override
   public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
     List<Series> found = collect(minT, maxT, matchers, false);
     List<Labels> out = new ArrayList<>(found.size());
@@ -1420,7 +1420,7 @@ public final class Engine implements Appender, AutoCloseable {
     }
   }
 
-  /** Label names of the matching series (all series if no matchers) in buckets overlapping the range, sorted. */
+  @Override
   public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
     TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
     forEachPostingsSource(
@@ -1443,7 +1443,7 @@ public final class Engine implements Appender, AutoCloseable {
     return new ArrayList<>(out);
   }
 
-  /** Values of label {@code name} among the matching series in buckets overlapping the range, sorted. */
+  @Override
   public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
     TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
     forEachPostingsSource(

@@ -9,6 +9,13 @@ public interface SampleIterator {
   /** Moves to the next sample; false at the end. */
   boolean next();
 
+  /**
+   * Moves to the first sample at or after {@code timestampMillis}, or stays on the current one if
+   * it is already there (never moves backwards); false if there is none. Implementations skip
+   * whole chunks without decoding them where they can.
+   */
+  boolean seek(long timestampMillis);
+
   long timestampMillis();
 
   long valueBits();
@@ -22,6 +29,11 @@ public interface SampleIterator {
       new SampleIterator() {
         @Override
         public boolean next() {
+          return false;
+        }
+
+        @Override
+        public boolean seek(long timestampMillis) {
           return false;
         }
 

@@ -191,7 +191,7 @@ class EngineModelTest {
       String ctx = where + " select " + matchers + " [" + minT + "," + maxT + "]";
 
       TreeMap<Labels, List<long[]>> want = model.select(minT, maxT, matchers);
-      List<Series> got = engine.select(minT, maxT, matchers);
+      List<Series> got = engine.select(minT, maxT, matchers).toList();
       List<Labels> gotLabels = new ArrayList<>();
       for (Series s : got) {
         gotLabels.add(s.labels());
@@ -208,6 +208,24 @@ class EngineModelTest {
           wantSamples.add(tv[0] + "=" + Long.toHexString(tv[1]));
         }
         assertThat(gotSamples).as(ctx + " " + s.labels()).containsExactlyElementsOf(wantSamples);
+        // seek: to a random time, twice (the second may not move back), then on to the end
+        List<long[]> samples = want.get(s.labels());
+        long target = minT + rnd.nextLong(0, Math.max(1, maxT - minT + 1));
+        SampleIterator seeking = s.iterator();
+        List<String> afterSeek = new ArrayList<>();
+        if (seeking.seek(target)) {
+          assertThat(seeking.seek(target - 1)).isTrue();
+          do {
+            afterSeek.add(seeking.timestampMillis() + "=" + Long.toHexString(seeking.valueBits()));
+          } while (seeking.next());
+        }
+        List<String> wantAfter = new ArrayList<>();
+        for (long[] tv : samples) {
+          if (tv[0] >= target) {
+            wantAfter.add(tv[0] + "=" + Long.toHexString(tv[1]));
+          }
+        }
+        assertThat(afterSeek).as(ctx + " " + s.labels() + " seek " + target).containsExactlyElementsOf(wantAfter);
       }
       assertThat(engine.series(minT, maxT, matchers)).as(ctx + " series").containsExactlyElementsOf(model.series(minT, maxT, matchers));
       assertThat(engine.labelNames(minT, maxT, matchers))

@@ -69,7 +69,7 @@ class EngineTest {
   }
 
   private List<String> all(Labels l) {
-    List<Series> found = engine.select(0, Long.MAX_VALUE / 2, matchersOf(l));
+    List<Series> found = engine.select(0, Long.MAX_VALUE / 2, matchersOf(l)).toList();
     return found.isEmpty() ? List.of() : samples(found.get(0));
   }
 
@@ -89,10 +89,10 @@ class EngineTest {
     b.addPoint(UP, GAUGE, T0 + 3 * MIN, 3);
     assertThat(engine.append(b).rejectedPoints()).isZero();
     assertThat(all(UP)).containsExactly("60s=1.0", "120s=2.0", "180s=3.0");
-    assertThat(samples(engine.select(T0 + 90_000, T0 + 2 * MIN, List.of()).get(0))).containsExactly("120s=2.0");
-    assertThat(engine.select(T0 + 4 * MIN, T0 + 5 * MIN, List.of())).isEmpty();
-    assertThat(engine.select(T0, T0 + 5 * MIN, List.of(LabelMatcher.equal("job", "b")))).isEmpty();
-    assertThatThrownBy(() -> engine.select(2, 1, List.of())).isInstanceOf(IllegalArgumentException.class);
+    assertThat(samples(engine.select(T0 + 90_000, T0 + 2 * MIN, List.of()).toList().get(0))).containsExactly("120s=2.0");
+    assertThat(engine.select(T0 + 4 * MIN, T0 + 5 * MIN, List.of()).toList()).isEmpty();
+    assertThat(engine.select(T0, T0 + 5 * MIN, List.of(LabelMatcher.equal("job", "b"))).toList()).isEmpty();
+    assertThatThrownBy(() -> engine.select(2, 1, List.of()).toList()).isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -240,7 +240,7 @@ class EngineTest {
       assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", "|/c")))).containsExactly(c, b);
       assertThat(engine.labelValues("code", T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", ".+")))).containsExactly("200", "201");
       assertThat(engine.labelNames(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("code", "500")))).containsExactly("__name__", "code");
-      assertThat(engine.select(T0, T0 + 2 * MIN, List.of()).get(0).metadata()).isEqualTo(GAUGE);
+      assertThat(engine.select(T0, T0 + 2 * MIN, List.of()).toList().get(0).metadata()).isEqualTo(GAUGE);
       engine.flush();
     }
     assertThatThrownBy(() -> LabelMatcher.regex("code", "("))
@@ -320,7 +320,7 @@ class EngineTest {
     assertThat(engine.bucketInfo()).isEmpty();
     engine.close();
     engine = Engine.open(kv, config);
-    assertThat(engine.select(0, T0 + HOUR_MS, List.of())).isEmpty();
+    assertThat(engine.select(0, T0 + HOUR_MS, List.of()).toList()).isEmpty();
   }
 
   @Test
@@ -355,7 +355,7 @@ class EngineTest {
     engine = Engine.open(kv, config);
     assertThat(engine.series(0, Long.MAX_VALUE, List.of())).containsExactly(ok);
     engine.flush();
-    assertThat(engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "db_calls")))).hasSize(1);
+    assertThat(engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "db_calls"))).toList()).hasSize(1);
     EngineFaultTest.assertConsistent(kv, "after a limit rejection");
   }
 
@@ -368,7 +368,7 @@ class EngineTest {
     // Damage as an affected version left it: series 0 named by its postings, its ForwardIndex gone.
     TimeBucket b = TimeBucket.containing(T0, 1);
     kv.write(new WriteBatch().delete(Keys.forwardIndex(b, 0)));
-    List<Series> got = engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "up")));
+    List<Series> got = engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "up"))).toList();
     assertThat(got).extracting(Series::labels).containsExactly(other);
     assertThat(engine.stats().unreadableRecords()).isEqualTo(1);
   }
