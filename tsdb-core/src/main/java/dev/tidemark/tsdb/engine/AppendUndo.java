@@ -1,46 +1,42 @@
 package dev.tidemark.tsdb.engine;
 
-import java.util.Arrays;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
- * The undo journal of the append in progress: what it changed in the head, so that an append that
- * fails before its KV write (the write itself failing, an encoding or any other exception) leaves
- * the head exactly as the store has it. See {@code docs/architecture.md}, "All or nothing".
+ * Undoes what a failed append changed in the head, so that an append that fails before its KV
+ * write (the write itself failing, an encoding or any other exception) leaves the head exactly as
+ * the store has it. See {@code docs/architecture.md}, "All or nothing".
  *
- * <p>Entries, undone newest first:
+ * <p>The samples need no journal of their own: every sample an append inserts is also in its
+ * bucket's pending head-log bytes (series id, timestamp), in insertion order. Undone newest first,
+ * each entry is the newest insert left in its series: a late sample is removed from the side
+ * buffer, an in-order one is the last sample of the encoder, which is then cut back (once per
+ * series, a re-encode of its chunk). What the head log does not show is journaled here, rarely:
+ * the buckets an append touched (whether it created them, and added them to the BucketList, and
+ * their timestamp range before) and the series it created (each the highest id of its bucket).
  *
- * <ul>
- *   <li>{@link #bucket} once per bucket and append: whether the append created the bucket (and
- *       added it to the BucketList), and its timestamp range before the append;
- *   <li>{@link #seriesCreated}: a series new to its bucket (it has the bucket's highest id);
- *   <li>{@link #seriesTouched} once per series and append: its in-order sample count before;
- *   <li>{@link #late}: one late sample inserted into a series' side buffer.
- * </ul>
- *
- * <p>Reused across appends, so the journal allocates only while it grows: the arrays hold object
- * references and longs, and "once per append" is an epoch stamp on the bucket or series, not a
- * set. Guarded by the engine's write lock.
+ * <p>Reused across appends; "once per append and bucket" is an epoch stamp on the bucket. The
+ * happy path pays an epoch comparison per sample and a list add per created series. Guarded by
+ * the engine's write lock.
  */
 final class AppendUndo {
 
-  static final byte BUCKET_OPENED = 1;
-  static final byte BUCKET_CREATED = 2;
-  static final byte BUCKET_CREATED_LISTED = 3;
-  static final byte SERIES_CREATED = 4;
-  static final byte SERIES_TOUCHED = 5;
-  static final byte LATE = 6;
-
-  private byte[] kinds = new byte[256];
-  private Object[] targets = new Object[256];
-  private long[] a = new long[256];
-  private long[] b = new long[256];
-  private int size;
+  private final List<HeadBucket> buckets = new ArrayList<>();
+  private final List<Boolean> createdBuckets = new ArrayList<>();
+  private final List<Boolean> listedBuckets = new ArrayList<>();
+  private long[] ranges = new long[8];
+  private final List<HeadSeries> createdSeries = new ArrayList<>();
   private long epoch;
 
   /** Starts the journal of a new append. */
   void begin() {
-    Arrays.fill(targets, 0, size, null);
-    size = 0;
+    buckets.clear();
+    createdBuckets.clear();
+    listedBuckets.clear();
+    createdSeries.clear();
     epoch++;
   }
 
@@ -54,67 +50,70 @@ final class AppendUndo {
       return;
     }
     hb.undoEpoch = epoch;
-    byte kind = !created ? BUCKET_OPENED : listed ? BUCKET_CREATED_LISTED : BUCKET_CREATED;
-    add(kind, hb, hb.minTimestamp, hb.maxTimestamp);
+    int i = buckets.size();
+    if (2 * i + 2 > ranges.length) {
+      ranges = java.util.Arrays.copyOf(ranges, ranges.length * 2);
+    }
+    ranges[2 * i] = hb.minTimestamp;
+    ranges[2 * i + 1] = hb.maxTimestamp;
+    buckets.add(hb);
+    createdBuckets.add(created);
+    listedBuckets.add(listed);
   }
 
   void seriesCreated(HeadSeries hs) {
-    add(SERIES_CREATED, hs, 0, 0);
+    createdSeries.add(hs);
   }
 
-  /** Notes a series about to receive a sample, once per append. */
-  void seriesTouched(HeadSeries hs) {
-    if (hs.undoEpoch == epoch) {
-      return;
-    }
-    hs.undoEpoch = epoch;
-    add(SERIES_TOUCHED, hs, hs.inOrderCount(), 0);
-  }
-
-  void late(HeadSeries hs, long t) {
-    add(LATE, hs, t, 0);
-  }
-
-  private void add(byte kind, Object target, long x, long y) {
-    if (size == kinds.length) {
-      int n = size * 2;
-      kinds = Arrays.copyOf(kinds, n);
-      targets = Arrays.copyOf(targets, n);
-      a = Arrays.copyOf(a, n);
-      b = Arrays.copyOf(b, n);
-    }
-    kinds[size] = kind;
-    targets[size] = target;
-    a[size] = x;
-    b[size] = y;
-    size++;
-  }
-
-  /** Receives the entries, newest first. */
+  /** Receives what to undo beyond the samples. */
   interface Visitor {
-    /** A bucket: {@code kind} is one of the BUCKET_* constants; its range before the append. */
-    void bucket(HeadBucket hb, byte kind, long minTimestamp, long maxTimestamp);
-
+    /** A series the append created, newest first (its samples are already gone). */
     void seriesCreated(HeadSeries hs);
 
-    void seriesTouched(HeadSeries hs, int inOrderCount);
-
-    void late(HeadSeries hs, long t);
+    /** A bucket the append touched, with its range before; {@code created}: by this append. */
+    void bucket(HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp);
   }
 
-  /** Hands every entry to {@code v}, newest first, then empties the journal. */
-  void undo(Visitor v) {
-    for (int i = size - 1; i >= 0; i--) {
-      Object t = targets[i];
-      switch (kinds[i]) {
-        case BUCKET_OPENED, BUCKET_CREATED, BUCKET_CREATED_LISTED ->
-            v.bucket((HeadBucket) t, kinds[i], a[i], b[i]);
-        case SERIES_CREATED -> v.seriesCreated((HeadSeries) t);
-        case SERIES_TOUCHED -> v.seriesTouched((HeadSeries) t, (int) a[i]);
-        case LATE -> v.late((HeadSeries) t, a[i]);
-        default -> throw new IllegalStateException("unknown undo entry " + kinds[i]);
+  /**
+   * Undoes the append: first its samples, from each touched bucket's pending head log, then the
+   * created series newest first, then the buckets; clears the pending logs and the journal.
+   *
+   * @return the change in the head's sample bytes (negative or zero)
+   */
+  long undo(Visitor v) {
+    long bytes = 0;
+    Map<HeadSeries, int[]> inOrderRemoved = new IdentityHashMap<>();
+    for (HeadBucket hb : buckets) {
+      if (hb.pendingLog.isEmpty()) {
+        continue;
       }
+      List<long[]> entries = new ArrayList<>();
+      HeadLogBuffer.decode(hb.pendingLog.toByteArray(), (id, t, bits) -> entries.add(new long[] {id, t}));
+      for (int i = entries.size() - 1; i >= 0; i--) {
+        HeadSeries hs = hb.byId((int) entries.get(i)[0]);
+        long t = entries.get(i)[1];
+        long before = hs.sampleBytes();
+        if (hs.removeLate(t)) {
+          bytes += hs.sampleBytes() - before;
+        } else {
+          inOrderRemoved.computeIfAbsent(hs, k -> new int[1])[0]++;
+        }
+      }
+      hb.pendingLog.clear();
+    }
+    for (Map.Entry<HeadSeries, int[]> e : inOrderRemoved.entrySet()) {
+      HeadSeries hs = e.getKey();
+      long before = hs.sampleBytes();
+      hs.truncateInOrder(hs.inOrderCount() - e.getValue()[0]);
+      bytes += hs.sampleBytes() - before;
+    }
+    for (int i = createdSeries.size() - 1; i >= 0; i--) {
+      v.seriesCreated(createdSeries.get(i));
+    }
+    for (int i = buckets.size() - 1; i >= 0; i--) {
+      v.bucket(buckets.get(i), createdBuckets.get(i), listedBuckets.get(i), ranges[2 * i], ranges[2 * i + 1]);
     }
     begin();
+    return bytes;
   }
 }

@@ -269,6 +269,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
       undo.begin();
       long headMaxBefore = headMaxT;
       boolean hadHeadMax = hasHeadMaxT;
+      boolean wrote;
       try {
         int i = 0;
         while (i < n) {
@@ -307,11 +308,14 @@ public final class Engine implements Appender, Querier, AutoCloseable {
         if (faults != null) {
           faults.beforeWrite();
         }
-        writeSeq = writeLocked(wb, touched);
+        wrote = writeLocked(wb, touched);
       } catch (RuntimeException | Error e) {
         rollbackLocked(batch, touched, headMaxBefore, hadHeadMax, e);
         throw e;
       }
+      // Registered under the lock, so sequence order is write order; nothing can fail after the
+      // write and before this, where a rollback would undo what the store already has.
+      writeSeq = wrote ? groupSync.registerWrite() : 0;
     } finally {
       lock.writeLock().unlock();
     }
@@ -334,11 +338,8 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   private void rollbackLocked(
       SampleBatch batch, List<HeadBucket> touched, long headMaxBefore, boolean hadHeadMax, Throwable cause) {
     try {
-      for (HeadBucket hb : touched) {
-        hb.pendingLog.clear();
-      }
       touched.clear();
-      undo.undo(new Rollback());
+      headSampleBytes += undo.undo(new Rollback());
       headMaxT = headMaxBefore;
       hasHeadMaxT = hadHeadMax;
       for (int i = 0; i < batch.size(); i++) {
@@ -351,40 +352,25 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     }
   }
 
-  /** Undoes the journal's entries ({@link AppendUndo}). Under the write lock. */
+  /** Undoes the journal's series and buckets ({@link AppendUndo}). Under the write lock. */
   private final class Rollback implements AppendUndo.Visitor {
-    @Override
-    public void bucket(HeadBucket hb, byte kind, long minTimestamp, long maxTimestamp) {
-      hb.minTimestamp = minTimestamp;
-      hb.maxTimestamp = maxTimestamp;
-      if (kind != AppendUndo.BUCKET_OPENED) {
-        open.remove(hb.bucket);
-        hb.state = HeadBucket.State.SEALED; // unreachable now; a stale reference must not append
-        if (kind == AppendUndo.BUCKET_CREATED_LISTED) {
-          buckets.remove(hb.bucket);
-        }
-      }
-    }
-
     @Override
     public void seriesCreated(HeadSeries hs) {
       hs.bucket.removeLast(hs);
       headSeries--;
-      headSampleBytes -= hs.sampleBytes();
     }
 
     @Override
-    public void seriesTouched(HeadSeries hs, int inOrderCount) {
-      long before = hs.sampleBytes();
-      hs.truncateInOrder(inOrderCount);
-      headSampleBytes += hs.sampleBytes() - before;
-    }
-
-    @Override
-    public void late(HeadSeries hs, long t) {
-      long before = hs.sampleBytes();
-      hs.removeLate(t);
-      headSampleBytes += hs.sampleBytes() - before;
+    public void bucket(HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp) {
+      hb.minTimestamp = minTimestamp;
+      hb.maxTimestamp = maxTimestamp;
+      if (created) {
+        open.remove(hb.bucket);
+        hb.state = HeadBucket.State.SEALED; // unreachable now; a stale reference must not append
+        if (listed) {
+          buckets.remove(hb.bucket);
+        }
+      }
     }
   }
 
@@ -550,10 +536,6 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     }
     HeadBucket hb = hs.bucket;
     undo.bucket(hb, false, false);
-    undo.seriesTouched(hs);
-    if (hs.isLate(t)) {
-      undo.late(hs, t);
-    }
     headSampleBytes += hs.insert(t, bits);
     hb.noteTimestamp(t);
     if (hb.pendingLog.isEmpty()) {
@@ -627,23 +609,30 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     return Long.MIN_VALUE;
   }
 
-  /** Writes the pending head-log records and created series. Returns the group-commit sequence. */
-  private long writeLocked(WriteBatch wb, List<HeadBucket> touched) {
+  /**
+   * Writes the pending head-log records and created series; false if there was nothing to write.
+   * The pending logs are cleared only once the write succeeded: until then they are the undo
+   * record of the append's samples ({@link AppendUndo}).
+   */
+  private boolean writeLocked(WriteBatch wb, List<HeadBucket> touched) {
     for (HeadBucket hb : touched) {
       if (!hb.pendingLog.isEmpty()) {
-        wb.put(headLogKey(hb.bucket, ++logSeq), hb.pendingLog.take());
+        wb.put(headLogKey(hb.bucket, ++logSeq), hb.pendingLog.toByteArray());
       }
     }
-    touched.clear();
     if (wb.isEmpty()) {
-      return 0;
+      return false;
     }
     try {
       kv.write(wb);
     } catch (KvStoreException e) {
       throw new StorageUnavailableException("cannot write the head log: " + e.getMessage(), e);
     }
-    return groupSync.registerWrite();
+    for (HeadBucket hb : touched) {
+      hb.pendingLog.clear();
+    }
+    touched.clear();
+    return true;
   }
 
   /** Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock. */

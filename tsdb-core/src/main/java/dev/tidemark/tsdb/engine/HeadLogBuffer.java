@@ -44,11 +44,9 @@ final class HeadLogBuffer {
     len += 8;
   }
 
-  /** The value built so far; clears the buffer. */
-  byte[] take() {
-    byte[] v = Arrays.copyOf(buf, len);
-    len = 0;
-    return v;
+  /** The value built so far, a copy; the buffer keeps it until {@link #clear()}. */
+  byte[] toByteArray() {
+    return Arrays.copyOf(buf, len);
   }
 
   void clear() {

@@ -33,8 +33,6 @@ final class HeadSeries {
   private long[] lateTimestamps;
   private long[] lateBits;
   private int lateCount;
-  /** The append that last noted this series in its undo journal ({@link AppendUndo}). */
-  long undoEpoch;
 
   HeadSeries(HeadBucket bucket, Labels labels, MetricMetadata metadata, int id) {
     this.bucket = bucket;
@@ -133,20 +131,19 @@ final class HeadSeries {
     }
   }
 
-  /** Undoes a late insert: removes the late sample at {@code t}, if there is one. */
-  void removeLate(long t) {
+  /**
+   * Undoes a late insert (an append's rollback): removes the late sample at {@code t}. Returns
+   * false if no late sample has that timestamp (then it went into the in-order encoder).
+   */
+  boolean removeLate(long t) {
     int i = lateCount == 0 ? -1 : Arrays.binarySearch(lateTimestamps, 0, lateCount, t);
     if (i < 0) {
-      return;
+      return false;
     }
     System.arraycopy(lateTimestamps, i + 1, lateTimestamps, i, lateCount - i - 1);
     System.arraycopy(lateBits, i + 1, lateBits, i, lateCount - i - 1);
     lateCount--;
-  }
-
-  /** Whether {@link #insert} would put a sample at {@code t} into the late buffer. */
-  boolean isLate(long t) {
-    return inOrder.count() > 0 && t <= inOrder.lastTimestampMillis();
+    return true;
   }
 
   /** Inserts during recovery: anything not already there; a conflicting sample keeps the first. */

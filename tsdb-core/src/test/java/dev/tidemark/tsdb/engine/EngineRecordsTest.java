@@ -33,7 +33,9 @@ class EngineRecordsTest {
     HeadLogBuffer buf = new HeadLogBuffer();
     buf.add(7, 1705312815000L, Double.doubleToRawLongBits(1.5));
     buf.add(7, 1705312830000L, 0x7ff0000000000002L);
-    assertThat(buf.take()).isEqualTo(hex(value));
+    assertThat(buf.toByteArray()).isEqualTo(hex(value));
+    assertThat(buf.isEmpty()).isFalse();
+    buf.clear();
     assertThat(buf.isEmpty()).isTrue();
     assertThat(decode(value)).containsExactly("7@1705312815000=3ff8000000000000", "7@1705312830000=7ff0000000000002");
     assertThat(Engine.headLogKey(BUCKET, 5)).isEqualTo(hex(key));
@@ -62,7 +64,8 @@ class EngineRecordsTest {
         buf.add(id, t, bits);
         want.add(id + "@" + t + "=" + Long.toHexString(bits));
       }
-      byte[] v = buf.take();
+      byte[] v = buf.toByteArray();
+      buf.clear();
       List<String> got = new ArrayList<>();
       HeadLogBuffer.decode(v, (id, t, bits) -> got.add(id + "@" + t + "=" + Long.toHexString(bits)));
       assertThat(got).as("seed %d round %d", seed, round).isEqualTo(want);
