@@ -7,6 +7,7 @@ import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvSnapshot;
+import dev.tidemark.tsdb.kv.ForwardingKvStore;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
@@ -109,15 +110,14 @@ class EngineSealRaceTest {
   }
 
   /** Delegates to a real store; once armed, the sealer thread's next write blocks until released. */
-  private static final class SealBlockingStore implements KvStore {
-    private final KvStore delegate;
+  private static final class SealBlockingStore extends ForwardingKvStore {
     final CountDownLatch sealerBlocked = new CountDownLatch(1);
     private final CountDownLatch release = new CountDownLatch(1);
     private volatile boolean armed;
     final AtomicInteger writes = new AtomicInteger();
 
     SealBlockingStore(KvStore delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     void blockSealer() {
@@ -141,41 +141,6 @@ class EngineSealRaceTest {
       }
       writes.incrementAndGet();
       delegate.write(batch);
-    }
-
-    @Override
-    public void sync() {
-      delegate.sync();
-    }
-
-    @Override
-    public KvSnapshot snapshot() {
-      return delegate.snapshot();
-    }
-
-    @Override
-    public void compactRange(byte[] fromInclusive, byte[] toExclusive) {
-      delegate.compactRange(fromInclusive, toExclusive);
-    }
-
-    @Override
-    public long approximateSizeBytes() {
-      return delegate.approximateSizeBytes();
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
-    }
-
-    @Override
-    public byte[] get(byte[] key) {
-      return delegate.get(key);
-    }
-
-    @Override
-    public KvCursor scan(byte[] fromInclusive, byte[] toExclusive) {
-      return delegate.scan(fromInclusive, toExclusive);
     }
   }
 }

@@ -102,29 +102,10 @@ public final class SeriesLimits {
     return total <= MAX_TOTAL_LABEL_BYTES && ub >= 0 && ub <= MAX_STRING_BYTES;
   }
 
-  /** UTF-8 length of {@code s}, or -1 if it has an unpaired surrogate. */
+  /** UTF-8 length of {@code s} (at most Integer.MAX_VALUE), or -1 if it has an unpaired surrogate. */
   private static int utf8Bytes(String s) {
-    int n = s.length();
-    long len = n;
-    for (int i = 0; i < n; i++) {
-      char c = s.charAt(i);
-      if (c < 0x80) {
-        continue;
-      }
-      if (c < 0x800) {
-        len += 1;
-      } else if (Character.isSurrogate(c)) {
-        if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
-          len += 2;
-          i++;
-        } else {
-          return -1;
-        }
-      } else {
-        len += 2;
-      }
-    }
-    return (int) Math.min(len, Integer.MAX_VALUE);
+    long len = ValueWriter.utf8LengthOrNegative(s);
+    return len < 0 ? -1 : (int) Math.min(len, Integer.MAX_VALUE);
   }
 
   private static String quote(String s) {

@@ -154,6 +154,22 @@ public final class ValueWriter {
    *     or the UTF-8 form would not fit in an array
    */
   public static int utf8Length(String s) {
+    long len = utf8LengthOrNegative(s);
+    if (len < 0) {
+      throw new IllegalArgumentException(
+          "string has an unpaired surrogate at index " + (-len - 1) + ": " + abbreviate(s));
+    }
+    if (len > Integer.MAX_VALUE - 64) {
+      throw new IllegalArgumentException("string too long for UTF-8 encoding: " + s.length() + " chars");
+    }
+    return (int) len;
+  }
+
+  /**
+   * The number of bytes of the UTF-8 form of {@code s}, or {@code -(i + 1)} if the char at index
+   * {@code i} is an unpaired surrogate. Never throws, never allocates.
+   */
+  static long utf8LengthOrNegative(String s) {
     int n = s.length();
     long len = n;
     for (int i = 0; i < n; i++) {
@@ -164,24 +180,19 @@ public final class ValueWriter {
       if (c < 0x800) {
         len += 1;
       } else if (Character.isSurrogate(c)) {
-        if (Character.isHighSurrogate(c)
-            && i + 1 < n
-            && Character.isLowSurrogate(s.charAt(i + 1))) {
+        if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
           len += 2; // two chars, four bytes
           i++;
         } else {
-          throw new IllegalArgumentException(
-              "string has an unpaired surrogate at index " + i + ": " + abbreviate(s));
+          return -(i + 1L);
         }
       } else {
         len += 2;
       }
     }
-    if (len > Integer.MAX_VALUE - 64) {
-      throw new IllegalArgumentException("string too long for UTF-8 encoding: " + n + " chars");
-    }
-    return (int) len;
+    return len;
   }
+
 
   /**
    * Writes the UTF-8 bytes of {@code s} (already checked by {@link #utf8Length}) at {@code pos}.

@@ -1,5 +1,6 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.kv.ForwardingKvStore;
 import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvSnapshot;
 import dev.tidemark.tsdb.kv.KvStore;
@@ -7,56 +8,35 @@ import dev.tidemark.tsdb.kv.WriteBatch;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** Wraps a store and counts reads, so tests can prove the ingest path does none. */
-final class CountingKvStore implements KvStore {
-  final KvStore inner;
+final class CountingKvStore extends ForwardingKvStore {
   final AtomicLong reads = new AtomicLong();
   final AtomicLong writes = new AtomicLong();
 
   CountingKvStore(KvStore inner) {
-    this.inner = inner;
+    super(inner);
   }
 
   @Override
   public byte[] get(byte[] key) {
     reads.incrementAndGet();
-    return inner.get(key);
+    return super.get(key);
   }
 
   @Override
   public KvCursor scan(byte[] fromInclusive, byte[] toExclusive) {
     reads.incrementAndGet();
-    return inner.scan(fromInclusive, toExclusive);
+    return super.scan(fromInclusive, toExclusive);
   }
 
   @Override
   public void write(WriteBatch batch) {
     writes.incrementAndGet();
-    inner.write(batch);
-  }
-
-  @Override
-  public void sync() {
-    inner.sync();
+    super.write(batch);
   }
 
   @Override
   public KvSnapshot snapshot() {
     reads.incrementAndGet();
-    return inner.snapshot();
-  }
-
-  @Override
-  public void compactRange(byte[] fromInclusive, byte[] toExclusive) {
-    inner.compactRange(fromInclusive, toExclusive);
-  }
-
-  @Override
-  public long approximateSizeBytes() {
-    return inner.approximateSizeBytes();
-  }
-
-  @Override
-  public void close() {
-    inner.close();
+    return super.snapshot();
   }
 }

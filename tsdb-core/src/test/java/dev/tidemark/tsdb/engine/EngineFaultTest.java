@@ -12,9 +12,9 @@ import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.kv.ForwardingKvStore;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
 import dev.tidemark.tsdb.kv.KvCursor;
-import dev.tidemark.tsdb.kv.KvSnapshot;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.kv.WriteBatch;
@@ -312,12 +312,11 @@ class EngineFaultTest {
   }
 
   /** A store whose Nth write from now fails (before anything of it is applied). */
-  static final class FailingKvStore implements KvStore {
-    private final KvStore inner;
+  static final class FailingKvStore extends ForwardingKvStore {
     private int writesBeforeFailure = -1;
 
     FailingKvStore(KvStore inner) {
-      this.inner = inner;
+      super(inner);
     }
 
     /** The write after {@code n} more successful ones fails. */
@@ -340,42 +339,7 @@ class EngineFaultTest {
           writesBeforeFailure--;
         }
       }
-      inner.write(batch);
-    }
-
-    @Override
-    public byte[] get(byte[] key) {
-      return inner.get(key);
-    }
-
-    @Override
-    public KvCursor scan(byte[] fromInclusive, byte[] toExclusive) {
-      return inner.scan(fromInclusive, toExclusive);
-    }
-
-    @Override
-    public void sync() {
-      inner.sync();
-    }
-
-    @Override
-    public KvSnapshot snapshot() {
-      return inner.snapshot();
-    }
-
-    @Override
-    public void compactRange(byte[] fromInclusive, byte[] toExclusive) {
-      inner.compactRange(fromInclusive, toExclusive);
-    }
-
-    @Override
-    public long approximateSizeBytes() {
-      return inner.approximateSizeBytes();
-    }
-
-    @Override
-    public void close() {
-      inner.close();
+      super.write(batch);
     }
   }
 }
