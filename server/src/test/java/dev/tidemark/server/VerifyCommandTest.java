@@ -67,7 +67,7 @@ class VerifyCommandTest {
     Run damaged = run("verify", "--data-dir", data.toString());
     assertThat(damaged.code()).as("%s", damaged).isEqualTo(1);
     assertThat(damaged.out())
-        .contains("2 problems of 1 kinds", "bucket with records missing from the BucketList", "BUCKET_NOT_LISTED")
+        .contains("2 problems of 1 kind:", "bucket with records missing from the BucketList", "BUCKET_NOT_LISTED")
         .contains("--repair");
 
     Run repaired = run("verify", "--data-dir", data.toString(), "--repair");

@@ -92,7 +92,9 @@ public final class VerifyReport {
     if (clean()) {
       return sb.append("no problems found\n").toString();
     }
-    sb.append(problemCount()).append(" problems of ").append(counts.size()).append(" kinds:\n");
+    long total = problemCount();
+    sb.append(total).append(total == 1 ? " problem" : " problems").append(" of ").append(counts.size())
+        .append(counts.size() == 1 ? " kind:\n" : " kinds:\n");
     int width = 1;
     for (long c : counts.values()) {
       width = Math.max(width, Long.toString(c).length());
