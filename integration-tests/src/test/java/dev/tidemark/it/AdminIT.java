@@ -61,7 +61,9 @@ import org.junit.jupiter.api.io.TempDir;
  * with a token, fed over OTLP/gRPC with three hours of two gauges (with -0.0, +Inf, NaN and a
  * staleness marker) and two counters. Every RPC is called; deletes (a whole bucket, parts of two,
  * part of the open head bucket) survive SIGKILL and a restart while the rest stays intact; a checkpoint started as a second server answers exactly as the first; the
- * token is enforced (gRPC and CLI exit code 3); bad input gets the documented status. The tests
+ * token is enforced (gRPC and CLI exit code 3); bad input gets the documented status; selectors
+ * whose every matcher matches the empty string are refused (CLI exit 2, INVALID_ARGUMENT) and delete
+ * nothing. The tests
  * run in order on the shared servers.
  */
 @ExtendWith(ServerLogs.class)
@@ -453,6 +455,50 @@ class AdminIT {
           .as("the first server keeps its buckets").isEqualTo(3);
     }
     assertThat(copy.stop()).isZero();
+  }
+
+  @Test
+  @Order(7)
+  void selectorsThatMatchEverySeriesAreRefusedAndDeleteNothing() throws Exception {
+    Map<Map<String, String>, List<AdminRpc.Sample>> before = AdminRpc.read(admin(), AdminRpc.all());
+    assertThat(before).hasSize(4);
+    String address = "127.0.0.1:" + server.adminPort();
+    Map<String, String> env = Map.of("TIDEMARK_ADMIN_TOKEN", TOKEN);
+    String message = "vector selector must contain at least one non-empty matcher";
+
+    // The CLI knows locally: exit code 2, no call made.
+    for (String selector : List.of("{case=~\".*\"}", "{nosuch=\"\"}", "{job!=\"nope\"}", "{room=~\"a|\", x=\"\"}", "{}")) {
+      AdminCli.Result r = AdminCli.run(tmp.resolve("cli"), env, "delete", selector, "--address", address);
+      assertThat(r.code()).as("delete %s: %s", selector, r).isEqualTo(2);
+      assertThat(r.err()).contains(message).doesNotContain("\tat ");
+    }
+    AdminCli.Result series = AdminCli.run(tmp.resolve("cli"), env, "series", "{case=~\".*\"}", "--address", address);
+    assertThat(series.code()).as("%s", series).isEqualTo(2);
+    assertThat(series.err()).contains(message);
+
+    // The server is the real guard: the selector string and the structured matchers, together.
+    Selection structured = Selection.newBuilder().addMatchers(AdminRpc.matcher("nosuch", Op.EQUAL, "")).build();
+    Selection both = Selection.newBuilder().addMatchers(AdminRpc.matcher("job", Op.REGEX, ".*"))
+        .setSelector("{room!=\"x\"}").build();
+    for (Selection s : List.of(sel("{case=~\".*\"}"), sel("{nosuch=\"\"}"), sel("{}"), structured, both)) {
+      assertStatus(() -> admin().deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, message);
+      assertStatus(() -> admin().findSeries(FindSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, message);
+      assertStatus(() -> AdminRpc.read(admin(), s), Status.Code.INVALID_ARGUMENT, message);
+      assertStatus(() -> admin().labelNames(LabelNamesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, message);
+      assertStatus(() -> admin().labelValues(LabelValuesRequest.newBuilder().setName("job").setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, message);
+    }
+    assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("nothing deleted").isEqualTo(before);
+
+    // Without a selector the inspection calls still cover every series; one non-empty matcher is enough.
+    AdminCli.Result all = AdminCli.run(tmp.resolve("cli"), env, "series", "--address", address);
+    assertThat(all.code()).as("%s", all).isZero();
+    assertThat(all.out().lines()).hasSize(4);
+    assertThat(admin().findSeries(FindSeriesRequest.newBuilder()
+        .setSelection(sel("{case=~\".*\", room=\"a\"}")).build()).getSeriesList()).hasSize(1);
   }
 
   static void assertStatus(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, Status.Code code, String inMessage) {

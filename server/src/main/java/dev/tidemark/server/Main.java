@@ -16,8 +16,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * The {@code tidemark} command. {@code tidemark} alone (or {@code tidemark serve}) runs the server
- * with the options of {@link ServeOptions}; later subcommands ({@code tidemark admin ...}) sit
- * beside {@code serve}.
+ * with the options of {@link ServeOptions}; later subcommands ({@code tidemark admin ...}, {@code
+ * tidemark verify ...}) sit beside {@code serve}, each with its own exit codes.
  *
  * <p>Exit codes: {@value #EXIT_OK} after a clean stop (SIGTERM or Ctrl-C included: the shutdown
  * hook ends the process with 0 once the graceful stop has finished), {@value #EXIT_FAILURE} when
@@ -34,13 +34,15 @@ import picocli.CommandLine.Spec;
     customSynopsis = {
       "tidemark [serve] [OPTIONS]",
       "tidemark admin COMMAND [OPTIONS]",
+      "tidemark verify --data-dir DIR [--repair]",
       "tidemark (-h | --help | -V | --version)"
     },
-    subcommands = {Main.Serve.class, AdminCommand.class},
+    subcommands = {Main.Serve.class, AdminCommand.class, VerifyCommand.class},
     description = {
       "Tidemark, a time series database for OpenTelemetry metrics.",
       "Without a subcommand, runs the server (same as 'tidemark serve').",
       "'tidemark admin --help' lists the administration commands (admin gRPC API).",
+      "'tidemark verify --data-dir DIR [--repair]' checks (and repairs) a stopped server's store.",
       ""
     },
     footer = {

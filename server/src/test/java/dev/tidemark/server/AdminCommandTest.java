@@ -97,6 +97,17 @@ class AdminCommandTest {
     assertThat(run("admin", "series", "up{", "--address", address, "--token", "tok").code()).isEqualTo(2);
     assertThat(run("admin", "read", "--end", "tomorrow", "--address", address, "--token", "tok").code()).isEqualTo(2);
     assertThat(run("admin", "delete", "{}", "--address", address, "--token", "tok").code()).isEqualTo(2);
+    for (String[] matchAll : new String[][] {
+        {"delete", "{case=~\".*\"}"}, {"delete", "{nosuch=\"\"}"}, {"series", "{job!=\"x\"}"},
+        {"read", "{a=~\".*\"}"}, {"label-names", "{a=\"\"}"}, {"label-values", "job", "{}"}}) {
+      String[] args = java.util.stream.Stream.concat(java.util.stream.Stream.of("admin"),
+          java.util.stream.Stream.concat(java.util.Arrays.stream(matchAll),
+              java.util.stream.Stream.of("--address", address, "--token", "tok"))).toArray(String[]::new);
+      Run r = run(args);
+      assertThat(r.code()).as("%s: %s", String.join(" ", matchAll), r).isEqualTo(2);
+      assertThat(r.err()).contains("vector selector must contain at least one non-empty matcher");
+    }
+    assertThat(run("admin", "series", "--address", address, "--token", "tok").code()).as("no selector").isZero();
     assertThat(run("admin", "status", "--address", "nope", "--token", "tok").code()).isEqualTo(2);
     assertThat(run("admin", "status", "--no-such-option").code()).isEqualTo(2);
     assertThat(run("admin").code()).isEqualTo(2);

@@ -102,7 +102,8 @@ import picocli.CommandLine.Spec;
     footer = {
       "",
       "Every command takes --address HOST:PORT, --token TOKEN (or env TIDEMARK_ADMIN_TOKEN),",
-      "--json and --timeout. Selectors: 'up{job=\"a\",__name__=~\"http_.*\"}' (=, !=, =~, !~).",
+      "--json and --timeout. Selectors: 'up{job=\"a\",__name__=~\"http_.*\"}' (=, !=, =~, !~);",
+      "as in PromQL, at least one matcher must not match the empty string ('{job=~\".*\"}' is refused).",
       "Times: RFC 3339 (2026-11-22T03:00:00Z), epoch milliseconds, now, -1h, now-30m.",
       "",
       "Exit codes: 0 ok, 1 the server refused or failed the call (or is unreachable),",
@@ -260,6 +261,11 @@ public final class AdminCommand implements Callable<Integer> {
           matchers = SelectorParser.parse(selector);
         } catch (IllegalArgumentException e) {
           throw new UsageException(e.getMessage());
+        }
+        try {
+          SelectorRule.check(matchers); // the server refuses it too; known here, it is exit code 2
+        } catch (IllegalArgumentException e) {
+          throw new UsageException("invalid selector '" + selector + "': " + e.getMessage());
         }
         for (LabelMatcher m : matchers) {
           b.addMatchers(toProto(m));

@@ -449,7 +449,11 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
 
   // ---- helpers ----
 
-  /** Matchers and an inclusive time range, validated. */
+  /**
+   * Matchers and an inclusive time range, validated. When matchers or a selector are given, at
+   * least one of them must reject the empty string ({@link SelectorRule}); a selection without
+   * either selects every series (refused by delete only).
+   */
   record Query(List<LabelMatcher> matchers, long minT, long maxT) {
     static Query of(Selection s) {
       List<LabelMatcher> matchers = new ArrayList<>();
@@ -468,8 +472,12 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
         };
         matchers.add(LabelMatcher.of(m.getName(), op, m.getValue())); // names a bad regex
       }
-      if (!s.getSelector().isBlank()) {
+      boolean selectorGiven = !s.getSelector().isBlank();
+      if (selectorGiven) {
         matchers.addAll(SelectorParser.parse(s.getSelector()));
+      }
+      if (selectorGiven || s.getMatchersCount() > 0) {
+        SelectorRule.check(matchers); // structured matchers and selector together, ANDed
       }
       long minT = s.hasMinTimeMs() ? s.getMinTimeMs() : Long.MIN_VALUE;
       long maxT = s.hasMaxTimeMs() ? s.getMaxTimeMs() : Long.MAX_VALUE;

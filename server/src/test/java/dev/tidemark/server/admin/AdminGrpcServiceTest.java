@@ -125,7 +125,9 @@ class AdminGrpcServiceTest {
     assertStatus(() -> admin.labelValues(LabelValuesRequest.getDefaultInstance()),
         Status.Code.INVALID_ARGUMENT, "name is required");
     assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel("{}")).build()),
-        Status.Code.INVALID_ARGUMENT, "at least one matcher");
+        Status.Code.INVALID_ARGUMENT, "at least one non-empty matcher");
+    assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.getDefaultInstance()),
+        Status.Code.INVALID_ARGUMENT, "delete needs at least one matcher");
     assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetentionMs(59 * 60_000).build()),
         Status.Code.INVALID_ARGUMENT, "at least 1h");
     assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetention("ten days").build()),
@@ -139,6 +141,42 @@ class AdminGrpcServiceTest {
         .setTargetDir(dir.resolve("data").resolve("inside").toAbsolutePath().toString()).build()),
         Status.Code.INVALID_ARGUMENT, "inside the data folder");
     assertThat(server.engine().retention()).isEqualTo(Duration.ofDays(15));
+  }
+
+  @Test
+  void selectionsThatMatchEverySeriesAreRefusedAndDeleteNothing() {
+    Selection caseAll = sel("{case=~\".*\"}");
+    Selection nosuch = sel("{nosuch=\"\"}");
+    LabelMatcher anyJob = LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.REGEX).setValue(".*").build();
+    LabelMatcher notC = LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.NOT_EQUAL).setValue("c").build();
+    Selection structured = Selection.newBuilder().addMatchers(anyJob).build();
+    Selection both = Selection.newBuilder().addMatchers(notC).setSelector("{x=\"\"}").build();
+    String msg = "vector selector must contain at least one non-empty matcher";
+    for (Selection s : List.of(caseAll, nosuch, structured, both, sel("{}"))) {
+      assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, msg);
+      assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, msg);
+      assertStatus(() -> admin.readSamples(ReadSamplesRequest.newBuilder().setSelection(s).build()).hasNext(),
+          Status.Code.INVALID_ARGUMENT, msg);
+      assertStatus(() -> admin.labelNames(LabelNamesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, msg);
+      assertStatus(() -> admin.labelValues(LabelValuesRequest.newBuilder().setName("job").setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT, msg);
+    }
+    assertThat(admin.findSeries(FindSeriesRequest.getDefaultInstance()).getSeriesCount()).as("nothing deleted").isEqualTo(2);
+
+    // No selection at all still means every series where it did; one non-empty matcher is enough.
+    assertThat(admin.labelNames(LabelNamesRequest.getDefaultInstance()).getNamesList()).containsExactly("__name__", "job");
+    Iterator<SeriesSamples> all = admin.readSamples(ReadSamplesRequest.getDefaultInstance());
+    List<SeriesSamples> read = new ArrayList<>();
+    all.forEachRemaining(read::add);
+    assertThat(read).hasSize(2);
+    Selection anchored = Selection.newBuilder().addMatchers(anyJob).setSelector("{job=\"b\"}").build();
+    assertThat(admin.findSeries(FindSeriesRequest.newBuilder().setSelection(anchored).build()).getSeriesCount()).isEqualTo(1);
+    assertThat(admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel("{case=~\".*\", job=\"b\"}")).build())
+        .getSeries()).isEqualTo(1);
+    assertThat(admin.findSeries(FindSeriesRequest.getDefaultInstance()).getSeriesCount()).isEqualTo(1);
   }
 
   @Test
