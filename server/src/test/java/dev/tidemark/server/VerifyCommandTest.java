@@ -77,7 +77,7 @@ class VerifyCommandTest {
     assertThat(run("verify", "--data-dir", data.toString()).code()).isZero();
     try (RocksDbKvStore kv = RocksDbKvStore.open(data);
         Engine e = Engine.open(kv, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
-      assertThat(e.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("job", "a")))).hasSize(1);
+      assertThat(e.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("job", "a"))).toList()).hasSize(1);
       assertThat(e.buckets()).hasSize(2);
     }
   }

@@ -196,7 +196,7 @@ final class BucketCheck {
             kept.add((int) e[0], e[1], e[2]);
           }
         }
-        fix.put(key, kept.take());
+        fix.put(key, kept.toByteArray());
         count(Action.HEAD_LOG_RECORDS_REWRITTEN, 1);
         headLogLeft = true;
       }
