@@ -274,7 +274,8 @@ public final class TidemarkServer implements AutoCloseable {
 
   private void startAdmin() {
     AdminGrpcService service =
-        new AdminGrpcService(engine, store, dataFolder(), Main.version(), config.engineConfig().clock());
+        new AdminGrpcService(
+            engine, engine, store::createCheckpoint, dataFolder(), Main.version(), config.engineConfig().clock());
     try {
       adminServer =
           AdminServer.start(

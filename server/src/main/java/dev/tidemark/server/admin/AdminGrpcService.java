@@ -30,20 +30,18 @@ import dev.tidemark.admin.v1.Selection;
 import dev.tidemark.admin.v1.SeriesSamples;
 import dev.tidemark.admin.v1.SetRetentionRequest;
 import dev.tidemark.admin.v1.SetRetentionResponse;
-import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.ServerConfig;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
-import dev.tidemark.tsdb.codec.Keys;
-import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.engine.Engine;
-import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
+import dev.tidemark.tsdb.query.SeriesSet;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -58,9 +56,10 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * The admin API ({@code tidemark.admin.v1.AdminService}, {@code admin.proto}) over one engine and
- * its RocksDB store. Each call maps to one engine or store operation; see the proto for the
- * contract of each.
+ * The admin API ({@code tidemark.admin.v1.AdminService}, {@code admin.proto}) over one engine:
+ * every read goes through the {@link Querier} seam, management calls (flush, delete, compaction,
+ * retention, status) to the engine, the checkpoint to the store's {@link Checkpointer}; no record
+ * codec and no RocksDB type here. See the proto for the contract of each call.
  *
  * <p>Errors: {@link IllegalArgumentException} (bad matcher, regex, range, limit, retention) →
  * {@code INVALID_ARGUMENT}; an existing checkpoint folder → {@code FAILED_PRECONDITION}; storage
@@ -78,20 +77,35 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
   static final int SAMPLES_PER_MESSAGE = 10_000;
 
   private final Engine engine;
-  private final RocksDbKvStore store;
+  private final Querier querier;
+  private final Checkpointer checkpointer;
   private final Path dataDir;
   private final String version;
   private final Clock clock;
   private final long startMillis;
 
+  /** Makes a consistent copy of the store into a new folder (the store's own checkpoint). */
+  @FunctionalInterface
+  public interface Checkpointer {
+    /**
+     * @throws IllegalArgumentException if {@code target} exists
+     */
+    void create(Path target);
+  }
+
   /**
+   * @param engine management: status, buckets, flush, delete, compaction, retention
+   * @param querier every read: series, label names and values, samples
+   * @param checkpointer the store's checkpoint ({@code CreateCheckpoint})
    * @param dataDir the data folder (absolute), reported by {@code GetStatus}
    * @param version the server version, reported by {@code GetStatus}
    * @param clock the server clock (uptime)
    */
-  public AdminGrpcService(Engine engine, RocksDbKvStore store, Path dataDir, String version, Clock clock) {
+  public AdminGrpcService(
+      Engine engine, Querier querier, Checkpointer checkpointer, Path dataDir, String version, Clock clock) {
     this.engine = engine;
-    this.store = store;
+    this.querier = querier;
+    this.checkpointer = checkpointer;
     this.dataDir = dataDir;
     this.version = version;
     this.clock = clock;
@@ -111,7 +125,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
               .setStartTimeMs(startMillis)
               .setUptimeMs(Math.max(0, now - startMillis))
               .setDataDir(dataDir.toString())
-              .setSchemaVersion(schemaVersion())
+              .setSchemaVersion(engine.schemaVersion())
               .setRetentionMs(engine.retention().toMillis())
               .setRetention(ServerConfig.formatDuration(engine.retention()))
               .setHeadSeries(stats.headSeries())
@@ -120,7 +134,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
               .setBuckets(stats.buckets())
               .setSamplesIngested(stats.samplesAccepted())
               .setSamplesRejected(stats.samplesRejected())
-              .setBytesOnDisk(store.approximateSizeBytes());
+              .setBytesOnDisk(engine.storageBytes());
       if (stats.headMaxTimestampMillis() != Long.MIN_VALUE) {
         b.setHeadMaxTimeMs(stats.headMaxTimestampMillis());
       }
@@ -132,12 +146,6 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       }
       return b.build();
     });
-  }
-
-  /** The schema record's version: {@code u16 LE} first in its value (docs/format.md); 0 if absent. */
-  private int schemaVersion() {
-    byte[] v = store.get(Keys.schema());
-    return v == null || v.length < 2 ? 0 : (v[0] & 0xFF) | (v[1] & 0xFF) << 8;
   }
 
   @Override
@@ -166,7 +174,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
     unary(out, () -> {
       int limit = limit(request.getLimit());
       Query q = Query.of(request.getSelection());
-      List<String> names = engine.labelNames(q.minT, q.maxT, q.matchers);
+      List<String> names = querier.labelNames(q.minT, q.maxT, q.matchers);
       boolean truncated = limit > 0 && names.size() > limit;
       return LabelNamesResponse.newBuilder()
           .addAllNames(truncated ? names.subList(0, limit) : names)
@@ -183,7 +191,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       }
       int limit = limit(request.getLimit());
       Query q = Query.of(request.getSelection());
-      List<String> values = engine.labelValues(request.getName(), q.minT, q.maxT, q.matchers);
+      List<String> values = querier.labelValues(request.getName(), q.minT, q.maxT, q.matchers);
       boolean truncated = limit > 0 && values.size() > limit;
       return LabelValuesResponse.newBuilder()
           .addAllValues(truncated ? values.subList(0, limit) : values)
@@ -197,7 +205,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
     unary(out, () -> {
       int limit = limit(request.getLimit());
       Query q = Query.of(request.getSelection());
-      List<Labels> series = engine.series(q.minT, q.maxT, q.matchers);
+      List<Labels> series = querier.series(q.minT, q.maxT, q.matchers);
       boolean truncated = limit > 0 && series.size() > limit;
       FindSeriesResponse.Builder b = FindSeriesResponse.newBuilder().setTruncated(truncated);
       for (Labels l : truncated ? series.subList(0, limit) : series) {
@@ -221,20 +229,19 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
         ready.notifyAll();
       }
     });
-    List<Series> selected;
+    SeriesSet selected;
+    int limit;
     try {
-      int limit = limit(request.getLimit());
+      limit = limit(request.getLimit());
       Query q = Query.of(request.getSelection());
-      selected = engine.select(q.minT, q.maxT, q.matchers).toList();
-      if (limit > 0 && selected.size() > limit) {
-        selected = selected.subList(0, limit);
-      }
+      selected = querier.select(q.minT, q.maxT, q.matchers);
     } catch (RuntimeException e) {
       out.onError(status(e));
       return;
     }
     try {
-      for (Series s : selected) {
+      for (int n = 0; (limit == 0 || n < limit) && selected.next(); n++) {
+        Series s = selected.at();
         List<Label> labels = labels(s.labels());
         SeriesSamples.Builder msg = SeriesSamples.newBuilder().addAllLabels(labels);
         SampleIterator it = s.iterator();
@@ -326,33 +333,18 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
   public void compact(CompactRequest request, StreamObserver<CompactResponse> out) {
     unary(out, () -> {
       long t0 = System.nanoTime();
-      long before = store.approximateSizeBytes();
+      long before = engine.storageBytes();
       if (!request.hasMinTimeMs() && !request.hasMaxTimeMs()) {
-        store.compactRange(null, null);
+        engine.compactAll();
       } else {
         long minT = request.hasMinTimeMs() ? request.getMinTimeMs() : Long.MIN_VALUE;
         long maxT = request.hasMaxTimeMs() ? request.getMaxTimeMs() : Long.MAX_VALUE;
         checkRange(minT, maxT);
-        List<TimeBucket> range = new ArrayList<>();
-        for (TimeBucket b : engine.buckets()) {
-          if (b.startMillis() <= maxT && b.endMillis() > minT) {
-            range.add(b);
-          }
-        }
-        if (!range.isEmpty()) {
-          // Keys are type | bucket: per record type the buckets of the range are one key range.
-          for (RecordType type : RecordType.values()) {
-            if (type.bucketScoped()) {
-              store.compactRange(
-                  Keys.bucketPrefix(type, range.get(0)),
-                  KeyRanges.prefixEnd(Keys.bucketPrefix(type, range.get(range.size() - 1))));
-            }
-          }
-        }
+        engine.compact(minT, maxT);
       }
       return CompactResponse.newBuilder()
           .setBytesBefore(before)
-          .setBytesAfter(store.approximateSizeBytes())
+          .setBytesAfter(engine.storageBytes())
           .setDurationMs(millisSince(t0))
           .build();
     });
@@ -387,7 +379,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       }
       long t0 = System.nanoTime();
       try {
-        store.createCheckpoint(target);
+        checkpointer.create(target);
       } catch (IllegalArgumentException e) { // created meanwhile
         throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
       }

@@ -1536,6 +1536,43 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     }
   }
 
+  /** The schema version of the open store ({@code docs/format.md}, Schema record): open refuses any other. */
+  public int schemaVersion() {
+    return SchemaRecord.CURRENT_VERSION;
+  }
+
+  /** The store's approximate size on disk in bytes. */
+  public long storageBytes() {
+    return kv.approximateSizeBytes();
+  }
+
+  /**
+   * Compacts the store's records of the buckets overlapping {@code [minT, maxT]} (per record type
+   * the buckets of the range are one key range), on the caller's thread. Does not block appends or
+   * reads.
+   *
+   * @throws IllegalArgumentException if {@code minT > maxT}
+   */
+  public void compact(long minT, long maxT) {
+    requireRange(minT, maxT);
+    List<TimeBucket> range = new ArrayList<>(overlapping(new TreeSet<>(buckets()), minT, maxT));
+    if (range.isEmpty()) {
+      return;
+    }
+    for (RecordType type : RecordType.values()) {
+      if (type.bucketScoped()) {
+        kv.compactRange(
+            Keys.bucketPrefix(type, range.get(0)),
+            KeyRanges.prefixEnd(Keys.bucketPrefix(type, range.get(range.size() - 1))));
+      }
+    }
+  }
+
+  /** Compacts the whole store, on the caller's thread. */
+  public void compactAll() {
+    kv.compactRange(null, null);
+  }
+
   /** The buckets with data, oldest first. */
   public List<TimeBucket> buckets() {
     lock.readLock().lock();
