@@ -37,6 +37,7 @@ import dev.tidemark.admin.v1.Selection;
 import dev.tidemark.admin.v1.SeriesSamples;
 import dev.tidemark.admin.v1.SetRetentionRequest;
 import dev.tidemark.admin.v1.SetRetentionResponse;
+import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.server.ServerConfig;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import io.grpc.Grpc;
@@ -211,7 +212,7 @@ public final class AdminCommand implements Callable<Integer> {
       } catch (StatusRuntimeException e) {
         out.flush();
         Status s = e.getStatus();
-        String what = s.getDescription() != null ? s.getDescription() : String.valueOf(s.getCause());
+        String what = s.getDescription() != null ? s.getDescription() : ErrorMessages.describe(s.getCause(), "no detail");
         if (s.getCode() == Status.Code.UNAVAILABLE && s.getDescription() != null
             && s.getDescription().startsWith("io exception")) {
           what = "cannot reach the admin API at " + address + " (" + what + ")";

@@ -30,9 +30,11 @@ import dev.tidemark.admin.v1.Selection;
 import dev.tidemark.admin.v1.SeriesSamples;
 import dev.tidemark.admin.v1.SetRetentionRequest;
 import dev.tidemark.admin.v1.SetRetentionResponse;
+import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.server.ServerConfig;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
@@ -63,7 +65,8 @@ import java.util.function.Supplier;
  *
  * <p>Errors: {@link IllegalArgumentException} (bad matcher, regex, range, limit, retention) →
  * {@code INVALID_ARGUMENT}; an existing checkpoint folder → {@code FAILED_PRECONDITION}; storage
- * trouble or a closed engine → {@code UNAVAILABLE}; anything else → {@code INTERNAL} (logged).
+ * trouble or a closed engine → {@code UNAVAILABLE}; a corrupt record → {@code DATA_LOSS} (naming
+ * {@code tidemark verify}); anything else → {@code INTERNAL} (logged). No answer names a Java class.
  * Every message names the problem.
  *
  * <p>{@code ReadSamples} honours the client's flow control: it waits while the transport is not
@@ -528,7 +531,16 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
     if (e instanceof StorageUnavailableException || e instanceof KvStoreException) {
       return Status.UNAVAILABLE.withDescription("storage unavailable: " + e.getMessage()).withCause(e).asRuntimeException();
     }
+    if (e instanceof CorruptRecordException) {
+      LOG.log(System.Logger.Level.WARNING, "admin call met a corrupt record", e);
+      return Status.DATA_LOSS
+          .withDescription(ErrorMessages.describe(e, "corrupt record")
+              + " (stop the server and run tidemark verify --data-dir DIR)")
+          .withCause(e)
+          .asRuntimeException();
+    }
     LOG.log(System.Logger.Level.WARNING, "admin call failed", e);
-    return Status.INTERNAL.withDescription(e.toString()).withCause(e).asRuntimeException();
+    return Status.INTERNAL.withDescription("internal error: " + ErrorMessages.describe(e, "see the server log"))
+        .withCause(e).asRuntimeException();
   }
 }

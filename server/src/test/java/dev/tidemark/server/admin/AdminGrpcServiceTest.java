@@ -202,4 +202,18 @@ class AdminGrpcServiceTest {
       assertThat(e.getStatus().getDescription()).contains(message);
     });
   }
+
+  @Test
+  void failuresNameNoJavaClass() {
+    StatusRuntimeException corrupt = AdminGrpcService.status(
+        new dev.tidemark.tsdb.codec.CorruptRecordException("posting of bucket b names series 71 without a ForwardIndex record"));
+    assertThat(corrupt.getStatus().getCode()).isEqualTo(Status.Code.DATA_LOSS);
+    assertThat(corrupt.getStatus().getDescription())
+        .isEqualTo("posting of bucket b names series 71 without a ForwardIndex record"
+            + " (stop the server and run tidemark verify --data-dir DIR)");
+    StatusRuntimeException bug = AdminGrpcService.status(new IllegalStateException("java.lang.ArithmeticException: / by zero"));
+    assertThat(bug.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+    assertThat(bug.getStatus().getDescription()).isEqualTo("internal error: / by zero")
+        .doesNotContain("Exception");
+  }
 }
