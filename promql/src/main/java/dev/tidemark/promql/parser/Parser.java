@@ -1,0 +1,743 @@
+package dev.tidemark.promql.parser;
+
+import dev.tidemark.tsdb.query.LabelMatcher;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The PromQL parser: recursive descent with precedence climbing for binary operators, producing
+ * the same trees as Prometheus' yacc grammar ({@code generated_parser.y}).
+ *
+ * <p>Design note. Prometheus resolves its grammar's ambiguities with yacc precedences; the same
+ * decisions here, in order of binding strength:
+ *
+ * <ol>
+ *   <li>Postfix modifiers ({@code [range]}, {@code [range:step]}, {@code offset}, {@code @}) bind
+ *       to the primary expression right before them: {@code a + b offset 5m} is {@code a + (b
+ *       offset 5m)}, {@code -foo[5m]} is {@code -(foo[5m])}.
+ *   <li>{@code ^}, right-associative.
+ *   <li>Unary {@code -}/{@code +} (yacc's {@code %prec MUL}): its operand takes postfix modifiers
+ *       and {@code ^} only; a number literal operand is folded ({@code -1} is a literal).
+ *   <li>The binary operators by {@link BinaryOp#precedence()}, left-associative.
+ * </ol>
+ *
+ * <p>Keywords are context-dependent as in Prometheus: in operand position {@code sum}, {@code by},
+ * {@code offset}, {@code and}... name metrics unless an aggregation (or function call) follows;
+ * after an operand they are modifiers or operators.
+ *
+ * <p>The first error ends the parse with a {@link ParseException} in Prometheus' wording
+ * ({@code unexpected <op:*>}, {@code unexpected identifier "b" in label matching, expected
+ * string}); Prometheus collects several but reports the first. Type checking is a separate pass
+ * ({@link TypeChecker}) run on a tree without syntax errors.
+ *
+ * <p>Not thread-safe: one parser per query.
+ */
+final class Parser {
+
+  private final String input;
+  private final Lexer lexer;
+  private final ParserOptions options;
+  private Token peeked;
+  /** End of the last consumed token: where the node being built ends. */
+  private int lastEnd;
+
+  Parser(String input, ParserOptions options) {
+    this.input = input;
+    this.lexer = new Lexer(input);
+    this.options = options;
+  }
+
+  // ---- entry points ----
+
+  /** A whole expression, then the end of input. Not type checked yet. */
+  Expr parseExpression() {
+    if (peek().type() == TokenType.EOF) {
+      throw error(new PositionRange(0, 0), "no expression found in input");
+    }
+    Expr e = parseExpr(0);
+    expectEof();
+    return e;
+  }
+
+  /** A vector selector alone ({@code foo{a="b"}}), then the end of input. */
+  VectorSelector parseSelectorOnly() {
+    Token t = peek();
+    VectorSelector vs;
+    if (t.type() == TokenType.LEFT_BRACE) {
+      vs = parseVectorSelector(null);
+    } else if (t.type().isMetricIdentifier()) {
+      next();
+      vs = parseVectorSelector(t);
+    } else {
+      throw unexpected(t, null, null);
+    }
+    expectEof();
+    return vs;
+  }
+
+  private void expectEof() {
+    Token t = peek();
+    if (t.type() != TokenType.EOF) {
+      throw unexpected(t, null, null);
+    }
+  }
+
+  // ---- tokens and errors ----
+
+  private Token peek() {
+    if (peeked == null) {
+      peeked = lexer.next();
+      if (peeked.type() == TokenType.ERROR) {
+        throw error(new PositionRange(peeked.pos(), input.length()), peeked.val());
+      }
+    }
+    return peeked;
+  }
+
+  private Token next() {
+    Token t = peek();
+    peeked = null;
+    lastEnd = t.end();
+    return t;
+  }
+
+  ParseException error(PositionRange range, String reason) {
+    return new ParseException(input, range, reason);
+  }
+
+  /** Prometheus' {@code parser.unexpected}: "unexpected X[ in context][, expected Y]". */
+  private ParseException unexpected(Token t, String context, String expected) {
+    StringBuilder msg = new StringBuilder("unexpected ").append(t.desc());
+    if (context != null) {
+      msg.append(" in ").append(context);
+    }
+    if (expected != null) {
+      msg.append(", expected ").append(expected);
+    }
+    return error(t.range(), msg.toString());
+  }
+
+  // ---- expressions ----
+
+  /** Binary operators of precedence {@code minPrec} and above, by precedence climbing. */
+  private Expr parseExpr(int minPrec) {
+    Expr lhs = parseUnary();
+    while (true) {
+      BinaryOp op = peek().type().binaryOp();
+      if (op == null || op.precedence() < minPrec) {
+        return lhs;
+      }
+      next();
+      boolean returnBool = false;
+      if (peek().type() == TokenType.BOOL) {
+        next();
+        returnBool = true;
+      }
+      VectorMatching matching = parseVectorMatching();
+      Expr rhs = parseExpr(op.rightAssociative() ? op.precedence() : op.precedence() + 1);
+      lhs = new BinaryExpr(op, lhs, rhs, matching, returnBool);
+    }
+  }
+
+  /** {@code on (...)} / {@code ignoring (...)}, then {@code group_left}/{@code group_right}. */
+  private VectorMatching parseVectorMatching() {
+    VectorMatching.Cardinality card = VectorMatching.Cardinality.ONE_TO_ONE;
+    List<String> matchingLabels = List.of();
+    List<String> include = List.of();
+    boolean on = false;
+    TokenType t = peek().type();
+    if (t == TokenType.ON || t == TokenType.IGNORING) {
+      next();
+      on = t == TokenType.ON;
+      matchingLabels = parseGroupingLabels();
+      t = peek().type();
+      if (t == TokenType.GROUP_LEFT || t == TokenType.GROUP_RIGHT) {
+        next();
+        card =
+            t == TokenType.GROUP_LEFT
+                ? VectorMatching.Cardinality.MANY_TO_ONE
+                : VectorMatching.Cardinality.ONE_TO_MANY;
+        if (peek().type() == TokenType.LEFT_PAREN) {
+          include = parseGroupingLabels();
+        }
+      }
+    }
+    t = peek().type();
+    if (t == TokenType.FILL || t == TokenType.FILL_LEFT || t == TokenType.FILL_RIGHT) {
+      throw error(peek().range(), "binop fill modifiers are experimental and not enabled");
+    }
+    return new VectorMatching(card, matchingLabels, on, include);
+  }
+
+  /** A unary {@code -}/{@code +} binds like {@code *}: its operand extends over {@code ^} only. */
+  private Expr parseUnary() {
+    Token t = peek();
+    if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
+      next();
+      boolean negate = t.type() == TokenType.SUB;
+      Expr operand = parseExpr(BinaryOp.POW.precedence());
+      if (operand instanceof NumberLiteral n) {
+        return new NumberLiteral(
+            negate ? -n.value() : n.value(),
+            n.duration(),
+            new PositionRange(t.pos(), n.positionRange().end()));
+      }
+      return new UnaryExpr(negate, operand, t.pos());
+    }
+    return parsePostfix(parsePrimary());
+  }
+
+  private Expr parsePrimary() {
+    Token t = peek();
+    switch (t.type()) {
+      case NUMBER:
+      case DURATION:
+        next();
+        return literal(t);
+      case STRING:
+        next();
+        return new StringLiteral(unquote(t), t.range());
+      case LEFT_PAREN:
+        {
+          next();
+          Expr e = parseExpr(0);
+          Token r = next();
+          if (r.type() != TokenType.RIGHT_PAREN) {
+            throw unexpected(r, null, null);
+          }
+          return new ParenExpr(e, new PositionRange(t.pos(), r.end()));
+        }
+      case LEFT_BRACE:
+        return parseVectorSelector(null);
+      default:
+        break;
+    }
+    if (t.type().aggregateOp() != null) {
+      next();
+      TokenType n = peek().type();
+      if (n == TokenType.LEFT_PAREN || n == TokenType.BY || n == TokenType.WITHOUT) {
+        return parseAggregate(t);
+      }
+      return parseVectorSelector(t);
+    }
+    if (t.type().isMetricIdentifier()) {
+      next();
+      if (t.type().isFunctionName() && peek().type() == TokenType.LEFT_PAREN) {
+        return parseCall(t);
+      }
+      return parseVectorSelector(t);
+    }
+    throw unexpected(t, null, null);
+  }
+
+  /** Range or subquery brackets, {@code offset} and {@code @}, as many as follow. */
+  private Expr parsePostfix(Expr e) {
+    while (true) {
+      Token t = peek();
+      switch (t.type()) {
+        case LEFT_BRACKET:
+          e = parseRangeOrSubquery(e);
+          break;
+        case OFFSET:
+          e = parseOffset(e);
+          break;
+        case AT:
+          e = parseAt(e);
+          break;
+        case ANCHORED:
+        case SMOOTHED:
+          throw error(
+              e.positionRange(), t.type().text + " modifier is experimental and not enabled");
+        default:
+          return e;
+      }
+    }
+  }
+
+  // ---- literals ----
+
+  private NumberLiteral literal(Token t) {
+    try {
+      if (t.type() == TokenType.DURATION) {
+        return new NumberLiteral(
+            GoNumbers.seconds(GoNumbers.parseDuration(t.val())), true, t.range());
+      }
+      return new NumberLiteral(GoNumbers.parseNumber(t.val()), false, t.range());
+    } catch (GoNumbers.NumberFormatError e) {
+      String reason =
+          t.type() == TokenType.DURATION ? e.getMessage() : "error parsing number: " + e.getMessage();
+      throw error(t.range(), reason);
+    }
+  }
+
+  private String unquote(Token t) {
+    try {
+      return GoStrings.unquote(t.val());
+    } catch (GoStrings.SyntaxException e) {
+      throw error(
+          t.range(), "error unquoting string " + GoStrings.quote(t.val()) + ": " + e.getMessage());
+    }
+  }
+
+  // ---- selectors ----
+
+  /** {@code name}, {@code name{...}} or {@code {...}} ({@code name} null). */
+  private VectorSelector parseVectorSelector(Token name) {
+    int start = name != null ? name.pos() : peek().pos();
+    int end = name != null ? name.end() : start;
+    List<LabelMatcher> matchers = new ArrayList<>();
+    if (peek().type() == TokenType.LEFT_BRACE) {
+      next();
+      parseLabelMatchers(matchers);
+      end = lastEnd;
+    }
+    String metric = name == null ? "" : name.val();
+    if (!metric.isEmpty()) {
+      matchers.add(LabelMatcher.equal(dev.tidemark.tsdb.model.Labels.METRIC_NAME, metric));
+    }
+    return new VectorSelector(metric, matchers, Duration.ZERO, null, new PositionRange(start, end));
+  }
+
+  /** The inside of braces, the left brace consumed, up to and including the right brace. */
+  private void parseLabelMatchers(List<LabelMatcher> out) {
+    if (peek().type() == TokenType.RIGHT_BRACE) {
+      next();
+      return;
+    }
+    while (true) {
+      Token label = next();
+      if (label.type() == TokenType.IDENTIFIER) {
+        Token op = next();
+        LabelMatcher.Op matchOp = matchOp(op);
+        if (matchOp == null) {
+          throw unexpected(op, "label matching", "label matching operator");
+        }
+        out.add(matcher(label, label.val(), matchOp, next()));
+      } else if (label.type() == TokenType.STRING) {
+        String name = unquote(label);
+        LabelMatcher.Op matchOp = matchOp(peek());
+        if (matchOp != null) {
+          next();
+          out.add(matcher(label, name, matchOp, next()));
+        } else {
+          out.add(LabelMatcher.equal(dev.tidemark.tsdb.model.Labels.METRIC_NAME, name));
+        }
+      } else {
+        throw unexpected(label, "label matching", "identifier or \"}\"");
+      }
+      Token sep = next();
+      if (sep.type() == TokenType.RIGHT_BRACE) {
+        return;
+      }
+      if (sep.type() != TokenType.COMMA) {
+        throw unexpected(sep, "label matching", "\",\" or \"}\"");
+      }
+      if (peek().type() == TokenType.RIGHT_BRACE) {
+        next();
+        return;
+      }
+    }
+  }
+
+  private static LabelMatcher.Op matchOp(Token t) {
+    return switch (t.type()) {
+      case EQL -> LabelMatcher.Op.EQUAL;
+      case NEQ -> LabelMatcher.Op.NOT_EQUAL;
+      case EQL_REGEX -> LabelMatcher.Op.REGEX;
+      case NEQ_REGEX -> LabelMatcher.Op.NOT_REGEX;
+      default -> null;
+    };
+  }
+
+  private LabelMatcher matcher(Token label, String name, LabelMatcher.Op op, Token value) {
+    if (value.type() != TokenType.STRING) {
+      throw unexpected(value, "label matching", "string");
+    }
+    String v = unquote(value);
+    try {
+      return LabelMatcher.of(name, op, v);
+    } catch (IllegalArgumentException e) {
+      throw error(new PositionRange(label.pos(), value.end()), e.getMessage());
+    }
+  }
+
+  /** {@code [range]} or {@code [range:step]} / {@code [range:]} after {@code e}. */
+  private Expr parseRangeOrSubquery(Expr e) {
+    Token lb = next();
+    NumberLiteral range =
+        bracketDuration("subquery or range selector", "number, duration, step(), or range()");
+    Token t = next();
+    if (t.type() == TokenType.RIGHT_BRACKET) {
+      String problem = null;
+      if (!(e instanceof VectorSelector)) {
+        problem = "ranges only allowed for vector selectors";
+      } else if (!((VectorSelector) e).offset().isZero()) {
+        problem = "no offset modifiers allowed before range";
+      } else if (((VectorSelector) e).at() != null) {
+        problem = "no @ modifiers allowed before range";
+      }
+      if (problem != null) {
+        throw error(new PositionRange(lb.pos(), t.end()), problem);
+      }
+      VectorSelector vs = (VectorSelector) e;
+      return new MatrixSelector(
+          vs, toDuration(range.value()), new PositionRange(vs.positionRange().start(), t.end()));
+    }
+    if (t.type() != TokenType.COLON) {
+      throw unexpected(t, "subquery or range", "\":\" or \"]\"");
+    }
+    Duration step = Duration.ZERO;
+    if (peek().type() != TokenType.RIGHT_BRACKET) {
+      step =
+          toDuration(
+              bracketDuration(
+                      "subquery selector", "number, duration, step(), range(), or \"]\"")
+                  .value());
+      Token rb = peek();
+      if (rb.type() != TokenType.RIGHT_BRACKET) {
+        throw unexpected(rb, "subquery selector", "\"]\"");
+      }
+    }
+    Token rb = next();
+    return new SubqueryExpr(
+        e,
+        toDuration(range.value()),
+        step,
+        Duration.ZERO,
+        null,
+        new PositionRange(e.positionRange().start(), rb.end()));
+  }
+
+  /**
+   * A positive duration inside brackets: a number of seconds or a duration, with an optional
+   * sign. Duration arithmetic ({@code [5m * 2]}) is experimental in Prometheus and refused.
+   */
+  private NumberLiteral bracketDuration(String context, String expected) {
+    Token sign = null;
+    Token t = peek();
+    if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
+      sign = next();
+      t = peek();
+    }
+    if (t.type() != TokenType.NUMBER && t.type() != TokenType.DURATION) {
+      if (isDurationExprStart(t.type())) {
+        throw error(t.range(), "experimental duration expression is not enabled");
+      }
+      throw unexpected(t, context, expected);
+    }
+    next();
+    NumberLiteral lit = signed(sign, literal(t));
+    switch (peek().type()) {
+      case ADD, SUB, MUL, DIV, MOD, POW ->
+          throw error(lit.positionRange(), "experimental duration expression is not enabled");
+      default -> {}
+    }
+    if (durationOutOfRange(lit.value())) {
+      throw error(lit.positionRange(), "duration out of range");
+    }
+    if (lit.value() <= 0) {
+      throw error(lit.positionRange(), "duration must be greater than 0");
+    }
+    return lit;
+  }
+
+  private static boolean isDurationExprStart(TokenType t) {
+    return t == TokenType.STEP
+        || t == TokenType.RANGE
+        || t == TokenType.MAX_OF
+        || t == TokenType.MIN_OF
+        || t == TokenType.LEFT_PAREN;
+  }
+
+  private static NumberLiteral signed(Token sign, NumberLiteral lit) {
+    if (sign == null) {
+      return lit;
+    }
+    double v = sign.type() == TokenType.SUB ? -lit.value() : lit.value();
+    return new NumberLiteral(
+        v, lit.duration(), new PositionRange(sign.pos(), lit.positionRange().end()));
+  }
+
+  /** Whether seconds would overflow a Go {@code time.Duration} (int64 nanoseconds). */
+  private static boolean durationOutOfRange(double seconds) {
+    return seconds > 0x1p63 / 1e9 || seconds < -0x1p63 / 1e9;
+  }
+
+  /** Go's {@code time.Duration(math.Round(seconds * 1e9))}. */
+  private static Duration toDuration(double seconds) {
+    return Duration.ofNanos(goRound(seconds * 1e9));
+  }
+
+  /** Go's {@code math.Round}: half away from zero. */
+  private static long goRound(double x) {
+    return (long) (x < 0 ? -Math.floor(-x + 0.5) : Math.floor(x + 0.5));
+  }
+
+  // ---- offset and @ ----
+
+  private Expr parseOffset(Expr e) {
+    next(); // offset
+    Token sign = null;
+    Token t = peek();
+    if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
+      sign = next();
+      t = peek();
+    }
+    if (t.type() != TokenType.NUMBER && t.type() != TokenType.DURATION) {
+      if (isDurationExprStart(t.type())) {
+        throw error(t.range(), "experimental duration expression is not enabled");
+      }
+      throw unexpected(t, "offset", "number, duration, step(), or range()");
+    }
+    next();
+    NumberLiteral lit = signed(sign, literal(t));
+    if (durationOutOfRange(lit.value())) {
+      throw error(lit.positionRange(), "duration out of range");
+    }
+    Duration offset = toDuration(lit.value());
+    int end = lastEnd;
+    String twice = "offset may not be set multiple times";
+    if (e instanceof VectorSelector vs) {
+      if (!vs.offset().isZero()) {
+        throw error(e.positionRange(), twice);
+      }
+      return vs.withOffset(offset, end);
+    }
+    if (e instanceof MatrixSelector ms) {
+      VectorSelector vs = ms.selector();
+      if (!vs.offset().isZero()) {
+        throw error(e.positionRange(), twice);
+      }
+      return new MatrixSelector(
+          vs.withOffset(offset, vs.positionRange().end()),
+          ms.range(),
+          new PositionRange(ms.positionRange().start(), end));
+    }
+    if (e instanceof SubqueryExpr sq) {
+      if (!sq.offset().isZero()) {
+        throw error(e.positionRange(), twice);
+      }
+      return new SubqueryExpr(
+          sq.expr(),
+          sq.range(),
+          sq.step(),
+          offset,
+          sq.at(),
+          new PositionRange(sq.positionRange().start(), end));
+    }
+    throw error(
+        e.positionRange(),
+        "offset modifier must be preceded by an instant vector selector or range vector selector"
+            + " or a subquery");
+  }
+
+  private Expr parseAt(Expr e) {
+    next(); // @
+    Token t = peek();
+    AtModifier at;
+    if (t.type() == TokenType.START || t.type() == TokenType.END) {
+      next();
+      Token lp = next();
+      if (lp.type() != TokenType.LEFT_PAREN) {
+        throw unexpected(lp, null, null);
+      }
+      Token rp = next();
+      if (rp.type() != TokenType.RIGHT_PAREN) {
+        throw unexpected(rp, null, null);
+      }
+      at = t.type() == TokenType.START ? AtModifier.START : AtModifier.END;
+    } else {
+      Token sign = null;
+      if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
+        sign = next();
+        t = peek();
+      }
+      if (t.type() != TokenType.NUMBER && t.type() != TokenType.DURATION) {
+        throw unexpected(t, "@", "timestamp");
+      }
+      next();
+      double ts = signed(sign, literal(t)).value();
+      if (Double.isNaN(ts) || Double.isInfinite(ts) || ts >= 0x1p63 || ts <= -0x1p63) {
+        throw error(
+            e.positionRange(), "timestamp out of bounds for @ modifier: " + goFormatF(ts));
+      }
+      at = AtModifier.timestamp(goRound(ts * 1000));
+    }
+    int end = lastEnd;
+    String twice = "@ <timestamp> may not be set multiple times";
+    if (e instanceof VectorSelector vs) {
+      if (vs.at() != null) {
+        throw error(e.positionRange(), twice);
+      }
+      return vs.withAt(at, end);
+    }
+    if (e instanceof MatrixSelector ms) {
+      VectorSelector vs = ms.selector();
+      if (vs.at() != null) {
+        throw error(e.positionRange(), twice);
+      }
+      return new MatrixSelector(
+          vs.withAt(at, vs.positionRange().end()),
+          ms.range(),
+          new PositionRange(ms.positionRange().start(), end));
+    }
+    if (e instanceof SubqueryExpr sq) {
+      if (sq.at() != null) {
+        throw error(e.positionRange(), twice);
+      }
+      return new SubqueryExpr(
+          sq.expr(),
+          sq.range(),
+          sq.step(),
+          sq.offset(),
+          at,
+          new PositionRange(sq.positionRange().start(), end));
+    }
+    throw error(
+        e.positionRange(),
+        "@ modifier must be preceded by an instant vector selector or range vector selector or a"
+            + " subquery");
+  }
+
+  /** Go's {@code %f}. */
+  private static String goFormatF(double v) {
+    if (Double.isNaN(v)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(v)) {
+      return v > 0 ? "+Inf" : "-Inf";
+    }
+    return new BigDecimal(v).setScale(6, RoundingMode.HALF_EVEN).toPlainString();
+  }
+
+  // ---- calls and aggregations ----
+
+  private Expr parseCall(Token name) {
+    List<Expr> args = parseCallArgs();
+    PositionRange range = new PositionRange(name.pos(), lastEnd);
+    Function f =
+        Functions.lookup(name.val())
+            .orElseThrow(
+                () ->
+                    error(name.range(), "unknown function with name " + GoStrings.quote(name.val())));
+    if (f.experimental() && !options.experimentalFunctions()) {
+      throw error(name.range(), "function " + GoStrings.quote(name.val()) + " is not enabled");
+    }
+    return new Call(f, args, range);
+  }
+
+  /** {@code ( expr, ... )}; the next token is known to be the left parenthesis. */
+  private List<Expr> parseCallArgs() {
+    next();
+    List<Expr> args = new ArrayList<>();
+    if (peek().type() == TokenType.RIGHT_PAREN) {
+      next();
+      return args;
+    }
+    while (true) {
+      args.add(parseExpr(0));
+      Token t = next();
+      if (t.type() == TokenType.RIGHT_PAREN) {
+        return args;
+      }
+      if (t.type() != TokenType.COMMA) {
+        throw unexpected(t, null, null);
+      }
+      if (peek().type() == TokenType.RIGHT_PAREN) {
+        throw error(t.range(), "trailing commas not allowed in function call args");
+      }
+    }
+  }
+
+  private Expr parseAggregate(Token opToken) {
+    AggregateOp op = opToken.type().aggregateOp();
+    List<String> grouping = List.of();
+    boolean without = false;
+    boolean modifier = false;
+    TokenType n = peek().type();
+    if (n == TokenType.BY || n == TokenType.WITHOUT) {
+      next();
+      without = n == TokenType.WITHOUT;
+      grouping = parseGroupingLabels();
+      modifier = true;
+    }
+    if (peek().type() != TokenType.LEFT_PAREN) {
+      throw unexpected(peek(), "aggregation", null);
+    }
+    List<Expr> args = parseCallArgs();
+    n = peek().type();
+    if (!modifier && (n == TokenType.BY || n == TokenType.WITHOUT)) {
+      next();
+      without = n == TokenType.WITHOUT;
+      grouping = parseGroupingLabels();
+    }
+    PositionRange range = new PositionRange(opToken.pos(), lastEnd);
+    if (args.isEmpty()) {
+      throw error(range, "no arguments for aggregate expression provided");
+    }
+    int desired = 1;
+    Expr param = null;
+    if (op.hasParam()) {
+      if (op.experimental() && !options.experimentalFunctions()) {
+        throw error(
+            range,
+            op.keyword()
+                + "() is experimental and must be enabled with"
+                + " --enable-feature=promql-experimental-functions");
+      }
+      desired = 2;
+      param = args.get(0);
+    }
+    if (args.size() != desired) {
+      throw error(
+          range,
+          "wrong number of arguments for aggregate expression provided, expected "
+              + desired
+              + ", got "
+              + args.size());
+    }
+    return new AggregateExpr(op, param, args.get(desired - 1), grouping, without, range);
+  }
+
+  /** {@code (label, "quoted.label", ...)} of by, without, on, ignoring, group_left/right. */
+  private List<String> parseGroupingLabels() {
+    Token lp = next();
+    if (lp.type() != TokenType.LEFT_PAREN) {
+      throw unexpected(lp, "grouping opts", "\"(\"");
+    }
+    List<String> labels = new ArrayList<>();
+    if (peek().type() == TokenType.RIGHT_PAREN) {
+      next();
+      return labels;
+    }
+    while (true) {
+      Token l = next();
+      String name;
+      if (l.type().isMaybeLabel()) {
+        name = l.val();
+      } else if (l.type() == TokenType.STRING) {
+        name = unquote(l);
+        if (name.isEmpty() || !GoStrings.isValidUtf8(name)) {
+          throw error(l.range(), "invalid label name for grouping: " + GoStrings.quote(name));
+        }
+      } else {
+        throw unexpected(l, "grouping opts", "label");
+      }
+      labels.add(name);
+      Token sep = next();
+      if (sep.type() == TokenType.RIGHT_PAREN) {
+        return labels;
+      }
+      if (sep.type() != TokenType.COMMA) {
+        throw unexpected(sep, "grouping opts", "\",\" or \")\"");
+      }
+      if (peek().type() == TokenType.RIGHT_PAREN) {
+        next();
+        return labels;
+      }
+    }
+  }
+}

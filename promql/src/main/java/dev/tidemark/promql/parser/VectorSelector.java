@@ -1,0 +1,51 @@
+package dev.tidemark.promql.parser;
+
+import dev.tidemark.tsdb.query.LabelMatcher;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * An instant vector selector: {@code foo{a="b", c=~"d.*"} @ 100 offset 5m}.
+ *
+ * @param name the metric name written before the braces, or "" when there is none
+ *     ({@code {__name__="foo"}}, {@code {"foo"}})
+ * @param matchers every matcher, in query order, with the implied {@code __name__="name"} matcher
+ *     last when {@code name} is not empty; a name written inside the braces ({@code {"foo"}}) is
+ *     a {@code __name__} matcher in its place. Unmodifiable
+ * @param offset the {@code offset} as written (negative for {@code offset -5m}); {@link
+ *     Duration#ZERO} when there is none
+ * @param at the {@code @} modifier, or null when there is none
+ * @param positionRange from the name (or the brace) to the end of the last modifier
+ */
+public record VectorSelector(
+    String name,
+    List<LabelMatcher> matchers,
+    Duration offset,
+    AtModifier at,
+    PositionRange positionRange)
+    implements Expr {
+
+  public VectorSelector {
+    matchers = List.copyOf(matchers);
+  }
+
+  @Override
+  public ValueType type() {
+    return ValueType.VECTOR;
+  }
+
+  VectorSelector withOffset(Duration newOffset, int end) {
+    return new VectorSelector(
+        name, matchers, newOffset, at, new PositionRange(positionRange.start(), end));
+  }
+
+  VectorSelector withAt(AtModifier newAt, int end) {
+    return new VectorSelector(
+        name, matchers, offset, newAt, new PositionRange(positionRange.start(), end));
+  }
+
+  @Override
+  public String toString() {
+    return Printer.print(this);
+  }
+}

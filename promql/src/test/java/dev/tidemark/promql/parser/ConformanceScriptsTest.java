@@ -1,0 +1,170 @@
+package dev.tidemark.promql.parser;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestFactory;
+
+/**
+ * Every {@code eval} expression of the shared PromQL conformance scripts ({@code
+ * /work/shared/conformance/promql/*.test}, reached as {@code ../../shared/conformance/promql} from
+ * the module folder): each must parse unless the script expects a failure, and print → parse →
+ * print must be a fixed point. An eval that expects a failure with a message and does not parse
+ * must fail with that message.
+ *
+ * <p>The script language is Prometheus' {@code promql/promqltest/test.go}; the eval and expect
+ * line patterns below are its {@code patEvalInstant}, {@code patEvalRange} and {@code patExpect}.
+ */
+class ConformanceScriptsTest {
+
+  private static final Pattern EVAL_INSTANT =
+      Pattern.compile("^eval(?:_(fail|warn|ordered|info))?\\s+instant\\s+(?:at\\s+(.+?))?\\s+(.+)$");
+  private static final Pattern EVAL_RANGE =
+      Pattern.compile(
+          "^eval(?:_(fail|warn|info))?\\s+range\\s+from\\s+(.+)\\s+to\\s+(.+)\\s+step\\s+(.+?)\\s+(.+)$");
+  private static final Pattern EXPECT =
+      Pattern.compile("^expect\\s+(ordered|fail|warn|no_warn|info|no_info)(?:\\s+(regex|msg):(.+))?$");
+
+  /** The number of evals the scripts hold (their README says 666). */
+  private static final int EXPECTED_EVALS = 666;
+
+  record Eval(String file, int line, String expr, boolean expectFail, String failMsg, String failRegex) {
+    @Override
+    public String toString() {
+      return file + ":" + line + " " + expr;
+    }
+  }
+
+  static Path scriptDir() {
+    return Path.of(System.getProperty("user.dir"))
+        .resolve("../../shared/conformance/promql")
+        .normalize();
+  }
+
+  static List<Eval> evals() throws IOException {
+    Path dir = scriptDir();
+    Assumptions.assumeTrue(Files.isDirectory(dir), "conformance scripts not found at " + dir);
+    List<Path> files;
+    try (Stream<Path> s = Files.list(dir)) {
+      files = s.filter(p -> p.toString().endsWith(".test")).sorted().toList();
+    }
+    List<Eval> out = new ArrayList<>();
+    for (Path f : files) {
+      String[] lines = Files.readString(f, StandardCharsets.UTF_8).split("\n", -1);
+      for (int i = 0; i < lines.length; i++) {
+        String l = lines[i].trim();
+        String first = l.split("\\s+", 2)[0].toLowerCase(java.util.Locale.ROOT);
+        if (!first.startsWith("eval")) {
+          continue;
+        }
+        Matcher m = EVAL_INSTANT.matcher(l);
+        String modifier;
+        String expr;
+        if (m.matches()) {
+          modifier = m.group(1);
+          expr = m.group(3);
+        } else {
+          m = EVAL_RANGE.matcher(l);
+          if (!m.matches()) {
+            throw new AssertionError(f.getFileName() + ":" + (i + 1) + ": bad eval line: " + l);
+          }
+          modifier = m.group(1);
+          expr = m.group(5);
+        }
+        boolean expectFail = "fail".equals(modifier);
+        String msg = null;
+        String regex = null;
+        for (int j = i + 1; j < lines.length; j++) {
+          String body = lines[j].trim();
+          if (body.isEmpty() || body.startsWith("#")) {
+            break;
+          }
+          Matcher e = EXPECT.matcher(body);
+          if (e.matches() && e.group(1).equals("fail")) {
+            expectFail = true;
+            if ("msg".equals(e.group(2))) {
+              msg = e.group(3).trim();
+            } else if ("regex".equals(e.group(2))) {
+              regex = e.group(3).trim();
+            }
+          }
+        }
+        out.add(new Eval(f.getFileName().toString(), i + 1, expr, expectFail, msg, regex));
+      }
+    }
+    return out;
+  }
+
+  @TestFactory
+  Stream<DynamicTest> everyEvalParsesAndRoundTrips() throws IOException {
+    return evals().stream().map(e -> DynamicTest.dynamicTest(e.toString(), () -> check(e)));
+  }
+
+  private static void check(Eval e) {
+    Expr parsed;
+    try {
+      parsed = PromqlParser.parseExpr(e.expr());
+    } catch (ParseException ex) {
+      if (!e.expectFail()) {
+        fail("%s does not parse: %s", e, ex.getMessage());
+      }
+      if (e.failMsg() != null) {
+        assertThat(ex.getMessage()).isEqualTo(e.failMsg());
+      }
+      if (e.failRegex() != null) {
+        assertThat(Pattern.compile(e.failRegex()).matcher(ex.getMessage()).find()).isTrue();
+      }
+      return;
+    }
+    String printed = parsed.toString();
+    Expr reparsed = PromqlParser.parseExpr(printed);
+    assertThat(reparsed.toString()).as("print of parse of %s", printed).isEqualTo(printed);
+    assertThat(reparsed.type()).isEqualTo(parsed.type());
+  }
+
+  @Test
+  void countsEvalsThatParseAndRoundTrip() throws IOException {
+    List<Eval> all = evals();
+    int parsed = 0;
+    int roundTripped = 0;
+    int expectedFailures = 0;
+    List<String> problems = new ArrayList<>();
+    for (Eval e : all) {
+      try {
+        Expr p = PromqlParser.parseExpr(e.expr());
+        parsed++;
+        String s = p.toString();
+        if (PromqlParser.parseExpr(s).toString().equals(s)) {
+          roundTripped++;
+        } else {
+          problems.add(e + " does not round-trip");
+        }
+      } catch (ParseException ex) {
+        if (e.expectFail()) {
+          expectedFailures++;
+        } else {
+          problems.add(e + ": " + ex.getMessage());
+        }
+      }
+    }
+    System.out.printf(
+        "conformance evals: %d, parsed: %d, round-tripped: %d, parse failures expected by the"
+            + " script: %d%n",
+        all.size(), parsed, roundTripped, expectedFailures);
+    assertThat(problems).isEmpty();
+    assertThat(all).hasSize(EXPECTED_EVALS);
+    assertThat(parsed + expectedFailures).isEqualTo(all.size());
+  }
+}
