@@ -642,10 +642,17 @@ final class Evaluator {
    * forward step by step, so at most one window's samples per series are held.
    */
   Vec rangeCall(Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1) {
+    return rangeCall(c, matrixArg, k, dropName, p0, p1, false);
+  }
+
+  Vec rangeCall(Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     RangeSource src = rangeSource(c.args().get(matrixArg));
     List<StepSeries> out = new ArrayList<>();
     Window w = new Window();
     w.rangeMs = src.rangeMs;
+    // With @ every step sees the same window: the value is reused unless the kernel reads the
+    // step's time (predict_linear's intercept).
+    boolean reuse = src.at != null && !stepDependent;
     for (int s = 0; s < src.size(); s++) {
       checkNow();
       w.reset(cursorOf(src, s));
@@ -661,7 +668,7 @@ final class Evaluator {
         w.stepT = times[i];
         double a0 = p0 == null ? 0 : p0.v()[i];
         double a1 = p1 == null ? 0 : p1.v()[i];
-        if (wEnd == prevEnd && a0 == w.p0 && a1 == w.p1 && src.at != null) {
+        if (reuse && wEnd == prevEnd && a0 == w.p0 && a1 == w.p1) {
           if (prevHas) {
             r.set(i, prevVal);
           }
@@ -685,6 +692,18 @@ final class Evaluator {
       }
     }
     return track(new Vec(out));
+  }
+
+  static boolean constant(Scal s) {
+    if (s == null) {
+      return true;
+    }
+    for (double d : s.v()) {
+      if (Double.doubleToRawLongBits(d) != Double.doubleToRawLongBits(s.v()[0])) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- labels

@@ -143,7 +143,7 @@ final class Functions {
           }
         }
       }
-      Vec out = ev.rangeCall(c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1);
+      Vec out = ev.rangeCall(c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1, name.equals("predict_linear"));
       if (name.equals("rate") || name.equals("increase")) {
         Set<String> seen = new HashSet<>();
         for (StepSeries s : out.series()) {
