@@ -130,6 +130,7 @@ final class Evaluator {
   // ---------------------------------------------------------------- running and limits
 
   QueryResult run(Expr e, boolean instant) {
+    checkNow();
     Expr u = unwrap(e);
     Value value;
     if (u instanceof MatrixSelector || u instanceof SubqueryExpr) {
