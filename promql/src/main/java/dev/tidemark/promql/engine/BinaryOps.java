@@ -160,15 +160,20 @@ final class BinaryOps {
     List<StepSeries> out = new ArrayList<>();
     switch (op) {
       case AND, UNLESS -> {
+        Map<Labels, List<StepSeries>> rightBySig = new HashMap<>();
+        for (int ri = 0; ri < rv.series().size(); ri++) {
+          rightBySig.computeIfAbsent(rsig.get(ri), k -> new ArrayList<>()).add(rv.series().get(ri));
+        }
         for (int li = 0; li < lv.series().size(); li++) {
           StepSeries s = lv.series().get(li);
+          List<StepSeries> candidates = rightBySig.getOrDefault(lsig.get(li), List.of());
           for (int i = 0; i < n; i++) {
             if (!s.has[i]) {
               continue;
             }
             boolean found = false;
-            for (int ri = 0; ri < rv.series().size() && !found; ri++) {
-              found = rv.series().get(ri).has[i] && rsig.get(ri).equals(lsig.get(li));
+            for (int ri = 0; ri < candidates.size() && !found; ri++) {
+              found = candidates.get(ri).has[i];
             }
             if (found != (op == BinaryOp.AND)) {
               s.has[i] = false;
