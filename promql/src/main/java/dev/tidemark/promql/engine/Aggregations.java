@@ -358,9 +358,8 @@ final class Aggregations {
     return new Vec(out);
   }
 
-  /** Where a series falls in [0, 1) for limit_ratio: a stable hash of its labels. */
+  /** Where a series falls in [0, 1] for limit_ratio: Prometheus' {@code Hash(labels) / MaxUint64}. */
   static double ratioOffset(Labels l) {
-    long h = l.fingerprintHigh() ^ l.fingerprintLow();
-    return (double) (h >>> 11) / (double) (1L << 53);
+    return XxHash64.unsignedToDouble(XxHash64.hash(l.canonicalBytes())) / 18446744073709551615.0;
   }
 }

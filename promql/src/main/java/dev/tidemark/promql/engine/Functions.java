@@ -742,16 +742,15 @@ final class Functions {
     return out(w, sum + c[0]);
   }
 
+  /** As Prometheus: a later sample wins ties for ts_of_*, a NaN best is always replaced. */
   static boolean compareOverTime(Window w, boolean max, boolean ts) {
     double best = w.v[w.lo];
     long bestT = w.t[w.lo];
-    for (int i = w.lo + 1; i < w.hi; i++) {
+    for (int i = w.lo; i < w.hi; i++) {
       double f = w.v[i];
-      boolean better = max ? f > best : f < best;
-      if (better || (Double.isNaN(best) && !Double.isNaN(f))) {
+      boolean take = ts ? (max ? f >= best : f <= best) : (max ? f > best : f < best);
+      if (take || Double.isNaN(best)) {
         best = f;
-        bestT = w.t[i];
-      } else if (ts && f == best) {
         bestT = w.t[i];
       }
     }

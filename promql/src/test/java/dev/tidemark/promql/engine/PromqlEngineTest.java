@@ -380,4 +380,11 @@ class PromqlEngineTest {
         .containsExactly(
             "PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: \"temperature\" (1:6)");
   }
+
+  @Test
+  void xxHash64MatchesTheReferenceVectors() {
+    assertThat(XxHash64.hash(new byte[0])).isEqualTo(0xEF46DB3751D8E999L);
+    assertThat(XxHash64.hash("a".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0xD24EC4F1A98C6E5BL);
+    assertThat(XxHash64.hash("abc".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0x44BC2CF5AD770999L);
+  }
 }
