@@ -387,4 +387,54 @@ class PromqlEngineTest {
     assertThat(XxHash64.hash("a".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0xD24EC4F1A98C6E5BL);
     assertThat(XxHash64.hash("abc".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0x44BC2CF5AD770999L);
   }
+
+  @Test
+  void histogramQuantileOverClassicBuckets() {
+    long[] ts = {0};
+    Engine e =
+        load(
+            List.of(
+                new Data(Labels.of("__name__", "h_bucket", "le", "0.1", "j", "a"), ts, new double[] {1}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "0.5", "j", "a"), ts, new double[] {3}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "a"), ts, new double[] {4}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "1", "j", "b"), ts, new double[] {5}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "2", "j", "b"), ts, new double[] {4}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "b"), ts, new double[] {10})));
+    QueryResult r = new PromqlEngine().instantQuery(e, "histogram_quantile(0.5, h_bucket)", 0);
+    Map<Labels, Double> got = vector(r);
+    assertThat(got.get(Labels.of("j", "a"))).isCloseTo(0.3, within(1e-12));
+    // b is not monotonic: le=2 is lifted to 5; rank 5 falls in the first bucket's upper edge
+    assertThat(got.get(Labels.of("j", "b"))).isCloseTo(1.0, within(1e-12));
+    assertThat(r.annotations().infos()).singleElement().asString().startsWith(
+        "PromQL info: input to histogram_quantile needed to be fixed for monotonicity");
+  }
+
+  @Test
+  void labelFunctionsCountValuesAndLimits() {
+    long[] ts = {0};
+    Engine e =
+        load(
+            List.of(
+                new Data(Labels.of("__name__", "x", "src", "a-1"), ts, new double[] {2}),
+                new Data(Labels.of("__name__", "x", "src", "b-2"), ts, new double[] {2}),
+                new Data(Labels.of("__name__", "x", "src", "c-3"), ts, new double[] {0.5})));
+    PromqlEngine promql = new PromqlEngine();
+    assertThat(vector(promql.instantQuery(e, "label_replace(x, \"dst\", \"${1}_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
+        .containsKey(Labels.of("__name__", "x", "src", "a-1", "dst", "a_1x"));
+    // Go's Expand reads "$1_" as the group named "1_", which does not exist.
+    assertThat(vector(promql.instantQuery(e, "label_replace(x, \"dst\", \"$1_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
+        .containsKey(Labels.of("__name__", "x", "src", "a-1", "dst", "1x"));
+    assertThat(vector(promql.instantQuery(e, "label_join(x, \"dst\", \"+\", \"src\", \"__name__\")", 0)))
+        .containsKey(Labels.of("__name__", "x", "src", "c-3", "dst", "c-3+x"));
+    assertThat(vector(promql.instantQuery(e, "count_values(\"v\", x)", 0)))
+        .isEqualTo(Map.of(Labels.of("v", "2"), 2.0, Labels.of("v", "0.5"), 1.0));
+    assertThat(vector(promql.instantQuery(e, "limitk(2, x)", 0))).hasSize(2);
+    Map<Labels, Double> ratio = vector(promql.instantQuery(e, "limit_ratio(0.5, x)", 0));
+    Map<Labels, Double> rest = vector(promql.instantQuery(e, "limit_ratio(-0.5, x)", 0));
+    assertThat(ratio.size() + rest.size()).isEqualTo(3);
+    assertThat(ratio.keySet()).doesNotContainAnyElementsOf(rest.keySet());
+    List<Value.Sample> sorted =
+        ((Value.Vector) promql.instantQuery(e, "sort_by_label_desc(x, \"src\")", 0).value()).samples();
+    assertThat(sorted.get(0).labels().get("src")).isEqualTo("c-3");
+  }
 }
