@@ -1,10 +1,8 @@
 package dev.tidemark.promql.engine;
 
 import dev.tidemark.promql.parser.AggregateExpr;
-import dev.tidemark.promql.parser.AggregateOp;
 import dev.tidemark.promql.parser.AtModifier;
 import dev.tidemark.promql.parser.BinaryExpr;
-import dev.tidemark.promql.parser.BinaryOp;
 import dev.tidemark.promql.parser.Call;
 import dev.tidemark.promql.parser.Expr;
 import dev.tidemark.promql.parser.MatrixSelector;
@@ -14,8 +12,6 @@ import dev.tidemark.promql.parser.PositionRange;
 import dev.tidemark.promql.parser.StringLiteral;
 import dev.tidemark.promql.parser.SubqueryExpr;
 import dev.tidemark.promql.parser.UnaryExpr;
-import dev.tidemark.promql.parser.ValueType;
-import dev.tidemark.promql.parser.VectorMatching;
 import dev.tidemark.promql.parser.VectorSelector;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.model.Labels;
@@ -27,7 +23,6 @@ import dev.tidemark.tsdb.query.Querier;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -469,6 +464,8 @@ final class Evaluator {
     AtModifier at;
     Expr selectorExpr;
     PositionRange argPos;
+    /** Samples of a subquery's inner result, counted against the budget until the call is done. */
+    long held;
 
     int size() {
       return labels.size();
@@ -524,7 +521,9 @@ final class Evaluator {
       return src;
     }
     Evaluator child = new Evaluator(sh, innerStart, innerEnd, step);
+    long before = sh.held;
     Object r = child.eval(sq.expr());
+    src.held = Math.max(0, sh.held - before);
     List<StepSeries> series;
     if (r instanceof Scal s) {
       StepSeries ss = new StepSeries(Labels.empty(), child.n);
@@ -692,6 +691,7 @@ final class Evaluator {
         out.add(r);
       }
     }
+    release(src.held);
     return track(new Vec(out));
   }
 
@@ -780,10 +780,6 @@ final class Evaluator {
 
   void info(String text, PositionRange pr) {
     sh.annotations.info("PromQL info: " + text + " (" + pos(pr) + ")");
-  }
-
-  static boolean isMatrix(Expr e) {
-    return unwrap(e).type() == ValueType.MATRIX;
   }
 
   static List<LabelMatcher> matchersOf(Expr e) {

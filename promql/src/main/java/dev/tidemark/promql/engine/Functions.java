@@ -3,7 +3,6 @@ package dev.tidemark.promql.engine;
 import dev.tidemark.promql.engine.Evaluator.Kernel;
 import dev.tidemark.promql.engine.Evaluator.Scal;
 import dev.tidemark.promql.engine.Evaluator.StepSeries;
-import dev.tidemark.promql.engine.Evaluator.Str;
 import dev.tidemark.promql.engine.Evaluator.Vec;
 import dev.tidemark.promql.engine.Evaluator.Window;
 import dev.tidemark.promql.parser.Call;
@@ -349,10 +348,8 @@ final class Functions {
       case "histogram_stddev":
       case "histogram_stdvar":
       case "histogram_fraction": {
-        // Float samples only: these functions read native histograms, which Tidemark does not store.
-        for (Expr a : args) {
-          Evaluator.unwrap(a);
-        }
+        // These functions read native histograms, which Tidemark does not store: no float sample
+        // has a result.
         Object o = ev.eval(args.get(args.size() - 1));
         ev.done(o);
         return new Vec(List.of());
@@ -840,9 +837,5 @@ final class Functions {
       System.arraycopy(values, 0, values, nan, values.length - nan);
       Arrays.fill(values, 0, nan, Double.NaN);
     }
-  }
-
-  static Str unusedStr() {
-    return null;
   }
 }
