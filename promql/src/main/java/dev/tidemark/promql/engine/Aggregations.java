@@ -1,0 +1,365 @@
+package dev.tidemark.promql.engine;
+
+import dev.tidemark.promql.engine.Evaluator.Scal;
+import dev.tidemark.promql.engine.Evaluator.StepSeries;
+import dev.tidemark.promql.engine.Evaluator.Str;
+import dev.tidemark.promql.engine.Evaluator.Vec;
+import dev.tidemark.promql.parser.AggregateExpr;
+import dev.tidemark.promql.parser.AggregateOp;
+import dev.tidemark.tsdb.model.Labels;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Aggregation operators. Groups depend on labels only, so each input series is assigned to its
+ * group once; then every step aggregates the present members of each group.
+ */
+final class Aggregations {
+  private Aggregations() {}
+
+  static Labels groupLabels(Labels l, List<String> grouping, boolean without) {
+    Labels.Builder b = Labels.builder();
+    if (without) {
+      Set<String> drop = new HashSet<>(grouping);
+      drop.add(Labels.METRIC_NAME);
+      for (int i = 0; i < l.size(); i++) {
+        if (!drop.contains(l.name(i))) {
+          b.add(l.name(i), l.value(i));
+        }
+      }
+    } else {
+      for (String g : new HashSet<>(grouping)) {
+        String v = l.get(g);
+        if (v != null) {
+          b.add(g, v);
+        }
+      }
+    }
+    return b.build();
+  }
+
+  static Object aggregate(Evaluator ev, AggregateExpr a) {
+    AggregateOp op = a.op();
+    Scal param = null;
+    String label = null;
+    if (op == AggregateOp.COUNT_VALUES) {
+      label = ((Str) ev.eval(a.param())).s();
+      if (!Functions.validLabelName(label)) {
+        throw QueryException.execution("invalid label name " + GoQuote.quote(label));
+      }
+    } else if (op.hasParam()) {
+      param = ev.evalScalar(a.param());
+    }
+    Vec in = ev.evalVector(a.expr());
+    int n = ev.n;
+    List<StepSeries> input = in.series();
+    // group assignment
+    Map<Labels, Integer> groupIndex = new LinkedHashMap<>();
+    List<Labels> groupLabels = new ArrayList<>();
+    int[] groupOf = new int[input.size()];
+    for (int s = 0; s < input.size(); s++) {
+      Labels g = groupLabels(input.get(s).labels, a.grouping(), a.without());
+      Integer gi = groupIndex.get(g);
+      if (gi == null) {
+        gi = groupLabels.size();
+        groupIndex.put(g, gi);
+        groupLabels.add(g);
+      }
+      groupOf[s] = gi;
+    }
+    int groups = groupLabels.size();
+    List<List<Integer>> members = new ArrayList<>();
+    for (int g = 0; g < groups; g++) {
+      members.add(new ArrayList<>());
+    }
+    for (int s = 0; s < input.size(); s++) {
+      members.get(groupOf[s]).add(s);
+    }
+    Object result;
+    switch (op) {
+      case TOPK, BOTTOMK, LIMITK, LIMIT_RATIO -> result = selectK(ev, a, param, input, members);
+      case COUNT_VALUES -> result = countValues(ev, label, input, groupLabels, groupOf);
+      default -> {
+        if (op == AggregateOp.QUANTILE) {
+          boolean nan = false;
+          double max = Double.NEGATIVE_INFINITY;
+          double min = Double.POSITIVE_INFINITY;
+          for (double q : param.v()) {
+            nan |= Double.isNaN(q);
+            max = Math.max(max, q);
+            min = Math.min(min, q);
+          }
+          if (nan) {
+            ev.warn("quantile value should be between 0 and 1, got NaN", a.param().positionRange());
+          }
+          if (!nan && max > 1) {
+            ev.warn("quantile value should be between 0 and 1, got " + GoFormat.g(max), a.param().positionRange());
+          }
+          if (!nan && min < 0) {
+            ev.warn("quantile value should be between 0 and 1, got " + GoFormat.g(min), a.param().positionRange());
+          }
+        }
+        List<StepSeries> out = new ArrayList<>();
+        double[] buf = new double[input.size()];
+        for (int g = 0; g < groups; g++) {
+          StepSeries r = new StepSeries(groupLabels.get(g), n);
+          List<Integer> ms = members.get(g);
+          for (int m : ms) {
+            r.dropName |= input.get(m).dropName;
+          }
+          for (int i = 0; i < n; i++) {
+            ev.tick();
+            int cnt = 0;
+            for (int m : ms) {
+              StepSeries s = input.get(m);
+              if (s.has[i]) {
+                buf[cnt++] = s.v[i];
+              }
+            }
+            if (cnt == 0) {
+              continue;
+            }
+            r.set(i, reduce(op, buf, cnt, param == null ? 0 : param.v()[i]));
+          }
+          if (r.count() > 0) {
+            out.add(r);
+          }
+        }
+        result = new Vec(out);
+      }
+    }
+    ev.done(in);
+    return ev.track((Vec) result);
+  }
+
+  static double reduce(AggregateOp op, double[] v, int cnt, double param) {
+    switch (op) {
+      case SUM: {
+        double sum = v[0];
+        double[] c = {0};
+        for (int i = 1; i < cnt; i++) {
+          sum = Functions.kahanInc(v[i], sum, c);
+        }
+        return sum + c[0];
+      }
+      case AVG: {
+        double sum = v[0];
+        double mean = v[0];
+        double[] c = {0};
+        boolean incremental = false;
+        double count = 1;
+        for (int i = 1; i < cnt; i++) {
+          count++;
+          double f = v[i];
+          if (!incremental) {
+            double[] c2 = {c[0]};
+            double ns = Functions.kahanInc(f, sum, c2);
+            if (!Double.isInfinite(ns)) {
+              sum = ns;
+              c[0] = c2[0];
+              continue;
+            }
+            incremental = true;
+            mean = sum / (count - 1);
+            c[0] /= count - 1;
+          }
+          double q = (count - 1) / count;
+          c[0] = q * c[0];
+          mean = Functions.kahanInc(f / count, q * mean, c);
+        }
+        if (incremental) {
+          return mean + c[0];
+        }
+        return sum / count + c[0] / count;
+      }
+      case COUNT:
+        return cnt;
+      case GROUP:
+        return 1;
+      case MIN: {
+        double m = v[0];
+        for (int i = 1; i < cnt; i++) {
+          if (m > v[i] || Double.isNaN(m)) {
+            m = v[i];
+          }
+        }
+        return m;
+      }
+      case MAX: {
+        double m = v[0];
+        for (int i = 1; i < cnt; i++) {
+          if (m < v[i] || Double.isNaN(m)) {
+            m = v[i];
+          }
+        }
+        return m;
+      }
+      case STDDEV:
+      case STDVAR: {
+        double mean = v[0];
+        double value = (Double.isNaN(v[0]) || Double.isInfinite(v[0])) ? Double.NaN : 0;
+        double count = 1;
+        for (int i = 1; i < cnt; i++) {
+          count++;
+          double delta = v[i] - mean;
+          mean += delta / count;
+          value += delta * (v[i] - mean);
+        }
+        double var = value / count;
+        return op == AggregateOp.STDVAR ? var : Math.sqrt(var);
+      }
+      case QUANTILE:
+        return Functions.quantile(param, java.util.Arrays.copyOf(v, cnt));
+      default:
+        throw new IllegalStateException(op.toString());
+    }
+  }
+
+  static Vec countValues(Evaluator ev, String label, List<StepSeries> input, List<Labels> groupLabels, int[] groupOf) {
+    Map<Labels, StepSeries> out = new LinkedHashMap<>();
+    for (int i = 0; i < ev.n; i++) {
+      for (int s = 0; s < input.size(); s++) {
+        StepSeries in = input.get(s);
+        if (!in.has[i]) {
+          continue;
+        }
+        Labels l = groupLabels.get(groupOf[s]).toBuilder().set(label, GoFormat.f(in.v[i])).build();
+        StepSeries r = out.computeIfAbsent(l, k -> new StepSeries(k, ev.n));
+        r.set(i, (r.has[i] ? r.v[i] : 0) + 1);
+      }
+    }
+    return new Vec(new ArrayList<>(out.values()));
+  }
+
+  static Vec selectK(Evaluator ev, AggregateExpr a, Scal param, List<StepSeries> input, List<List<Integer>> members) {
+    AggregateOp op = a.op();
+    int n = ev.n;
+    double max = Double.NEGATIVE_INFINITY;
+    double min = Double.POSITIVE_INFINITY;
+    boolean nan = false;
+    for (double p : param.v()) {
+      max = Math.max(max, p);
+      min = Math.min(min, p);
+      nan |= Double.isNaN(p);
+    }
+    if (op == AggregateOp.LIMIT_RATIO) {
+      if (max == 0 && min == 0) {
+        return new Vec(List.of());
+      }
+      if (nan) {
+        throw QueryException.execution("Ratio value is NaN");
+      }
+      if (max > 1.0) {
+        ev.warn("ratio value should be between -1 and 1, got " + GoFormat.g(max) + ", capping to 1", a.param().positionRange());
+      }
+      if (min < -1.0) {
+        ev.warn("ratio value should be between -1 and 1, got " + GoFormat.g(min) + ", capping to -1", a.param().positionRange());
+      }
+    } else {
+      if (max < 1) {
+        return new Vec(List.of());
+      }
+      if (nan) {
+        throw QueryException.execution("Parameter value is NaN");
+      }
+      if (min <= -9.223372036854775808E18) {
+        throw QueryException.execution("Scalar value " + GoFormat.g(min) + " underflows int64");
+      }
+      if (max >= 9.223372036854775807E18) {
+        throw QueryException.execution("Scalar value " + GoFormat.g(max) + " overflows int64");
+      }
+    }
+    List<StepSeries> out = new ArrayList<>();
+    Map<Integer, StepSeries> outOf = new HashMap<>();
+    // rank at the first step, for the order of an instant result
+    Map<StepSeries, Integer> rank0 = new HashMap<>();
+    boolean bottom = op == AggregateOp.BOTTOMK;
+    for (int i = 0; i < n; i++) {
+      ev.tick();
+      double p = param.v()[i];
+      for (List<Integer> ms : members) {
+        List<Integer> present = new ArrayList<>();
+        for (int m : ms) {
+          if (input.get(m).has[i]) {
+            present.add(m);
+          }
+        }
+        List<Integer> chosen;
+        if (op == AggregateOp.LIMIT_RATIO) {
+          double r = Math.max(-1, Math.min(1, p));
+          chosen = new ArrayList<>();
+          for (int m : present) {
+            double off = ratioOffset(input.get(m).labels);
+            if (r >= 0 ? off < r : off >= 1 + r) {
+              chosen.add(m);
+            }
+          }
+        } else {
+          long k = Math.min((long) p, (long) input.size());
+          if (k < 1) {
+            continue;
+          }
+          if (op == AggregateOp.LIMITK) {
+            chosen = present.subList(0, (int) Math.min(k, present.size()));
+          } else {
+            final int step = i;
+            List<Integer> sorted = new ArrayList<>(present);
+            sorted.sort((x, y) -> {
+              double vx = input.get(x).v[step];
+              double vy = input.get(y).v[step];
+              boolean nx = Double.isNaN(vx);
+              boolean ny = Double.isNaN(vy);
+              if (nx || ny) {
+                return Boolean.compare(nx, ny);
+              }
+              return bottom ? Double.compare(vx, vy) : Double.compare(vy, vx);
+            });
+            chosen = sorted.subList(0, (int) Math.min(k, sorted.size()));
+          }
+        }
+        for (int idx = 0; idx < chosen.size(); idx++) {
+          int m = chosen.get(idx);
+          StepSeries src = input.get(m);
+          StepSeries r = outOf.get(m);
+          if (r == null) {
+            r = new StepSeries(src.labels, n);
+            r.dropName = src.dropName;
+            outOf.put(m, r);
+            out.add(r);
+          }
+          r.set(i, src.v[i]);
+          if (i == 0) {
+            rank0.put(r, idx);
+          }
+        }
+      }
+    }
+    if (n == 1) {
+      // Instant result: groups in order of appearance, each by rank.
+      List<StepSeries> ordered = new ArrayList<>();
+      for (List<Integer> ms : members) {
+        List<StepSeries> g = new ArrayList<>();
+        for (int m : ms) {
+          StepSeries r = outOf.get(m);
+          if (r != null) {
+            g.add(r);
+          }
+        }
+        g.sort((x, y) -> Integer.compare(rank0.getOrDefault(x, 0), rank0.getOrDefault(y, 0)));
+        ordered.addAll(g);
+      }
+      return new Vec(ordered);
+    }
+    return new Vec(out);
+  }
+
+  /** Where a series falls in [0, 1] for limit_ratio: Prometheus' {@code Hash(labels) / MaxUint64}. */
+  static double ratioOffset(Labels l) {
+    return XxHash64.unsignedToDouble(XxHash64.hash(l.canonicalBytes())) / 18446744073709551615.0;
+  }
+}

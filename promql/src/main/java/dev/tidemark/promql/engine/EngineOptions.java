@@ -1,0 +1,51 @@
+package dev.tidemark.promql.engine;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of a {@link PromqlEngine}, as Prometheus' {@code promql.EngineOpts}.
+ *
+ * @param lookbackDelta how far back an instant selector looks for a sample (Prometheus: 5m)
+ * @param maxSamples most samples held in memory at once by one query
+ * @param timeout wall-clock budget of one query
+ * @param defaultSubqueryStep resolution of a subquery written without step ({@code [5m:]}); as
+ *     Prometheus' global evaluation interval (1m)
+ */
+public record EngineOptions(
+    Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep) {
+
+  public static final EngineOptions DEFAULTS =
+      new EngineOptions(Duration.ofMinutes(5), 50_000_000L, Duration.ofMinutes(2), Duration.ofMinutes(1));
+
+  public EngineOptions {
+    Objects.requireNonNull(lookbackDelta, "lookbackDelta");
+    Objects.requireNonNull(timeout, "timeout");
+    Objects.requireNonNull(defaultSubqueryStep, "defaultSubqueryStep");
+    if (lookbackDelta.toMillis() <= 0) {
+      throw new IllegalArgumentException("lookbackDelta must be positive, was " + lookbackDelta);
+    }
+    if (maxSamples <= 0) {
+      throw new IllegalArgumentException("maxSamples must be positive, was " + maxSamples);
+    }
+    if (defaultSubqueryStep.toMillis() <= 0) {
+      throw new IllegalArgumentException("defaultSubqueryStep must be positive, was " + defaultSubqueryStep);
+    }
+  }
+
+  public EngineOptions withLookbackDelta(Duration d) {
+    return new EngineOptions(d, maxSamples, timeout, defaultSubqueryStep);
+  }
+
+  public EngineOptions withMaxSamples(long n) {
+    return new EngineOptions(lookbackDelta, n, timeout, defaultSubqueryStep);
+  }
+
+  public EngineOptions withTimeout(Duration d) {
+    return new EngineOptions(lookbackDelta, maxSamples, d, defaultSubqueryStep);
+  }
+
+  public EngineOptions withDefaultSubqueryStep(Duration d) {
+    return new EngineOptions(lookbackDelta, maxSamples, timeout, d);
+  }
+}

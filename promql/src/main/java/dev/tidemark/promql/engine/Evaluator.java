@@ -1,0 +1,796 @@
+package dev.tidemark.promql.engine;
+
+import dev.tidemark.promql.parser.AggregateExpr;
+import dev.tidemark.promql.parser.AtModifier;
+import dev.tidemark.promql.parser.BinaryExpr;
+import dev.tidemark.promql.parser.Call;
+import dev.tidemark.promql.parser.Expr;
+import dev.tidemark.promql.parser.MatrixSelector;
+import dev.tidemark.promql.parser.NumberLiteral;
+import dev.tidemark.promql.parser.ParenExpr;
+import dev.tidemark.promql.parser.PositionRange;
+import dev.tidemark.promql.parser.StringLiteral;
+import dev.tidemark.promql.parser.SubqueryExpr;
+import dev.tidemark.promql.parser.UnaryExpr;
+import dev.tidemark.promql.parser.VectorSelector;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.SampleIterator;
+import dev.tidemark.tsdb.query.Series;
+import dev.tidemark.tsdb.query.SeriesSet;
+import dev.tidemark.tsdb.query.Querier;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Evaluates one expression over the steps {@code start, start+interval, ..., end}. Every node is
+ * evaluated once for all steps (as Prometheus' {@code rangeEval}): an instant-vector node yields
+ * its series, each with one value slot per step; a scalar node one value per step. Range vectors
+ * are never materialised for all steps: a function over a range walks each series once with a
+ * sliding window (see {@link #rangeCall}).
+ */
+final class Evaluator {
+  static final String TOO_MANY_SAMPLES =
+      "query processing would load too many samples into memory in query execution";
+
+  /** What all evaluators of one query share. */
+  static final class Shared {
+    Querier querier;
+    EngineOptions options;
+    QueryControl control;
+    long deadlineNanos;
+    Annotations annotations = new Annotations();
+    String query;
+    long queryStart;
+    long queryEnd;
+    long held;
+    int ticks;
+  }
+
+  /** A scalar: one value per step. */
+  record Scal(double[] v) {}
+
+  /** A string. */
+  record Str(String s) {}
+
+  /** An instant vector over all steps. */
+  record Vec(List<StepSeries> series) {}
+
+  /** One series of an instant vector: a value slot per step, {@code has} marks the filled ones. */
+  static final class StepSeries {
+    Labels labels;
+    final double[] v;
+    final boolean[] has;
+    boolean dropName;
+
+    StepSeries(Labels labels, int n) {
+      this.labels = labels;
+      this.v = new double[n];
+      this.has = new boolean[n];
+    }
+
+    int count() {
+      int c = 0;
+      for (boolean b : has) {
+        if (b) {
+          c++;
+        }
+      }
+      return c;
+    }
+
+    void set(int i, double value) {
+      v[i] = value;
+      has[i] = true;
+    }
+  }
+
+  final Shared sh;
+  final long start;
+  final long end;
+  final long interval;
+  final int n;
+  final long[] times;
+
+  Evaluator(Shared sh, long start, long end, long interval) {
+    this.sh = sh;
+    this.start = start;
+    this.end = end;
+    this.interval = interval;
+    this.n = (int) ((end - start) / interval) + 1;
+    this.times = new long[n];
+    for (int i = 0; i < n; i++) {
+      times[i] = start + i * interval;
+    }
+  }
+
+  static Evaluator top(
+      Querier q, EngineOptions opt, QueryControl control, String query, long start, long end, long step) {
+    Shared sh = new Shared();
+    sh.querier = q;
+    sh.options = opt;
+    sh.control = control;
+    sh.deadlineNanos = System.nanoTime() + opt.timeout().toNanos();
+    sh.query = query;
+    sh.queryStart = start;
+    sh.queryEnd = end;
+    return new Evaluator(sh, start, end, step == 0 ? 1 : step);
+  }
+
+  // ---------------------------------------------------------------- running and limits
+
+  QueryResult run(Expr e, boolean instant) {
+    checkNow();
+    Expr u = unwrap(e);
+    Value value;
+    if (u instanceof MatrixSelector || u instanceof SubqueryExpr) {
+      RangeSource src = rangeSource(u);
+      List<Value.Series> out = new ArrayList<>();
+      Window w = new Window();
+      for (int s = 0; s < src.size(); s++) {
+        w.reset(cursorOf(src, s));
+        w.advance(windowEnd(src, 0) - src.rangeMs, windowEnd(src, 0));
+        if (w.hi > w.lo) {
+          Labels l = src.dropName(s) ? dropName(src.labels(s)) : src.labels(s);
+          out.add(new Value.Series(l, Arrays.copyOfRange(w.t, w.lo, w.hi), Arrays.copyOfRange(w.v, w.lo, w.hi)));
+        }
+      }
+      out.sort(Comparator.comparing(Value.Series::labels));
+      value = new Value.Matrix(out);
+    } else {
+      Object r = eval(e);
+      if (r instanceof Scal s) {
+        if (instant) {
+          value = new Value.Scalar(start, s.v()[0]);
+        } else {
+          value = new Value.Matrix(List.of(new Value.Series(Labels.empty(), times.clone(), s.v().clone())));
+        }
+      } else if (r instanceof Str s) {
+        value = new Value.StringValue(start, s.s());
+      } else {
+        List<StepSeries> series = ((Vec) r).series();
+        for (StepSeries ss : series) {
+          if (ss.dropName) {
+            ss.labels = dropName(ss.labels);
+            ss.dropName = false;
+          }
+        }
+        if (instant) {
+          List<Value.Sample> samples = new ArrayList<>();
+          java.util.Set<Labels> seen = new java.util.HashSet<>();
+          for (StepSeries ss : series) {
+            if (ss.has[0]) {
+              if (!seen.add(ss.labels)) {
+                throw QueryException.execution("vector cannot contain metrics with the same labelset");
+              }
+              samples.add(new Value.Sample(ss.labels, start, ss.v[0]));
+            }
+          }
+          value = new Value.Vector(samples);
+        } else {
+          List<StepSeries> merged = mergeSameLabels(series, true);
+          List<Value.Series> out = new ArrayList<>();
+          for (StepSeries ss : merged) {
+            int c = ss.count();
+            if (c == 0) {
+              continue;
+            }
+            long[] ts = new long[c];
+            double[] vs = new double[c];
+            int k = 0;
+            for (int i = 0; i < n; i++) {
+              if (ss.has[i]) {
+                ts[k] = times[i];
+                vs[k++] = ss.v[i];
+              }
+            }
+            out.add(new Value.Series(ss.labels, ts, vs));
+          }
+          out.sort(Comparator.comparing(Value.Series::labels));
+          value = new Value.Matrix(out);
+        }
+      }
+    }
+    return new QueryResult(value, sh.annotations);
+  }
+
+  void tick() {
+    if ((++sh.ticks & 63) == 0) {
+      checkNow();
+    }
+  }
+
+  void checkNow() {
+    if (sh.control.isCanceled()) {
+      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+    }
+    if (System.nanoTime() - sh.deadlineNanos > 0) {
+      throw new QueryException(QueryException.ErrorType.TIMEOUT, "query timed out in expression evaluation");
+    }
+  }
+
+  void acquire(long count) {
+    sh.held += count;
+    if (sh.held > sh.options.maxSamples()) {
+      throw QueryException.execution(TOO_MANY_SAMPLES);
+    }
+  }
+
+  void release(long count) {
+    sh.held -= count;
+  }
+
+  long held(Vec v) {
+    long c = 0;
+    for (StepSeries s : v.series()) {
+      c += s.count();
+    }
+    return c;
+  }
+
+  Vec track(Vec v) {
+    acquire(held(v));
+    return v;
+  }
+
+  void done(Object o) {
+    if (o instanceof Vec v) {
+      release(held(v));
+    }
+  }
+
+  // ---------------------------------------------------------------- dispatch
+
+  static Expr unwrap(Expr e) {
+    while (e instanceof ParenExpr p) {
+      e = p.expr();
+    }
+    return e;
+  }
+
+  Object eval(Expr e) {
+    tick();
+    if (e instanceof NumberLiteral nl) {
+      double[] v = new double[n];
+      Arrays.fill(v, nl.value());
+      return new Scal(v);
+    } else if (e instanceof StringLiteral sl) {
+      return new Str(sl.value());
+    } else if (e instanceof ParenExpr p) {
+      return eval(p.expr());
+    } else if (e instanceof UnaryExpr u) {
+      Object r = eval(u.expr());
+      if (!u.negate()) {
+        return r;
+      }
+      if (r instanceof Scal s) {
+        double[] v = new double[n];
+        for (int i = 0; i < n; i++) {
+          v[i] = -s.v()[i];
+        }
+        return new Scal(v);
+      }
+      for (StepSeries ss : ((Vec) r).series()) {
+        for (int i = 0; i < n; i++) {
+          ss.v[i] = -ss.v[i];
+        }
+        ss.dropName = true;
+      }
+      return r;
+    } else if (e instanceof VectorSelector vs) {
+      return track(selectVector(vs, false));
+    } else if (e instanceof Call c) {
+      return Functions.call(this, c);
+    } else if (e instanceof AggregateExpr a) {
+      return Aggregations.aggregate(this, a);
+    } else if (e instanceof BinaryExpr b) {
+      return BinaryOps.binary(this, b);
+    }
+    throw QueryException.execution(
+        "unexpected expression of type " + e.type().documentedName() + ": " + e);
+  }
+
+  Scal evalScalar(Expr e) {
+    Object o = eval(e);
+    if (o instanceof Scal s) {
+      return s;
+    }
+    throw QueryException.execution("expected scalar, got " + e.type().documentedName());
+  }
+
+  Vec evalVector(Expr e) {
+    Object o = eval(e);
+    if (o instanceof Vec v) {
+      return v;
+    }
+    throw QueryException.execution("expected instant vector, got " + e.type().documentedName());
+  }
+
+  // ---------------------------------------------------------------- selectors
+
+  long atTime(AtModifier at) {
+    return switch (at.kind()) {
+      case TIMESTAMP -> at.timestampMillis();
+      case START -> sh.queryStart;
+      case END -> sh.queryEnd;
+    };
+  }
+
+  long eff(int i, AtModifier at, long offsetMs) {
+    return (at != null ? atTime(at) : times[i]) - offsetMs;
+  }
+
+  /** Instant selector: per step the newest sample in {@code (t - lookback, t]}, unless stale. */
+  Vec selectVector(VectorSelector vs, boolean timestamps) {
+    long lb = sh.options.lookbackDelta().toMillis();
+    long off = vs.offset().toMillis();
+    long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
+    long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
+    SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers());
+    List<StepSeries> out = new ArrayList<>();
+    while (set.next()) {
+      Series s = set.at();
+      StepSeries r = new StepSeries(s.labels(), n);
+      SampleIterator it = s.iterator();
+      boolean more = it.next();
+      boolean haveCur = false;
+      long curT = 0;
+      long curB = 0;
+      for (int i = 0; i < n; i++) {
+        tick();
+        long t = eff(i, vs.at(), off);
+        if (more && it.timestampMillis() <= t - lb) {
+          haveCur = false;
+          more = it.seek(t - lb + 1);
+        }
+        while (more && it.timestampMillis() <= t) {
+          curT = it.timestampMillis();
+          curB = it.valueBits();
+          haveCur = true;
+          more = it.next();
+        }
+        if (haveCur && curT > t - lb && curT <= t && curB != SampleBatch.STALE_NAN_BITS) {
+          r.set(i, timestamps ? curT / 1000.0 : Double.longBitsToDouble(curB));
+        }
+      }
+      if (r.count() > 0) {
+        out.add(r);
+      }
+    }
+    return new Vec(out);
+  }
+
+  // ---------------------------------------------------------------- range vectors
+
+  /** A cursor over (time, value) points in time order, stale markers excluded. */
+  interface Cursor {
+    boolean next();
+
+    boolean seek(long t);
+
+    long t();
+
+    double v();
+  }
+
+  static final class IteratorCursor implements Cursor {
+    private final SampleIterator it;
+
+    IteratorCursor(SampleIterator it) {
+      this.it = it;
+    }
+
+    @Override
+    public boolean next() {
+      while (it.next()) {
+        if (it.valueBits() != SampleBatch.STALE_NAN_BITS) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    @Override
+    public boolean seek(long t) {
+      if (!it.seek(t)) {
+        return false;
+      }
+      return it.valueBits() != SampleBatch.STALE_NAN_BITS || next();
+    }
+
+    @Override
+    public long t() {
+      return it.timestampMillis();
+    }
+
+    @Override
+    public double v() {
+      return it.value();
+    }
+  }
+
+  static final class ArrayCursor implements Cursor {
+    private final long[] ts;
+    private final double[] vs;
+    private final int len;
+    private int i = -1;
+
+    ArrayCursor(long[] ts, double[] vs, int len) {
+      this.ts = ts;
+      this.vs = vs;
+      this.len = len;
+    }
+
+    @Override
+    public boolean next() {
+      i++;
+      return i < len;
+    }
+
+    @Override
+    public boolean seek(long t) {
+      if (i < 0) {
+        i = 0;
+      }
+      while (i < len && ts[i] < t) {
+        i++;
+      }
+      return i < len;
+    }
+
+    @Override
+    public long t() {
+      return ts[i];
+    }
+
+    @Override
+    public double v() {
+      return vs[i];
+    }
+  }
+
+  /** The series of a range-vector expression and how its windows are placed. */
+  final class RangeSource {
+    final List<Labels> labels = new ArrayList<>();
+    final List<Boolean> dropNames = new ArrayList<>();
+    final List<Object> data = new ArrayList<>();
+    long rangeMs;
+    long offsetMs;
+    AtModifier at;
+    Expr selectorExpr;
+    PositionRange argPos;
+    /** Samples of a subquery's inner result, counted against the budget until the call is done. */
+    long held;
+
+    int size() {
+      return labels.size();
+    }
+
+    Labels labels(int i) {
+      return labels.get(i);
+    }
+
+    boolean dropName(int i) {
+      return dropNames.get(i);
+    }
+
+  }
+
+  long windowEnd(RangeSource src, int i) {
+    return eff(i, src.at, src.offsetMs);
+  }
+
+  RangeSource rangeSource(Expr e) {
+    e = unwrap(e);
+    RangeSource src = new RangeSource();
+    src.argPos = e.positionRange();
+    if (e instanceof MatrixSelector ms) {
+      VectorSelector vs = ms.selector();
+      src.rangeMs = ms.range().toMillis();
+      src.offsetMs = vs.offset().toMillis();
+      src.at = vs.at();
+      src.selectorExpr = ms;
+      long a = windowEnd(src, 0);
+      long b = windowEnd(src, n - 1);
+      SeriesSet set = sh.querier.select(Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers());
+      while (set.next()) {
+        Series s = set.at();
+        src.labels.add(s.labels());
+        src.dropNames.add(false);
+        src.data.add(s);
+      }
+      return src;
+    }
+    SubqueryExpr sq = (SubqueryExpr) e;
+    src.rangeMs = sq.range().toMillis();
+    src.offsetMs = sq.offset().toMillis();
+    src.at = sq.at();
+    src.selectorExpr = sq;
+    long step = sq.hasStep() ? sq.step().toMillis() : sh.options.defaultSubqueryStep().toMillis();
+    long a = windowEnd(src, 0);
+    long b = windowEnd(src, n - 1);
+    long lo = Math.min(a, b) - src.rangeMs;
+    long innerStart = Math.floorDiv(lo, step) * step + step;
+    long innerEnd = Math.max(a, b);
+    if (innerStart > innerEnd) {
+      return src;
+    }
+    Evaluator child = new Evaluator(sh, innerStart, innerEnd, step);
+    long before = sh.held;
+    Object r = child.eval(sq.expr());
+    src.held = Math.max(0, sh.held - before);
+    List<StepSeries> series;
+    if (r instanceof Scal s) {
+      StepSeries ss = new StepSeries(Labels.empty(), child.n);
+      for (int i = 0; i < child.n; i++) {
+        ss.set(i, s.v()[i]);
+      }
+      series = List.of(ss);
+    } else {
+      series = mergeSameLabels(((Vec) r).series(), false);
+    }
+    for (StepSeries ss : series) {
+      int c = ss.count();
+      if (c == 0) {
+        continue;
+      }
+      long[] ts = new long[c];
+      double[] vs = new double[c];
+      int k = 0;
+      for (int i = 0; i < child.n; i++) {
+        if (ss.has[i]) {
+          ts[k] = child.times[i];
+          vs[k++] = ss.v[i];
+        }
+      }
+      src.labels.add(ss.labels);
+      src.dropNames.add(ss.dropName);
+      src.data.add(new Object[] {ts, vs});
+    }
+    return src;
+  }
+
+  Cursor cursorOf(RangeSource src, int i) {
+    Object d = src.data.get(i);
+    if (d instanceof Series s) {
+      return new IteratorCursor(s.iterator());
+    }
+    Object[] arr = (Object[]) d;
+    long[] ts = (long[]) arr[0];
+    return new ArrayCursor(ts, (double[]) arr[1], ts.length);
+  }
+
+  /** The points of one series inside the current window {@code (start, end]}: {@code t[lo..hi)}. */
+  final class Window {
+    long[] t = new long[16];
+    double[] v = new double[16];
+    int lo;
+    int hi;
+    Cursor cur;
+    boolean more;
+    long start;
+    long end;
+    long rangeMs;
+    long stepT;
+    double p0;
+    double p1;
+    double out;
+    Labels labels;
+
+    void reset(Cursor c) {
+      cur = c;
+      lo = 0;
+      hi = 0;
+      more = c.next();
+    }
+
+    void advance(long wStart, long wEnd) {
+      start = wStart;
+      end = wEnd;
+      while (lo < hi && t[lo] <= wStart) {
+        lo++;
+      }
+      if (lo == hi) {
+        lo = 0;
+        hi = 0;
+        if (more && cur.t() <= wStart) {
+          more = cur.seek(wStart + 1);
+        }
+      }
+      while (more && cur.t() <= wEnd) {
+        if (cur.t() > wStart) {
+          if (hi == t.length) {
+            if (lo > 0) {
+              System.arraycopy(t, lo, t, 0, hi - lo);
+              System.arraycopy(v, lo, v, 0, hi - lo);
+              hi -= lo;
+              lo = 0;
+            } else {
+              t = Arrays.copyOf(t, t.length * 2);
+              v = Arrays.copyOf(v, v.length * 2);
+            }
+          }
+          t[hi] = cur.t();
+          v[hi++] = cur.v();
+        }
+        more = cur.next();
+      }
+    }
+
+    int size() {
+      return hi - lo;
+    }
+
+    String metricName() {
+      String m = labels.get(Labels.METRIC_NAME);
+      return m == null ? "" : m;
+    }
+  }
+
+  /** A function of the points in one window; false for no output at this step. */
+  interface Kernel {
+    boolean apply(Window w);
+  }
+
+  /**
+   * Applies a range function: for each series, one pass over its samples with a window sliding
+   * forward step by step, so at most one window's samples per series are held.
+   */
+  Vec rangeCall(Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1) {
+    return rangeCall(c, matrixArg, k, dropName, p0, p1, false);
+  }
+
+  Vec rangeCall(Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+    RangeSource src = rangeSource(c.args().get(matrixArg));
+    List<StepSeries> out = new ArrayList<>();
+    Window w = new Window();
+    w.rangeMs = src.rangeMs;
+    // With @ every step sees the same window: the value is reused unless the kernel reads the
+    // step's time (predict_linear's intercept).
+    boolean reuse = src.at != null && !stepDependent;
+    for (int s = 0; s < src.size(); s++) {
+      checkNow();
+      w.reset(cursorOf(src, s));
+      w.labels = src.labels(s);
+      StepSeries r = new StepSeries(src.labels(s), n);
+      r.dropName = dropName || src.dropName(s);
+      long prevEnd = Long.MIN_VALUE;
+      boolean prevHas = false;
+      double prevVal = 0;
+      for (int i = 0; i < n; i++) {
+        tick();
+        long wEnd = windowEnd(src, i);
+        w.stepT = times[i];
+        double a0 = p0 == null ? 0 : p0.v()[i];
+        double a1 = p1 == null ? 0 : p1.v()[i];
+        if (reuse && wEnd == prevEnd && a0 == w.p0 && a1 == w.p1) {
+          if (prevHas) {
+            r.set(i, prevVal);
+          }
+          continue;
+        }
+        w.p0 = a0;
+        w.p1 = a1;
+        w.advance(wEnd - src.rangeMs, wEnd);
+        if (sh.held + w.size() > sh.options.maxSamples()) {
+          throw QueryException.execution(TOO_MANY_SAMPLES);
+        }
+        prevEnd = wEnd;
+        prevHas = w.size() > 0 && k.apply(w);
+        if (prevHas) {
+          prevVal = w.out;
+          r.set(i, w.out);
+        }
+      }
+      if (r.count() > 0) {
+        out.add(r);
+      }
+    }
+    release(src.held);
+    return track(new Vec(out));
+  }
+
+  static boolean constant(Scal s) {
+    if (s == null) {
+      return true;
+    }
+    for (double d : s.v()) {
+      if (Double.doubleToRawLongBits(d) != Double.doubleToRawLongBits(s.v()[0])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ---------------------------------------------------------------- labels
+
+  static Labels dropName(Labels l) {
+    if (l.get(Labels.METRIC_NAME) == null) {
+      return l;
+    }
+    return l.toBuilder().remove(Labels.METRIC_NAME).build();
+  }
+
+  /** Prometheus' {@code labels.String()}: every label in braces, {@code __name__} included. */
+  static String promString(Labels l) {
+    StringBuilder sb = new StringBuilder("{");
+    for (int i = 0; i < l.size(); i++) {
+      if (i > 0) {
+        sb.append(", ");
+      }
+      sb.append(l.name(i)).append('=').append(GoQuote.quote(l.value(i)));
+    }
+    return sb.append('}').toString();
+  }
+
+  /**
+   * Series with the same labels become one (after name dropping two may collide); two values at
+   * one step are an error when {@code strict}, else the first wins.
+   */
+  List<StepSeries> mergeSameLabels(List<StepSeries> in, boolean strict) {
+    if (in.size() <= 1) {
+      return in;
+    }
+    Map<Labels, StepSeries> byLabels = new LinkedHashMap<>();
+    boolean dup = false;
+    for (StepSeries s : in) {
+      StepSeries prev = byLabels.putIfAbsent(s.labels, s);
+      if (prev != null) {
+        dup = true;
+        int m = s.v.length;
+        for (int i = 0; i < m; i++) {
+          if (s.has[i]) {
+            if (prev.has[i]) {
+              if (strict) {
+                throw QueryException.execution("vector cannot contain metrics with the same labelset");
+              }
+              continue;
+            }
+            prev.set(i, s.v[i]);
+          }
+        }
+      }
+    }
+    return dup ? new ArrayList<>(byLabels.values()) : in;
+  }
+
+  /** The position text Prometheus appends to an annotation: {@code line:column} of the start. */
+  String pos(PositionRange pr) {
+    int p = pr.start();
+    String q = sh.query;
+    int line = 1;
+    int lastNl = -1;
+    for (int i = 0; i < p && i < q.length(); i++) {
+      if (q.charAt(i) == '\n') {
+        line++;
+        lastNl = i;
+      }
+    }
+    return line + ":" + (p - lastNl);
+  }
+
+  void warn(String text, PositionRange pr) {
+    sh.annotations.warn("PromQL warning: " + text + " (" + pos(pr) + ")");
+  }
+
+  void info(String text, PositionRange pr) {
+    sh.annotations.info("PromQL info: " + text + " (" + pos(pr) + ")");
+  }
+
+  static List<LabelMatcher> matchersOf(Expr e) {
+    e = unwrap(e);
+    if (e instanceof VectorSelector vs) {
+      return vs.matchers();
+    }
+    if (e instanceof MatrixSelector ms) {
+      return ms.selector().matchers();
+    }
+    return null;
+  }
+
+}

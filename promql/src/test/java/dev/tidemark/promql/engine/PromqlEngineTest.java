@@ -1,0 +1,440 @@
+package dev.tidemark.promql.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.kv.InMemoryKvStore;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.SeriesSet;
+import dev.tidemark.tsdb.time.ManualClock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Seeded property tests of the evaluator against brute-force references computed straight from
+ * the loaded samples, plus the limits (sample budget, cancellation, deadline).
+ */
+class PromqlEngineTest {
+  static final long MIN = 60_000;
+  static final long LOOKBACK = 5 * MIN;
+
+  /** One random series: its labels and samples (NaN with stale bits = staleness marker). */
+  record Data(Labels labels, long[] ts, double[] vs) {}
+
+  final List<Engine> engines = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    engines.forEach(Engine::close);
+  }
+
+  Engine load(List<Data> data) {
+    long newest = 0;
+    SampleBatch b = new SampleBatch();
+    for (Data d : data) {
+      for (int i = 0; i < d.ts.length; i++) {
+        if (Double.doubleToRawLongBits(d.vs[i]) == SampleBatch.STALE_NAN_BITS) {
+          b.addStaleMarker(d.labels, MetricMetadata.UNKNOWN, d.ts[i]);
+          b.endPoint();
+        } else {
+          b.addPoint(d.labels, MetricMetadata.UNKNOWN, d.ts[i], d.vs[i]);
+        }
+        newest = Math.max(newest, d.ts[i]);
+      }
+    }
+    Engine e =
+        Engine.open(
+            new InMemoryKvStore(),
+            EngineConfig.builder()
+                .clock(new ManualClock(newest))
+                .retention(Duration.ofDays(365 * 100))
+                .maxFutureSkew(Duration.ofDays(365))
+                .build());
+    engines.add(e);
+    assertThat(e.append(b).rejectedPoints()).isZero();
+    return e;
+  }
+
+  /** Counters with resets, gaps (some longer than the lookback) and staleness markers. */
+  static List<Data> randomData(Random r, int series) {
+    List<Data> out = new ArrayList<>();
+    for (int s = 0; s < series; s++) {
+      List<Long> ts = new ArrayList<>();
+      List<Double> vs = new ArrayList<>();
+      long t = r.nextInt(120) * 1000L;
+      double v = r.nextInt(100);
+      while (t < 120 * MIN) {
+        int kind = r.nextInt(20);
+        if (kind == 0) {
+          vs.add(Double.longBitsToDouble(SampleBatch.STALE_NAN_BITS));
+        } else {
+          if (kind == 1) {
+            v = r.nextInt(10); // counter reset
+          } else {
+            v += r.nextInt(50);
+          }
+          vs.add(v);
+        }
+        ts.add(t);
+        t += r.nextInt(15) == 0 ? (6 + r.nextInt(10)) * MIN : (5 + r.nextInt(60)) * 1000L;
+      }
+      Labels l = Labels.of("__name__", "m_total", "g", "g" + (s % 3), "i", Integer.toString(s));
+      out.add(
+          new Data(
+              l,
+              ts.stream().mapToLong(Long::longValue).toArray(),
+              vs.stream().mapToDouble(Double::doubleValue).toArray()));
+    }
+    return out;
+  }
+
+  static boolean stale(double v) {
+    return Double.doubleToRawLongBits(v) == SampleBatch.STALE_NAN_BITS;
+  }
+
+  /** The reference instant selector: newest sample in (t - 5m, t], absent if it is a marker. */
+  static Double instant(Data d, long t) {
+    Double v = null;
+    for (int i = 0; i < d.ts.length; i++) {
+      if (d.ts[i] > t - LOOKBACK && d.ts[i] <= t) {
+        v = stale(d.vs[i]) ? null : d.vs[i];
+      }
+    }
+    return v;
+  }
+
+  /** The reference window: samples in (t - r, t], markers left out. */
+  static List<double[]> window(Data d, long t, long r) {
+    List<double[]> w = new ArrayList<>();
+    for (int i = 0; i < d.ts.length; i++) {
+      if (d.ts[i] > t - r && d.ts[i] <= t && !stale(d.vs[i])) {
+        w.add(new double[] {d.ts[i], d.vs[i]});
+      }
+    }
+    return w;
+  }
+
+  /** Prometheus' extrapolatedRate for a counter, written plainly. */
+  static Double rate(List<double[]> w, long t, long r) {
+    if (w.size() < 2) {
+      return null;
+    }
+    double inc = 0;
+    for (int i = 1; i < w.size(); i++) {
+      double d = w.get(i)[1] - w.get(i - 1)[1];
+      inc += d >= 0 ? d : w.get(i)[1];
+    }
+    double first = w.get(0)[0];
+    double last = w.get(w.size() - 1)[0];
+    double sampled = (last - first) / 1000;
+    double avg = sampled / (w.size() - 1);
+    double toStart = (first - (t - r)) / 1000;
+    double toEnd = (t - last) / 1000;
+    if (toStart >= avg * 1.1) {
+      toStart = avg / 2;
+    }
+    if (inc > 0 && w.get(0)[1] >= 0) {
+      toStart = Math.min(toStart, sampled * (w.get(0)[1] / inc));
+    }
+    if (toEnd >= avg * 1.1) {
+      toEnd = avg / 2;
+    }
+    return inc * (sampled + toStart + toEnd) / sampled / (r / 1000.0);
+  }
+
+  static Map<Labels, Double> vector(QueryResult r) {
+    Map<Labels, Double> m = new HashMap<>();
+    for (Value.Sample s : ((Value.Vector) r.value()).samples()) {
+      m.put(s.labels(), s.value());
+    }
+    return m;
+  }
+
+  /** How many values the comparisons looked at, so a test cannot pass on empty results. */
+  int compared;
+
+  void assertClose(Map<Labels, Double> got, Map<Labels, Double> want, String what) {
+    compared += want.size();
+    assertThat(got.keySet()).as(what).isEqualTo(want.keySet());
+    want.forEach(
+        (l, v) -> assertThat(got.get(l)).as(what + " " + l).isCloseTo(v, within(Math.abs(v) * 1e-9 + 1e-9)));
+  }
+
+  static Labels noName(Labels l) {
+    return l.toBuilder().remove("__name__").build();
+  }
+
+  @Test
+  void instantQueriesMatchBruteForce() {
+    PromqlEngine promql = new PromqlEngine();
+    for (long seed = 1; seed <= 8; seed++) {
+      Random r = new Random(seed);
+      List<Data> data = randomData(r, 7);
+      Engine e = load(data);
+      for (int q = 0; q < 25; q++) {
+        long t = r.nextInt(130 * 60) * 1000L;
+        long range = (1 + r.nextInt(10)) * MIN;
+        String rs = (range / MIN) + "m";
+        String what = "seed " + seed + " t=" + t + " range=" + rs;
+
+        Map<Labels, Double> sel = new HashMap<>();
+        Map<Labels, Double> rate = new HashMap<>();
+        Map<Labels, Double> sum = new HashMap<>();
+        Map<Labels, Double> avg = new HashMap<>();
+        Map<Labels, Double> min = new HashMap<>();
+        Map<Labels, Double> max = new HashMap<>();
+        Map<Labels, Double> cnt = new HashMap<>();
+        Map<Labels, Double> last = new HashMap<>();
+        Map<Labels, double[]> byG = new TreeMap<>();
+        for (Data d : data) {
+          Double v = instant(d, t);
+          if (v != null) {
+            sel.put(d.labels, v);
+            double[] acc = byG.computeIfAbsent(Labels.of("g", d.labels.get("g")), k -> new double[2]);
+            acc[0] += v;
+            acc[1]++;
+          }
+          List<double[]> w = window(d, t, range);
+          Double rv = rate(w, t, range);
+          if (rv != null) {
+            rate.put(noName(d.labels), rv);
+          }
+          if (!w.isEmpty()) {
+            double s = 0;
+            double mn = Double.POSITIVE_INFINITY;
+            double mx = Double.NEGATIVE_INFINITY;
+            for (double[] p : w) {
+              s += p[1];
+              mn = Math.min(mn, p[1]);
+              mx = Math.max(mx, p[1]);
+            }
+            sum.put(noName(d.labels), s);
+            avg.put(noName(d.labels), s / w.size());
+            min.put(noName(d.labels), mn);
+            max.put(noName(d.labels), mx);
+            cnt.put(noName(d.labels), (double) w.size());
+            last.put(d.labels, w.get(w.size() - 1)[1]);
+          }
+        }
+        Map<Labels, Double> sumBy = new HashMap<>();
+        Map<Labels, Double> avgBy = new HashMap<>();
+        byG.forEach((g, acc) -> {
+          sumBy.put(g, acc[0]);
+          avgBy.put(g, acc[0] / acc[1]);
+        });
+
+        assertClose(vector(promql.instantQuery(e, "m_total", t)), sel, what + " selector");
+        assertClose(vector(promql.instantQuery(e, "rate(m_total[" + rs + "])", t)), rate, what + " rate");
+        assertClose(vector(promql.instantQuery(e, "sum_over_time(m_total[" + rs + "])", t)), sum, what + " sum_over_time");
+        assertClose(vector(promql.instantQuery(e, "avg_over_time(m_total[" + rs + "])", t)), avg, what + " avg_over_time");
+        assertClose(vector(promql.instantQuery(e, "min_over_time(m_total[" + rs + "])", t)), min, what + " min_over_time");
+        assertClose(vector(promql.instantQuery(e, "max_over_time(m_total[" + rs + "])", t)), max, what + " max_over_time");
+        assertClose(vector(promql.instantQuery(e, "count_over_time(m_total[" + rs + "])", t)), cnt, what + " count_over_time");
+        assertClose(vector(promql.instantQuery(e, "last_over_time(m_total[" + rs + "])", t)), last, what + " last_over_time");
+        assertClose(vector(promql.instantQuery(e, "sum by (g) (m_total)", t)), sumBy, what + " sum by");
+        assertClose(vector(promql.instantQuery(e, "avg by (g) (m_total)", t)), avgBy, what + " avg by");
+      }
+    }
+    assertThat(compared).isGreaterThan(5_000);
+  }
+
+  @Test
+  void rangeQueryEqualsInstantQueryAtEveryStep() {
+    PromqlEngine promql = new PromqlEngine();
+    for (long seed = 11; seed <= 14; seed++) {
+      Random r = new Random(seed);
+      Engine e = load(randomData(r, 5));
+      for (String q :
+          List.of("m_total", "rate(m_total[3m])", "sum by (g) (increase(m_total[7m]))", "max_over_time(m_total[2m] offset 1m)",
+              "avg_over_time(m_total[10m:30s])", "m_total > 100", "resets(m_total[20m])")) {
+        long start = r.nextInt(60) * MIN + r.nextInt(60_000);
+        long step = (1 + r.nextInt(120)) * 1000L;
+        long end = start + 40 * step;
+        Value.Matrix m = (Value.Matrix) promql.rangeQuery(e, q, start, end, step).value();
+        for (long t = start; t <= end; t += step) {
+          Map<Labels, Double> fromRange = new HashMap<>();
+          for (Value.Series s : m.series()) {
+            for (int i = 0; i < s.size(); i++) {
+              if (s.timestamps()[i] == t) {
+                fromRange.put(s.labels(), s.values()[i]);
+              }
+            }
+          }
+          assertClose(fromRange, vector(promql.instantQuery(e, q, t)), "seed " + seed + " " + q + " at " + t);
+        }
+      }
+    }
+    assertThat(compared).isGreaterThan(2_000);
+  }
+
+  @Test
+  void queryOverTheSampleLimitFails() {
+    List<Data> data = new ArrayList<>();
+    for (int s = 0; s < 20; s++) {
+      long[] ts = new long[60];
+      double[] vs = new double[60];
+      for (int i = 0; i < 60; i++) {
+        ts[i] = i * 15_000L;
+        vs[i] = i;
+      }
+      data.add(new Data(Labels.of("__name__", "x", "i", Integer.toString(s)), ts, vs));
+    }
+    Engine e = load(data);
+    PromqlEngine small = new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(50));
+    assertThatThrownBy(() -> small.rangeQuery(e, "x", 0, 14 * MIN, 15_000))
+        .isInstanceOfSatisfying(
+            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+        .hasMessage("query processing would load too many samples into memory in query execution");
+    PromqlEngine tiny = new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(10));
+    assertThatThrownBy(() -> tiny.instantQuery(e, "sum(rate(x[10m]))", 14 * MIN))
+        .hasMessage("query processing would load too many samples into memory in query execution");
+    // within the budget the same queries work
+    assertThat(new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(100_000)).rangeQuery(e, "x", 0, 14 * MIN, 15_000).value())
+        .isInstanceOf(Value.Matrix.class);
+  }
+
+  @Test
+  void cancelledQueryStops() {
+    Engine e = load(randomData(new Random(3), 50));
+    QueryControl control = new QueryControl();
+    // A querier that cancels the query as soon as it reads: evaluation must stop with CANCELED.
+    Querier cancelling =
+        new Querier() {
+          @Override
+          public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers) {
+            control.cancel();
+            return e.select(minT, maxT, matchers);
+          }
+
+          @Override
+          public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
+            return e.series(minT, maxT, matchers);
+          }
+
+          @Override
+          public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
+            return e.labelNames(minT, maxT, matchers);
+          }
+
+          @Override
+          public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+            return e.labelValues(name, minT, maxT, matchers);
+          }
+        };
+    PromqlEngine promql = new PromqlEngine();
+    assertThatThrownBy(() -> promql.rangeQuery(cancelling, "sum(rate(m_total[5m]))", 0, 120 * MIN, 1000, control))
+        .isInstanceOfSatisfying(
+            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.CANCELED));
+  }
+
+  @Test
+  void expiredDeadlineIsATimeout() {
+    Engine e = load(randomData(new Random(4), 5));
+    PromqlEngine promql = new PromqlEngine(EngineOptions.DEFAULTS.withTimeout(Duration.ofNanos(1)));
+    assertThatThrownBy(() -> promql.rangeQuery(e, "rate(m_total[5m])", 0, 120 * MIN, 1000))
+        .isInstanceOfSatisfying(
+            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.TIMEOUT));
+  }
+
+  @Test
+  void errorsCarryPrometheusErrorTypes() {
+    Engine e =
+        load(
+            List.of(
+                new Data(Labels.of("__name__", "m_total", "i", "a"), new long[] {0, MIN}, new double[] {1, 2}),
+                new Data(Labels.of("__name__", "m_total", "i", "b"), new long[] {0, MIN}, new double[] {1, 2})));
+    PromqlEngine promql = new PromqlEngine();
+    assertThatThrownBy(() -> promql.instantQuery(e, "sum(", 0))
+        .isInstanceOfSatisfying(
+            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.BAD_DATA));
+    assertThatThrownBy(() -> promql.rangeQuery(e, "m_total[5m]", 0, MIN, 1000))
+        .isInstanceOfSatisfying(
+            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.BAD_DATA));
+    assertThatThrownBy(() -> promql.instantQuery(e, "m_total + on() m_total", MIN))
+        .isInstanceOfSatisfying(
+            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+        .hasMessageStartingWith("found duplicate series for the match group {} on the right hand-side of the operation: [");
+  }
+
+  @Test
+  void rateOfANonCounterNameRaisesTheInfo() {
+    List<Data> data =
+        List.of(new Data(Labels.of("__name__", "temperature"), new long[] {0, 15_000, 30_000}, new double[] {1, 2, 3}));
+    Engine e = load(data);
+    QueryResult r = new PromqlEngine().instantQuery(e, "rate(temperature[1m])", 30_000);
+    assertThat(r.annotations().infos())
+        .containsExactly(
+            "PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: \"temperature\" (1:6)");
+  }
+
+  @Test
+  void xxHash64MatchesTheReferenceVectors() {
+    assertThat(XxHash64.hash(new byte[0])).isEqualTo(0xEF46DB3751D8E999L);
+    assertThat(XxHash64.hash("a".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0xD24EC4F1A98C6E5BL);
+    assertThat(XxHash64.hash("abc".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0x44BC2CF5AD770999L);
+  }
+
+  @Test
+  void histogramQuantileOverClassicBuckets() {
+    long[] ts = {0};
+    Engine e =
+        load(
+            List.of(
+                new Data(Labels.of("__name__", "h_bucket", "le", "0.1", "j", "a"), ts, new double[] {1}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "0.5", "j", "a"), ts, new double[] {3}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "a"), ts, new double[] {4}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "1", "j", "b"), ts, new double[] {5}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "2", "j", "b"), ts, new double[] {4}),
+                new Data(Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "b"), ts, new double[] {10})));
+    QueryResult r = new PromqlEngine().instantQuery(e, "histogram_quantile(0.5, h_bucket)", 0);
+    Map<Labels, Double> got = vector(r);
+    assertThat(got.get(Labels.of("j", "a"))).isCloseTo(0.3, within(1e-12));
+    // b is not monotonic: le=2 is lifted to 5; rank 5 falls in the first bucket's upper edge
+    assertThat(got.get(Labels.of("j", "b"))).isCloseTo(1.0, within(1e-12));
+    assertThat(r.annotations().infos()).singleElement().asString().startsWith(
+        "PromQL info: input to histogram_quantile needed to be fixed for monotonicity");
+  }
+
+  @Test
+  void labelFunctionsCountValuesAndLimits() {
+    long[] ts = {0};
+    Engine e =
+        load(
+            List.of(
+                new Data(Labels.of("__name__", "x", "src", "a-1"), ts, new double[] {2}),
+                new Data(Labels.of("__name__", "x", "src", "b-2"), ts, new double[] {2}),
+                new Data(Labels.of("__name__", "x", "src", "c-3"), ts, new double[] {0.5})));
+    PromqlEngine promql = new PromqlEngine();
+    assertThat(vector(promql.instantQuery(e, "label_replace(x, \"dst\", \"${1}_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
+        .containsKey(Labels.of("__name__", "x", "src", "a-1", "dst", "a_1x"));
+    // Go's Expand reads "$1_" as the group named "1_", which does not exist.
+    assertThat(vector(promql.instantQuery(e, "label_replace(x, \"dst\", \"$1_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
+        .containsKey(Labels.of("__name__", "x", "src", "a-1", "dst", "1x"));
+    assertThat(vector(promql.instantQuery(e, "label_join(x, \"dst\", \"+\", \"src\", \"__name__\")", 0)))
+        .containsKey(Labels.of("__name__", "x", "src", "c-3", "dst", "c-3+x"));
+    assertThat(vector(promql.instantQuery(e, "count_values(\"v\", x)", 0)))
+        .isEqualTo(Map.of(Labels.of("v", "2"), 2.0, Labels.of("v", "0.5"), 1.0));
+    assertThat(vector(promql.instantQuery(e, "limitk(2, x)", 0))).hasSize(2);
+    Map<Labels, Double> ratio = vector(promql.instantQuery(e, "limit_ratio(0.5, x)", 0));
+    Map<Labels, Double> rest = vector(promql.instantQuery(e, "limit_ratio(-0.5, x)", 0));
+    assertThat(ratio.size() + rest.size()).isEqualTo(3);
+    assertThat(ratio.keySet()).doesNotContainAnyElementsOf(rest.keySet());
+    List<Value.Sample> sorted =
+        ((Value.Vector) promql.instantQuery(e, "sort_by_label_desc(x, \"src\")", 0).value()).samples();
+    assertThat(sorted.get(0).labels().get("src")).isEqualTo("c-3");
+  }
+}
