@@ -1,5 +1,7 @@
 package dev.tidemark.promql.engine;
 
+import com.dynatrace.hash4j.hashing.Hasher64;
+import com.dynatrace.hash4j.hashing.Hashing;
 import dev.tidemark.promql.engine.Evaluator.Scal;
 import dev.tidemark.promql.engine.Evaluator.StepSeries;
 import dev.tidemark.promql.engine.Evaluator.Str;
@@ -358,8 +360,19 @@ final class Aggregations {
     return new Vec(out);
   }
 
-  /** Where a series falls in [0, 1] for limit_ratio: Prometheus' {@code Hash(labels) / MaxUint64}. */
+  /**
+   * Where a series falls in [0, 1] for limit_ratio: Prometheus' {@code Hash(labels) / MaxUint64},
+   * its hash being XXH64 (seed 0) over {@code name 0xFF value 0xFF ...}, i.e. {@link
+   * Labels#canonicalBytes()}.
+   */
   static double ratioOffset(Labels l) {
-    return XxHash64.unsignedToDouble(XxHash64.hash(l.canonicalBytes())) / 18446744073709551615.0;
+    return unsignedToDouble(XXH64.hashBytesToLong(l.canonicalBytes())) / 18446744073709551615.0;
+  }
+
+  private static final Hasher64 XXH64 = Hashing.xxh64();
+
+  /** An unsigned 64-bit value as the nearest double, as Go's {@code float64(uint64)}. */
+  static double unsignedToDouble(long h) {
+    return h >= 0 ? (double) h : ((double) ((h >>> 1) | (h & 1))) * 2.0;
   }
 }

@@ -65,6 +65,9 @@ public final class PromqlConformanceRunner {
           "year", "predict_linear", "time", "timestamp", "start_timestamp");
 
   /** The outcome of one file. */
+  /** The system property naming another folder of scripts. */
+  public static final String FOLDER_PROPERTY = "tidemark.promql.conformance";
+
   public record FileResult(String file, int passed, List<String> failures) {}
 
   private final PromqlEngine promql =
@@ -72,7 +75,7 @@ public final class PromqlConformanceRunner {
           new EngineOptions(Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1)));
 
   public static Path defaultFolder() {
-    String p = System.getProperty("tidemark.promql.conformance");
+    String p = System.getProperty(FOLDER_PROPERTY);
     if (p != null && !p.isBlank()) {
       return Path.of(p);
     }
@@ -668,15 +671,14 @@ public final class PromqlConformanceRunner {
     if (c.fail) {
       return "expected error evaluating query but got none";
     }
-    String err = checkAnnotations(c, res.annotations());
-    if (err == null) {
-      err = compare(c, res.value(), t, t, 1);
-    }
+    // Results first, annotations last: a failure names the result if both are wrong.
+    String annotationErr = checkAnnotations(c, res.annotations());
+    String err = compare(c, res.value(), t, t, 1);
     if (err != null) {
       return err;
     }
     if (c.ordered || c.rangeVector || c.expectString != null || CONTEXT_FUNCS.matcher(expr).find()) {
-      return null;
+      return annotationErr;
     }
     QueryResult rr;
     try {
@@ -708,7 +710,7 @@ public final class PromqlConformanceRunner {
       v = new Value.Vector(vec);
     }
     err = compare(c, v, t, t, 1);
-    return err == null ? null : "range mode: " + err;
+    return err != null ? "range mode: " + err : annotationErr;
   }
 
   String runQuery(EvalCmd c, Store store, String expr, long start, long end, long step, boolean range) {
@@ -724,11 +726,8 @@ public final class PromqlConformanceRunner {
     if (c.fail) {
       return "expected error evaluating query but got none";
     }
-    String err = checkAnnotations(c, res.annotations());
-    if (err != null) {
-      return err;
-    }
-    return compare(c, res.value(), start, end, step);
+    String err = compare(c, res.value(), start, end, step);
+    return err != null ? err : checkAnnotations(c, res.annotations());
   }
 
   static String checkFailure(EvalCmd c, QueryException e) {
