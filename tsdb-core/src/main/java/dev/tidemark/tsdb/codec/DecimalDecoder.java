@@ -80,6 +80,9 @@ public final class DecimalDecoder implements ChunkDecoder {
   private final long[] blockTimestamps = new long[BLOCK];
   private final long[] blockBits = new long[BLOCK];
   private final long[] residuals = new long[BLOCK];
+  /** Minimum and bit width of the mini-block half read last. */
+  private long blockMin;
+  private int blockWidth;
   /** Samples in the block arrays, and the next one to hand out. */
   private int blockLen;
   private int blockNext;
@@ -257,7 +260,7 @@ public final class DecimalDecoder implements ChunkDecoder {
     int len = Math.min(BLOCK, count - first);
     long[] ts = blockTimestamps;
     if ((flags & FLAG_REGULAR) == 0) {
-      readResiduals(len, "timestamp");
+      readResiduals(len, true);
     }
     long t = timestamp;
     long d = delta;
@@ -283,13 +286,16 @@ public final class DecimalDecoder implements ChunkDecoder {
     timestamp = t;
     delta = d;
 
-    readResiduals(len, "value");
+    readResiduals(len, false);
     long[] bits = blockBits;
     long[] r = residuals;
     long g = divisor;
     long m = scaled;
     double pow = POW10[exponent];
-    if ((flags & FLAG_VALUE_DOD) != 0) {
+    if (blockWidth == 0 && blockMin * g == 0 && ((flags & FLAG_VALUE_DOD) == 0 || valueDelta == 0)) {
+      // nothing changes in this block (a constant or a regular counter that stopped)
+      Arrays.fill(bits, 0, len, DecimalFormat.valueBits(m, exponent));
+    } else if ((flags & FLAG_VALUE_DOD) != 0) {
       long vd = valueDelta;
       for (int j = 0; j < len; j++) {
         vd += r[j] * g;
@@ -298,9 +304,16 @@ public final class DecimalDecoder implements ChunkDecoder {
       }
       valueDelta = vd;
     } else {
-      for (int j = 0; j < len; j++) {
-        m += r[j] * g;
-        bits[j] = Double.doubleToRawLongBits(m / pow);
+      if (exponent == 0) { // m / 1.0 == (double) m: skip the division
+        for (int j = 0; j < len; j++) {
+          m += r[j] * g;
+          bits[j] = Double.doubleToRawLongBits((double) m);
+        }
+      } else {
+        for (int j = 0; j < len; j++) {
+          m += r[j] * g;
+          bits[j] = Double.doubleToRawLongBits(m / pow);
+        }
       }
     }
     scaled = m;
@@ -325,21 +338,25 @@ public final class DecimalDecoder implements ChunkDecoder {
   }
 
   /** Reads one mini-block header and its packed bits into {@code residuals[0, len)}. */
-  private void readResiduals(int len, String what) {
-    int width = readByte(what + " bit width");
+  private void readResiduals(int len, boolean timestamps) {
+    int width = readByte(timestamps ? "timestamp bit width" : "value bit width");
     if (width > 64) {
+      String what = timestamps ? "timestamp" : "value";
       throw new CorruptRecordException(
           "decimal stream corrupt: " + what + " mini-block at sample " + index + " has bit width " + width
               + " (at most 64)");
     }
-    long min = unzigzag(readVarint(what + " mini-block minimum"));
+    long min = unzigzag(readVarint(timestamps ? "timestamp block minimum" : "value block minimum"));
     long[] r = residuals;
+    blockMin = min;
+    blockWidth = width;
     if (width == 0) {
       Arrays.fill(r, 0, len, min);
       return;
     }
     int bytes = (int) (((long) len * width + 7) >>> 3);
     if (bytes > end - pos) {
+      String what = timestamps ? "timestamp" : "value";
       throw new CorruptRecordException(
           "decimal stream truncated: " + what + " mini-block at sample " + index + " needs " + bytes
               + " bytes, " + (end - pos) + " left");
@@ -365,6 +382,7 @@ public final class DecimalDecoder implements ChunkDecoder {
     }
     int padBits = bytes * 8 - len * width;
     if (padBits > 0 && (b[pos + bytes - 1] & ((1 << padBits) - 1)) != 0) {
+      String what = timestamps ? "timestamp" : "value";
       throw new CorruptRecordException(
           "decimal stream corrupt: non-zero padding bits after the " + what + " mini-block at sample " + index);
     }

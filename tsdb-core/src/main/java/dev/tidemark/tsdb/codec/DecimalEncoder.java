@@ -66,7 +66,10 @@ public final class DecimalEncoder {
 
   // scratch, sized to the chunk
   private int[] minExponent = new int[0];
+  /** The integer of each value at its own smallest exponent. */
+  private long[] ownScaled = new long[0];
   private long[] scaled = new long[0];
+  private int exceptions;
   private boolean[] exception = new boolean[0];
   private long[] residuals = new long[0];
   private long[] tsResiduals = new long[0];
@@ -143,6 +146,11 @@ public final class DecimalEncoder {
    * integer, or -1 if there is none (NaN, ±Inf, -0.0, too many digits, out of {@code long} range).
    */
   static int minExponent(long bits) {
+    return minExponent(bits, null, 0);
+  }
+
+  /** {@link #minExponent(long)}; also stores the integer at that exponent in {@code out[at]}. */
+  private static int minExponent(long bits, long[] out, int at) {
     double v = Double.longBitsToDouble(bits);
     if (bits == Long.MIN_VALUE || !Double.isFinite(v)) {
       return -1;
@@ -154,6 +162,9 @@ public final class DecimalEncoder {
       }
       long m = (long) Math.rint(x);
       if (Double.doubleToRawLongBits(m / POW10[e]) == bits) {
+        if (out != null) {
+          out[at] = m;
+        }
         return e;
       }
     }
@@ -184,7 +195,7 @@ public final class DecimalEncoder {
 
     int candidates = 0;
     for (int i = 0; i < n; i++) {
-      int e = minExponent(values[i]);
+      int e = minExponent(values[i], ownScaled, i);
       minExponent[i] = e;
       if (e >= 0) {
         candidates |= 1 << e;
@@ -200,12 +211,13 @@ public final class DecimalEncoder {
       if ((candidates & (1 << e)) == 0) {
         continue;
       }
+      int common = scale(e);
       for (int mode = 0; mode < 2; mode++) {
         boolean dod = mode == 1;
         if (dod && n < 3) {
           continue;
         }
-        int size = prepareValues(e, dod).size;
+        int size = common + residuals(dod).size;
         if (size < bestSize) {
           bestSize = size;
           bestE = e;
@@ -213,11 +225,12 @@ public final class DecimalEncoder {
         }
       }
     }
-    Prepared p = prepareValues(bestE, bestDod);
+    scale(bestE);
+    Prepared p = residuals(bestDod);
     int flags = (regular ? FLAG_REGULAR : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
     long t0 = timestamps[0];
     int size =
-        varintSize(n) + varintSize(t0) + 2 + (n >= 2 ? varintSize(base) : 0) + tsBlockBytes + p.size;
+        varintSize(n) + varintSize(t0) + 2 + (n >= 2 ? varintSize(base) : 0) + tsBlockBytes + bestSize;
     byte[] out = new byte[size];
     int q = putVarint(out, 0, n);
     q = putVarint(out, q, t0);
@@ -231,7 +244,7 @@ public final class DecimalEncoder {
       }
       q = putVarint(out, q, p.divisor);
     }
-    q = putVarint(out, q, p.exceptions);
+    q = putVarint(out, q, exceptions);
     for (int i = 0; i < n; i++) {
       if (exception[i]) {
         q = putVarint(out, q, i);
@@ -258,6 +271,7 @@ public final class DecimalEncoder {
     if (scaled.length < n) {
       int c = Math.max(n, 2 * scaled.length);
       minExponent = new int[c];
+      ownScaled = new long[c];
       scaled = new long[c];
       exception = new boolean[c];
       residuals = new long[c];
@@ -265,56 +279,83 @@ public final class DecimalEncoder {
     }
   }
 
-  private record Prepared(int size, long baseDelta, long divisor, int exceptions) {}
+  /** Exact powers of ten as longs, 10^0 .. 10^18. */
+  private static final long[] LONG_POW10 = new long[MAX_EXPONENT + 1];
+
+  static {
+    long p = 1;
+    for (int e = 0; e <= MAX_EXPONENT; e++) {
+      LONG_POW10[e] = p;
+      p *= 10;
+    }
+  }
 
   /**
-   * Fills {@code scaled}, {@code exception} and {@code residuals} for exponent {@code e} and the
-   * value mode; returns the bytes of the value part: m0, [base delta], [divisor], exceptions and
-   * the value mini-blocks.
+   * Fills {@code scaled} and {@code exception} for exponent {@code e}; returns the bytes of m0,
+   * the exception count and the exceptions. A value whose smallest exponent {@code e_i <= e} has
+   * the integer {@code m_i · 10^(e - e_i)}; below 2^53 that product is an exact double and the
+   * division gives the same correctly rounded quotient as at {@code e_i}, so only larger ones are
+   * checked again. Exceptions get the filler {@code m_{i-1}} (the first representable integer for
+   * leading ones), which costs nothing in delta mode.
    */
-  private Prepared prepareValues(int e, boolean dod) {
+  private int scale(int e) {
     int n = count;
     double pow = POW10[e];
-    int exceptions = 0;
+    int exc = 0;
     int excBytes = 0;
-    long first = 0;
-    boolean haveFirst = false;
+    int firstAt = -1;
     for (int i = 0; i < n; i++) {
-      long bits = values[i];
-      boolean exc = true;
-      if (minExponent[i] >= 0 && minExponent[i] <= e) {
-        double x = Double.longBitsToDouble(bits) * pow;
-        if (Math.abs(x) < 0x1p63) {
-          long m = (long) Math.rint(x);
-          if (Double.doubleToRawLongBits(m / pow) == bits) {
+      int own = minExponent[i];
+      boolean ok = false;
+      if (own >= 0 && own <= e) {
+        long m = ownScaled[i];
+        long pw = LONG_POW10[e - own];
+        long abs = Math.abs(m);
+        if (abs <= (1L << 53) / pw) {
+          scaled[i] = m * pw;
+          ok = true;
+        } else if (abs <= Long.MAX_VALUE / pw) {
+          m *= pw;
+          if (Double.doubleToRawLongBits(m / pow) == values[i]) {
             scaled[i] = m;
-            exc = false;
-            if (!haveFirst) {
-              first = m;
-              haveFirst = true;
-            }
+            ok = true;
           }
         }
       }
-      exception[i] = exc;
-      if (exc) {
-        exceptions++;
+      exception[i] = !ok;
+      if (ok) {
+        if (firstAt < 0) {
+          firstAt = i;
+        }
+      } else {
+        exc++;
         excBytes += varintSize(i) + 8;
       }
     }
-    // exceptions get the cheapest filler: no change (delta) or the same slope (delta-of-delta)
-    if (exceptions > 0) {
+    if (exc > 0) {
+      long first = firstAt < 0 ? 0 : scaled[firstAt];
       for (int i = 0; i < n; i++) {
         if (exception[i]) {
-          scaled[i] =
-              i == 0 ? first : !dod || i == 1 ? scaled[i - 1] : 2 * scaled[i - 1] - scaled[i - 2];
+          scaled[i] = i == 0 ? first : scaled[i - 1];
         }
       }
     }
-    long baseDelta = 0;
-    if (n >= 2) {
-      baseDelta = scaled[1] - scaled[0];
+    exceptions = exc;
+    return varintSize(zigzag(scaled[0])) + varintSize(exc) + excBytes;
+  }
+
+  private record Prepared(int size, long baseDelta, long divisor) {}
+
+  /**
+   * Fills {@code residuals} from {@code scaled} for the value mode, divided by their common
+   * divisor; returns the bytes of [base value delta], [divisor] and the value mini-blocks.
+   */
+  private Prepared residuals(boolean dod) {
+    int n = count;
+    if (n < 2) {
+      return new Prepared(0, 0, 1);
     }
+    long baseDelta = scaled[1] - scaled[0];
     long prevDelta = baseDelta;
     long gcd = 0;
     for (int i = 1; i < n; i++) {
@@ -330,12 +371,8 @@ public final class DecimalEncoder {
         residuals[i] /= divisor;
       }
     }
-    int size = varintSize(zigzag(scaled[0])) + varintSize(exceptions) + excBytes;
-    if (n >= 2) {
-      size += (dod ? varintSize(zigzag(baseDelta)) : 0) + varintSize(divisor);
-      size += blocksSize(residuals, n - 1);
-    }
-    return new Prepared(size, baseDelta, divisor, exceptions);
+    int size = (dod ? varintSize(zigzag(baseDelta)) : 0) + varintSize(divisor) + blocksSize(residuals, n - 1);
+    return new Prepared(size, baseDelta, divisor);
   }
 
   /**
