@@ -2,6 +2,7 @@ package dev.tidemark.tsdb.codec;
 
 import static dev.tidemark.tsdb.codec.DecimalFormat.BLOCK;
 import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_REGULAR;
+import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_TS_GRID;
 import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_VALUE_DOD;
 import static dev.tidemark.tsdb.codec.DecimalFormat.KNOWN_FLAGS;
 import static dev.tidemark.tsdb.codec.DecimalFormat.MAX_EXPONENT;
@@ -66,6 +67,7 @@ public final class DecimalDecoder implements ChunkDecoder {
   private int flags;
   private int exponent;
   private long divisor;
+  private long t0;
   private long timestamp;
   private long delta;
   private long scaled;
@@ -137,7 +139,7 @@ public final class DecimalDecoder implements ChunkDecoder {
       throw new CorruptRecordException("decimal first timestamp " + Long.toUnsignedString(t0) + " exceeds 2^63-1");
     }
     flags = readByte("flags");
-    if ((flags & ~KNOWN_FLAGS) != 0) {
+    if ((flags & ~KNOWN_FLAGS) != 0 || (flags & (FLAG_REGULAR | FLAG_TS_GRID)) == (FLAG_REGULAR | FLAG_TS_GRID)) {
       throw new CorruptRecordException(String.format("decimal stream has unknown flags 0x%02x", flags));
     }
     exponent = readByte("exponent");
@@ -204,6 +206,7 @@ public final class DecimalDecoder implements ChunkDecoder {
       throw trailing(end - pos);
     }
     count = (int) n;
+    this.t0 = t0;
     timestamp = t0;
     scaled = m0;
     blockTimestamps[0] = t0;
@@ -264,7 +267,18 @@ public final class DecimalDecoder implements ChunkDecoder {
     }
     long t = timestamp;
     long d = delta;
-    if ((flags & FLAG_REGULAR) == 0) {
+    if ((flags & FLAG_TS_GRID) != 0) {
+      long[] r = residuals;
+      long origin = t0;
+      for (int j = 0; j < len; j++) {
+        long nt = origin + (first + j) * d + r[j]; // wraps; the check below keeps t increasing
+        if (nt <= t) {
+          throw badTimestamp(first + j, t, nt - t);
+        }
+        t = nt;
+        ts[j] = t;
+      }
+    } else if ((flags & FLAG_REGULAR) == 0) {
       long[] r = residuals;
       for (int j = 0; j < len; j++) {
         d += r[j];

@@ -2,6 +2,7 @@ package dev.tidemark.tsdb.codec;
 
 import static dev.tidemark.tsdb.codec.DecimalFormat.BLOCK;
 import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_REGULAR;
+import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_TS_GRID;
 import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_VALUE_DOD;
 import static dev.tidemark.tsdb.codec.DecimalFormat.MAX_EXPONENT;
 import static dev.tidemark.tsdb.codec.DecimalFormat.POW10;
@@ -29,7 +30,9 @@ import java.util.Arrays;
  * (counters growing in multiples of 5), and bit-packed with frame of reference in mini-blocks of
  * {@value DecimalFormat#BLOCK}: each block stores its minimum and one bit width. Timestamps are
  * delta-of-delta in the same mini-blocks, with a chunk flag for perfectly regular intervals (0
- * bits per sample), so a few ms of scrape jitter cost a few bits per sample.
+ * bits per sample), so a few ms of scrape jitter cost a few bits per sample; or, when smaller, as
+ * offsets from the grid {@code t0 + i * step} (step = the mean interval): a jitter of ±j ms then
+ * costs the bits of 2j + 1 values instead of the 8j + 1 its delta-of-delta spans.
  *
  * <p>The encoder tries every exponent that is the smallest exact one of some value of the chunk
  * (usually one to three) with both value modes and writes the smallest stream; the size of each is
@@ -73,6 +76,7 @@ public final class DecimalEncoder {
   private boolean[] exception = new boolean[0];
   private long[] residuals = new long[0];
   private long[] tsResiduals = new long[0];
+  private long[] gridResiduals = new long[0];
 
   private byte[] encoded;
 
@@ -192,6 +196,24 @@ public final class DecimalEncoder {
       prevDelta = d;
     }
     int tsBlockBytes = regular ? 0 : blocksSize(tsResiduals, n - 1);
+    boolean grid = false;
+    if (!regular && n >= 3) {
+      // offsets from the grid t0 + i * step, step the mean interval: jitter costs its own range
+      // instead of the four-fold range of its delta-of-delta
+      long step = Math.round((timestamps[n - 1] - timestamps[0]) / (double) (n - 1));
+      for (int i = 1; i < n; i++) {
+        gridResiduals[i - 1] = timestamps[i] - (timestamps[0] + i * step);
+      }
+      int gridBytes = blocksSize(gridResiduals, n - 1);
+      if (gridBytes + varintSize(step) < tsBlockBytes + varintSize(base)) {
+        grid = true;
+        tsBlockBytes = gridBytes;
+        base = step;
+        long[] swap = tsResiduals;
+        tsResiduals = gridResiduals;
+        gridResiduals = swap;
+      }
+    }
 
     int candidates = 0;
     for (int i = 0; i < n; i++) {
@@ -227,7 +249,7 @@ public final class DecimalEncoder {
     }
     scale(bestE);
     Prepared p = residuals(bestDod);
-    int flags = (regular ? FLAG_REGULAR : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
+    int flags = (regular ? FLAG_REGULAR : 0) | (grid ? FLAG_TS_GRID : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
     long t0 = timestamps[0];
     int size =
         varintSize(n) + varintSize(t0) + 2 + (n >= 2 ? varintSize(base) : 0) + tsBlockBytes + bestSize;
@@ -276,6 +298,7 @@ public final class DecimalEncoder {
       exception = new boolean[c];
       residuals = new long[c];
       tsResiduals = new long[c];
+      gridResiduals = new long[c];
     }
   }
 
@@ -294,8 +317,8 @@ public final class DecimalEncoder {
    * Fills {@code scaled} and {@code exception} for exponent {@code e}; returns the bytes of m0,
    * the exception count and the exceptions. A value whose smallest exponent {@code e_i <= e} has
    * the integer {@code m_i · 10^(e - e_i)}; below 2^53 that product is an exact double and the
-   * division gives the same correctly rounded quotient as at {@code e_i}, so only larger ones are
-   * checked again. Exceptions get the filler {@code m_{i-1}} (the first representable integer for
+   * division gives the same correctly rounded quotient as at {@code e_i}; larger ones are computed
+   * and checked as in {@link #minExponent(long)}. Exceptions get the filler {@code m_{i-1}} (the first representable integer for
    * leading ones), which costs nothing in delta mode.
    */
   private int scale(int e) {
@@ -314,11 +337,15 @@ public final class DecimalEncoder {
         if (abs <= (1L << 53) / pw) {
           scaled[i] = m * pw;
           ok = true;
-        } else if (abs <= Long.MAX_VALUE / pw) {
-          m *= pw;
-          if (Double.doubleToRawLongBits(m / pow) == values[i]) {
-            scaled[i] = m;
-            ok = true;
+        } else {
+          // above 2^53 the product may not round-trip while a neighbour of v * 10^e does
+          double x = Double.longBitsToDouble(values[i]) * pow;
+          if (Math.abs(x) < 0x1p63) {
+            m = (long) Math.rint(x);
+            if (Double.doubleToRawLongBits(m / pow) == values[i]) {
+              scaled[i] = m;
+              ok = true;
+            }
           }
         }
       }

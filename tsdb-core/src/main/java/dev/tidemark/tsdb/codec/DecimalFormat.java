@@ -19,7 +19,13 @@ final class DecimalFormat {
   /** Flag bit: value residuals are delta-of-delta of the scaled integers (else delta). */
   static final int FLAG_VALUE_DOD = 0x02;
 
-  static final int KNOWN_FLAGS = FLAG_REGULAR | FLAG_VALUE_DOD;
+  /**
+   * Flag bit: timestamp residuals are offsets from the grid {@code t0 + i * step} (the base delta
+   * is the step), not deltas of deltas. Never together with {@link #FLAG_REGULAR}.
+   */
+  static final int FLAG_TS_GRID = 0x04;
+
+  static final int KNOWN_FLAGS = FLAG_REGULAR | FLAG_VALUE_DOD | FLAG_TS_GRID;
 
   /** {@code POW10[e] = 10^e}, every one exact in a double (5^18 < 2^53). */
   static final double[] POW10 = new double[MAX_EXPONENT + 1];

@@ -60,8 +60,14 @@ class DecimalGoldenVectorTest {
             samples(
                 new long[] {T, T + 15000, T + 30002, T + 44999, T + 60001, T + 75000},
                 new long[] {d(0.25), d(0.5), d(0.75), d(1.25), d(1.0), STALE_NAN}),
-            "06 80 d0 95 ff bc 31 00 02 32 98 75 19 01 05 02 00 00 00 00 00 f0 7f"
-                + " 04 09 57 0a 20 02 01 ac 40"),
+            "06 80 d0 95 ff bc 31 04 02 32 98 75 19 01 05 02 00 00 00 00 00 f0 7f"
+                + " 02 01 72 40 02 01 ac 40"),
+        new Golden(
+            "accelerating interval: timestamps as delta-of-delta",
+            samples(
+                new long[] {T, T + 1000, T + 2001, T + 3003, T + 4006, T + 5010},
+                new long[] {d(1), d(2), d(3), d(4), d(5), d(6)}),
+            "06 80 d0 95 ff bc 31 00 00 02 e8 07 01 00 01 00 78 00 02"),
         new Golden(
             "counter in multiples of 5, regular: delta-of-delta, divisor 5",
             samples(
