@@ -39,8 +39,9 @@ import java.util.Objects;
  * <p>Every malformed stream makes {@link #reset} or {@link #next()} throw {@link
  * CorruptRecordException}: a bad or non-minimal varint, unknown flags, an exponent above 18, a
  * divisor of 0, exception positions not strictly increasing or not below the count, a bit width
- * above 64, bytes missing, non-zero padding bits, a timestamp delta below 1, a timestamp overflow,
- * trailing bytes. A failure is sticky. A corrupt stream may also decode to different samples
+ * above 64, bytes missing, non-zero padding bits, a timestamp delta below 1, a timestamp overflow
+ * (in grid mode: a timestamp not after the previous one), trailing bytes. A stream that decodes is
+ * a sequence of strictly increasing non-negative timestamps. A failure is sticky. A corrupt stream may also decode to different samples
  * without an error (the format has no checksum).
  *
  * <p>Not thread-safe; reusable across streams.
