@@ -49,13 +49,18 @@ import java.util.Arrays;
  *       divisor and the delta coding take its place for trailing zeros), and code deltas, not the
  *       integers themselves (time series are smooth, ALP's columns need not be). ALP's fallback for
  *       non-decimal data (ALP_rd) is not needed: such chunks stay Gorilla at seal time.
- *   <li><b>Chimp</b> (Liakos, Papakonstantinopoulou, Kotidis, VLDB 2022) improves the XOR coding of
- *       Gorilla; we keep Gorilla XOR as the fallback encoding and take from Chimp only the lesson
- *       that most XOR bits of real data are trailing/leading patterns a decimal view removes.
- *   <li><b>VictoriaMetrics</b> converts to (mantissa, exponent) with at most 12 significant digits
- *       (lossy beyond that) and nearest-delta encodes; we are bit-exact with any number of digits
- *       (values that do not round-trip become exceptions), and we keep exceptions out of band
- *       instead of special integer codes for NaN/Inf.
+ *   <li><b>Chimp</b> (Liakos, Papakonstantinopoulou, Kotidis, VLDB 2022) observes that the XOR of
+ *       real consecutive values rarely has many trailing zeros, so Gorilla's window wastes bits, and
+ *       improves the XOR coding (leading-zero classes, a reference among the previous 128 values).
+ *       We leave the XOR path alone: for decimal data the decimal view removes the cause (a short
+ *       decimal's mantissa is a long binary fraction, so its XOR is dense), and other data stays
+ *       Gorilla ({@code 0x01}); a Chimp-style fallback could come later as a new encoding id.
+ *   <li><b>VictoriaMetrics</b> converts values to (int64 mantissa, decimal exponent), lossy beyond
+ *       about 12 significant digits, codes NaN/Inf as reserved integers, uses delta or
+ *       delta-of-delta ("nearest delta2" for counters) and compresses blocks with zstd. We are
+ *       bit-exact with any number of digits (what does not round-trip is an exception, kept out of
+ *       band with its raw bits), and bit-pack with frame of reference instead of a general-purpose
+ *       compressor (tsdb-core has none, and decoding stays a tight loop).
  * </ul>
  *
  * <p>Not thread-safe. Reusable: {@link #reset()} starts a new chunk. Samples are buffered; the
