@@ -44,7 +44,7 @@ import java.util.Objects;
  *
  * <p>Not thread-safe; reusable across streams.
  */
-public final class GorillaDecoder {
+public final class GorillaDecoder implements ChunkDecoder {
   private static final VarHandle LONG_BE =
       MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
@@ -107,6 +107,7 @@ public final class GorillaDecoder {
    *     stream can hold
    * @throws IndexOutOfBoundsException if the range is not inside {@code buf}
    */
+  @Override
   public void reset(byte[] buf, int offset, int length) {
     Objects.checkFromIndexSize(offset, length, buf.length);
     this.count = 0;
@@ -219,6 +220,7 @@ public final class GorillaDecoder {
   }
 
   /** Number of samples in the stream, from its header. */
+  @Override
   public int count() {
     return count;
   }
@@ -229,6 +231,7 @@ public final class GorillaDecoder {
    * @return false when there is no further sample (and on every later call)
    * @throws CorruptRecordException if the stream is truncated or corrupt
    */
+  @Override
   public boolean next() {
     int i = index;
     if (i == 0 || i >= count) {
@@ -405,6 +408,7 @@ public final class GorillaDecoder {
    *
    * @throws IllegalStateException unless the last {@link #next()} or {@link #seek} returned true
    */
+  @Override
   public long timestampMillis() {
     if (!onSample) {
       throw notOnSample();
@@ -417,6 +421,7 @@ public final class GorillaDecoder {
    *
    * @throws IllegalStateException unless the last {@link #next()} or {@link #seek} returned true
    */
+  @Override
   public long valueBits() {
     if (!onSample) {
       throw notOnSample();
@@ -436,6 +441,7 @@ public final class GorillaDecoder {
    * @return false if no sample at or after the cursor qualifies (the cursor is then at the end)
    * @throws CorruptRecordException if the stream is truncated or corrupt
    */
+  @Override
   public boolean seek(long timestampMillis) {
     if (onSample && this.timestampMillis >= timestampMillis) {
       return true;

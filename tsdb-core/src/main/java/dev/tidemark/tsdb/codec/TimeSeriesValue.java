@@ -2,16 +2,24 @@ package dev.tidemark.tsdb.codec;
 
 /**
  * The value of an RFC 0001 TimeSeries record: one {@code u8} encoding id, then the samples of one
- * series in one bucket in that encoding. The only encoding so far is {@link #ENCODING_GORILLA}
- * (the stream of {@link GorillaEncoder}); see <a
+ * series in one bucket in that encoding: {@link #ENCODING_GORILLA} (the stream of {@link
+ * GorillaEncoder}) or {@link #ENCODING_DECIMAL} (the stream of {@link DecimalEncoder}); see <a
  * href="../../../../../../../../docs/format.md">docs/format.md</a>. Encoding ids are persisted and
- * never reused. Stateless and thread-safe.
+ * never reused. Stateless and thread-safe; {@link Decoders} is the reusable read side.
  */
 public final class TimeSeriesValue {
   /** Encoding id of the Gorilla XOR stream ({@link GorillaEncoder}, {@link GorillaDecoder}). */
   public static final int ENCODING_GORILLA = 0x01;
 
+  /** Encoding id of the decimal stream ({@link DecimalEncoder}, {@link DecimalDecoder}). */
+  public static final int ENCODING_DECIMAL = 0x02;
+
   private TimeSeriesValue() {}
+
+  /** Whether {@code id} is an encoding id this version reads. */
+  public static boolean isKnownEncoding(int id) {
+    return id == ENCODING_GORILLA || id == ENCODING_DECIMAL;
+  }
 
   /** A new array: {@link #ENCODING_GORILLA} followed by the encoder's stream. */
   public static byte[] encode(GorillaEncoder encoder) {
@@ -21,24 +29,78 @@ public final class TimeSeriesValue {
     return value;
   }
 
+  /** A new array: {@link #ENCODING_DECIMAL} followed by the encoder's stream. */
+  public static byte[] encode(DecimalEncoder encoder) {
+    byte[] value = new byte[1 + encoder.encodedSizeBytes()];
+    value[0] = (byte) ENCODING_DECIMAL;
+    encoder.writeTo(value, 1);
+    return value;
+  }
+
   /**
-   * Checks the encoding id and points {@code decoder} at the stream that follows it (see {@link
-   * GorillaDecoder#reset}).
-   *
-   * @throws CorruptRecordException if {@code value} is empty, its encoding id is unknown (the
-   *     message names the id) or the stream header is malformed
+   * The chunk's samples in whichever encoding is smaller, Gorilla on a tie (the sealing rule).
+   * {@code scratch} is reset and refilled with the chunk's samples; {@code chunk} is not changed.
    */
-  public static void decodeInto(byte[] value, GorillaDecoder decoder) {
-    if (value.length == 0) {
-      throw new CorruptRecordException("TimeSeries value is empty, expected an encoding id");
+  public static byte[] encodeSmallest(GorillaEncoder chunk, DecimalEncoder scratch) {
+    scratch.reset();
+    byte[] gorilla = chunk.toByteArray();
+    GorillaDecoder d = new GorillaDecoder();
+    d.reset(gorilla, 0, gorilla.length);
+    while (d.next()) {
+      scratch.append(d.timestampMillis(), d.valueBits());
     }
-    int id = value[0] & 0xFF;
-    if (id != ENCODING_GORILLA) {
-      throw new CorruptRecordException(
-          String.format(
-              "TimeSeries value has unknown encoding id 0x%02x (known: 0x%02x Gorilla)",
-              id, ENCODING_GORILLA));
+    if (scratch.encodedSizeBytes() < gorilla.length) {
+      return encode(scratch);
     }
-    decoder.reset(value, 1, value.length - 1);
+    byte[] value = new byte[1 + gorilla.length];
+    value[0] = (byte) ENCODING_GORILLA;
+    System.arraycopy(gorilla, 0, value, 1, gorilla.length);
+    return value;
+  }
+
+  /**
+   * Reusable decoders of TimeSeries values, one per encoding: {@link #open} checks the encoding
+   * id and hands out the decoder for it, pointed at the stream. A decoder handed out stays valid
+   * until the next {@code open}. Not thread-safe; no allocation per value or sample.
+   */
+  public static final class Decoders {
+    private final GorillaDecoder gorilla = new GorillaDecoder();
+    private final DecimalDecoder decimal = new DecimalDecoder();
+
+    public Decoders() {}
+
+    /**
+     * The decoder for a whole TimeSeries value (encoding id, then the stream), positioned before
+     * the first sample.
+     *
+     * @throws CorruptRecordException if {@code value} is empty, its encoding id is unknown (the
+     *     message names the id) or the stream is malformed
+     */
+    public ChunkDecoder open(byte[] value) {
+      if (value.length == 0) {
+        throw new CorruptRecordException("TimeSeries value is empty, expected an encoding id");
+      }
+      return open(value[0] & 0xFF, value, 1, value.length - 1);
+    }
+
+    /**
+     * The decoder for a stream of encoding {@code encoding} in {@code bytes[offset, offset +
+     * length)} (without the encoding id), positioned before the first sample.
+     *
+     * @throws CorruptRecordException if the encoding id is unknown or the stream is malformed
+     */
+    public ChunkDecoder open(int encoding, byte[] bytes, int offset, int length) {
+      ChunkDecoder d =
+          switch (encoding) {
+            case ENCODING_GORILLA -> gorilla;
+            case ENCODING_DECIMAL -> decimal;
+            default -> throw new CorruptRecordException(
+                String.format(
+                    "TimeSeries value has unknown encoding id 0x%02x (known: 0x%02x Gorilla, 0x%02x decimal)",
+                    encoding, ENCODING_GORILLA, ENCODING_DECIMAL));
+          };
+      d.reset(bytes, offset, length);
+      return d;
+    }
   }
 }

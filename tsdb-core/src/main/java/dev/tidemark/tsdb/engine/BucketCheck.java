@@ -2,7 +2,7 @@ package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
-import dev.tidemark.tsdb.codec.GorillaDecoder;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -124,7 +124,7 @@ final class BucketCheck {
   }
 
   private void timeSeries() {
-    GorillaDecoder d = new GorillaDecoder();
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
     try (KvCursor c = scan(RecordType.TIME_SERIES)) {
       while (c.next()) {
         records++;
@@ -133,7 +133,7 @@ final class BucketCheck {
         int samples;
         try {
           id = Integer.toUnsignedLong(Keys.seriesId(key));
-          TimeSeriesValue.decodeInto(c.value(), d);
+          ChunkDecoder d = decoders.open(c.value());
           samples = 0;
           while (d.next()) {
             samples++;

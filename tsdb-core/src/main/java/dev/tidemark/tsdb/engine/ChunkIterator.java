@@ -1,20 +1,23 @@
 package dev.tidemark.tsdb.engine;
 
-import dev.tidemark.tsdb.codec.GorillaDecoder;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
+import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.query.SampleIterator;
 import java.util.List;
 
 /**
  * Walks a series' chunks, one per bucket in bucket order (buckets don't overlap in time), keeping
  * samples in {@code [minT, maxT]}. Inside a head chunk the in-order stream and the late samples are
- * merged by timestamp. One decoder is reused: no allocation per sample.
+ * merged by timestamp. One decoder per encoding is reused ({@link TimeSeriesValue.Decoders}): no
+ * allocation per sample.
  */
 final class ChunkIterator implements SampleIterator {
 
   private final List<ChunkSource> chunks;
   private final long minT;
   private final long maxT;
-  private final GorillaDecoder decoder = new GorillaDecoder();
+  private final TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+  private ChunkDecoder decoder;
 
   private int chunk = -1;
   private ChunkSource current;
@@ -68,7 +71,7 @@ final class ChunkIterator implements SampleIterator {
 
   /**
    * Chunks whose bucket ends at or before {@code timestampMillis} are skipped without decoding;
-   * inside the chunk that may hold it, samples are walked (a Gorilla stream decodes in order).
+   * inside the chunk that may hold it, samples are walked (a chunk decodes in order).
    */
   @Override
   public boolean seek(long timestampMillis) {
@@ -97,7 +100,9 @@ final class ChunkIterator implements SampleIterator {
       return false;
     }
     current = chunks.get(chunk);
-    decoder.reset(current.bytes(), current.offset(), current.bytes().length - current.offset());
+    decoder =
+        decoders.open(
+            current.encoding(), current.bytes(), current.offset(), current.bytes().length - current.offset());
     decoderHas = decoder.next() && (current.lateCount() > 0 || decoder.seek(minT));
     late = 0;
     return true;

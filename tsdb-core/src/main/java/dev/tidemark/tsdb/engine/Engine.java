@@ -8,7 +8,8 @@ import dev.tidemark.tsdb.append.StorageUnavailableException;
 import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
-import dev.tidemark.tsdb.codec.GorillaDecoder;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
+import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
@@ -598,8 +599,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
       if (chunk == null) {
         return Long.MIN_VALUE;
       }
-      GorillaDecoder d = new GorillaDecoder();
-      TimeSeriesValue.decodeInto(chunk, d);
+      ChunkDecoder d = new TimeSeriesValue.Decoders().open(chunk);
       long last = Long.MIN_VALUE;
       while (d.next()) {
         last = d.timestampMillis();
@@ -647,7 +647,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
         series++;
       }
     }
-    GorillaDecoder d = new GorillaDecoder();
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
     try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
       while (c.next()) {
         int id = Keys.seriesId(c.key());
@@ -655,7 +655,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
         if (hs == null) {
           throw new CorruptRecordException("TimeSeries record " + b + "/" + id + " has no ForwardIndex record");
         }
-        TimeSeriesValue.decodeInto(c.value(), d);
+        ChunkDecoder d = decoders.open(c.value());
         while (d.next()) {
           bytes += hs.insertRecovered(d.timestampMillis(), d.valueBits());
           hb.noteTimestamp(d.timestampMillis());
@@ -749,11 +749,12 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     TimeBucket b = hb.bucket;
     try {
       WriteBatch[] wb = {new WriteBatch()};
+      DecimalEncoder scratch = new DecimalEncoder();
       for (HeadSeries hs : hb.series()) {
         if (hs.isEmpty()) {
           continue;
         }
-        wb[0].put(Keys.timeSeries(b, hs.id), TimeSeriesValue.encode(hs.sealedChunk()));
+        wb[0].put(Keys.timeSeries(b, hs.id), TimeSeriesValue.encodeSmallest(hs.sealedChunk(), scratch));
         if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
           kv.write(wb[0]);
           wb[0] = new WriteBatch();
@@ -1022,14 +1023,15 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     List<Labels> goneLabels = new ArrayList<>();
     long touched = 0;
     long removedSamples = 0;
-    GorillaDecoder d = new GorillaDecoder();
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    DecimalEncoder scratch = new DecimalEncoder();
     for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
       int id = it.next();
       byte[] chunk = kv.get(Keys.timeSeries(b, id));
       if (chunk == null) {
         continue;
       }
-      TimeSeriesValue.decodeInto(chunk, d);
+      ChunkDecoder d = decoders.open(chunk);
       GorillaEncoder kept = new GorillaEncoder();
       int removed = 0;
       while (d.next()) {
@@ -1045,7 +1047,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
       touched++;
       removedSamples += removed;
       if (kept.count() > 0) {
-        wb.put(Keys.timeSeries(b, id), TimeSeriesValue.encode(kept));
+        wb.put(Keys.timeSeries(b, id), TimeSeriesValue.encodeSmallest(kept, scratch));
         continue;
       }
       byte[] fwd = kv.get(Keys.forwardIndex(b, id));
@@ -1330,12 +1332,12 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   private void addChunk(Found f, TimeBucket b, int id, byte[] value) {
-    if (value.length == 0 || (value[0] & 0xFF) != TimeSeriesValue.ENCODING_GORILLA) {
+    if (value.length == 0 || !TimeSeriesValue.isKnownEncoding(value[0] & 0xFF)) {
       unreadable(b, id, "its TimeSeries record has unknown encoding id "
           + (value.length == 0 ? "(empty value)" : "0x" + Integer.toHexString(value[0] & 0xFF)));
       return;
     }
-    f.chunks.add(new ChunkSource(b, value, 1, null, null, 0));
+    f.chunks.add(new ChunkSource(b, value[0] & 0xFF, value, 1, null, null, 0));
   }
 
   /**

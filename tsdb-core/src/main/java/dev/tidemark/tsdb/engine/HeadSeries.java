@@ -2,6 +2,7 @@ package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.codec.GorillaDecoder;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
+import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.Arrays;
@@ -155,10 +156,11 @@ final class HeadSeries {
   ChunkSource capture() {
     byte[] bytes = inOrder.toByteArray();
     if (lateCount == 0) {
-      return new ChunkSource(bucket.bucket, bytes, 0, null, null, 0);
+      return new ChunkSource(bucket.bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
     }
     return new ChunkSource(
         bucket.bucket,
+        TimeSeriesValue.ENCODING_GORILLA,
         bytes,
         0,
         Arrays.copyOf(lateTimestamps, lateCount),

@@ -109,8 +109,8 @@ class GorillaGoldenVectorTest {
     byte[] value = TimeSeriesValue.encode(encoder);
     assertThat(hex(value)).isEqualTo("01" + golden.hex().replace(" ", ""));
 
-    GorillaDecoder decoder = new GorillaDecoder();
-    TimeSeriesValue.decodeInto(value, decoder);
+    ChunkDecoder decoder = new TimeSeriesValue.Decoders().open(value);
+    assertThat(decoder).isInstanceOf(GorillaDecoder.class);
     List<Sample> decoded = new ArrayList<>();
     while (decoder.next()) {
       decoded.add(new Sample(decoder.timestampMillis(), decoder.valueBits()));

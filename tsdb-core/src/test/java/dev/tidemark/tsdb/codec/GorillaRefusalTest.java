@@ -265,17 +265,17 @@ class GorillaRefusalTest {
 
   @Test
   void unknownEncodingIdIsCorruptNamingTheId() {
-    GorillaDecoder decoder = new GorillaDecoder();
-    assertThatThrownBy(() -> TimeSeriesValue.decodeInto(hex("02 00"), decoder))
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    assertThatThrownBy(() -> decoders.open(hex("03 00")))
         .isInstanceOf(CorruptRecordException.class)
-        .hasMessageContaining("unknown encoding id 0x02");
-    assertThatThrownBy(() -> TimeSeriesValue.decodeInto(hex("ff 00"), decoder))
+        .hasMessageContaining("unknown encoding id 0x03");
+    assertThatThrownBy(() -> decoders.open(hex("ff 00")))
         .isInstanceOf(CorruptRecordException.class)
         .hasMessageContaining("0xff");
-    assertThatThrownBy(() -> TimeSeriesValue.decodeInto(new byte[0], decoder))
+    assertThatThrownBy(() -> decoders.open(new byte[0]))
         .isInstanceOf(CorruptRecordException.class)
         .hasMessageContaining("empty");
-    assertThatThrownBy(() -> TimeSeriesValue.decodeInto(hex("01"), decoder))
+    assertThatThrownBy(() -> decoders.open(hex("01")))
         .isInstanceOf(CorruptRecordException.class)
         .hasMessageContaining("Gorilla");
   }

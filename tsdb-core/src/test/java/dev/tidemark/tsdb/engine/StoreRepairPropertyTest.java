@@ -6,7 +6,7 @@ import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
-import dev.tidemark.tsdb.codec.GorillaDecoder;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -236,7 +236,7 @@ class StoreRepairPropertyTest {
       }
     }
     Map<Labels, Map<Long, Long>> out = new TreeMap<>();
-    GorillaDecoder d = new GorillaDecoder();
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
     for (byte[][] kvPair : chunks) {
       TimeBucket b = Keys.timeBucket(kvPair[0]);
       Labels l = labels.getOrDefault(b, Map.of()).get(Keys.seriesId(kvPair[0]));
@@ -245,7 +245,7 @@ class StoreRepairPropertyTest {
       }
       Map<Long, Long> samples = new TreeMap<>();
       try {
-        TimeSeriesValue.decodeInto(kvPair[1], d);
+        ChunkDecoder d = decoders.open(kvPair[1]);
         while (d.next()) {
           samples.put(d.timestampMillis(), d.valueBits());
         }
