@@ -11,12 +11,19 @@ import java.util.Objects;
  * @param timeout wall-clock budget of one query
  * @param defaultSubqueryStep resolution of a subquery written without step ({@code [5m:]}); as
  *     Prometheus' global evaluation interval (1m)
+ * @param parallelism threads one query may use for a range function over many series (the
+ *     caller's thread plus common-pool workers); 1 evaluates on the caller's thread only
  */
 public record EngineOptions(
-    Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep) {
+    Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep, int parallelism) {
 
   public static final EngineOptions DEFAULTS =
       new EngineOptions(Duration.ofMinutes(5), 50_000_000L, Duration.ofMinutes(2), Duration.ofMinutes(1));
+
+  /** Options with {@code parallelism} = the machine's processors. */
+  public EngineOptions(Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep) {
+    this(lookbackDelta, maxSamples, timeout, defaultSubqueryStep, Runtime.getRuntime().availableProcessors());
+  }
 
   public EngineOptions {
     Objects.requireNonNull(lookbackDelta, "lookbackDelta");
@@ -31,21 +38,28 @@ public record EngineOptions(
     if (defaultSubqueryStep.toMillis() <= 0) {
       throw new IllegalArgumentException("defaultSubqueryStep must be positive, was " + defaultSubqueryStep);
     }
+    if (parallelism < 1) {
+      throw new IllegalArgumentException("parallelism must be at least 1, was " + parallelism);
+    }
   }
 
   public EngineOptions withLookbackDelta(Duration d) {
-    return new EngineOptions(d, maxSamples, timeout, defaultSubqueryStep);
+    return new EngineOptions(d, maxSamples, timeout, defaultSubqueryStep, parallelism);
   }
 
   public EngineOptions withMaxSamples(long n) {
-    return new EngineOptions(lookbackDelta, n, timeout, defaultSubqueryStep);
+    return new EngineOptions(lookbackDelta, n, timeout, defaultSubqueryStep, parallelism);
   }
 
   public EngineOptions withTimeout(Duration d) {
-    return new EngineOptions(lookbackDelta, maxSamples, d, defaultSubqueryStep);
+    return new EngineOptions(lookbackDelta, maxSamples, d, defaultSubqueryStep, parallelism);
   }
 
   public EngineOptions withDefaultSubqueryStep(Duration d) {
-    return new EngineOptions(lookbackDelta, maxSamples, timeout, d);
+    return new EngineOptions(lookbackDelta, maxSamples, timeout, d, parallelism);
+  }
+
+  public EngineOptions withParallelism(int n) {
+    return new EngineOptions(lookbackDelta, maxSamples, timeout, defaultSubqueryStep, n);
   }
 }

@@ -26,6 +26,9 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Future;
 
 /**
  * Evaluates one expression over the steps {@code start, start+interval, ..., end}. Every node is
@@ -35,6 +38,9 @@ import java.util.Map;
  * sliding window (see {@link #rangeCall}).
  */
 final class Evaluator {
+  /** A range function runs in parallel slices only with at least this many series per slice. */
+  static final int MIN_SERIES_PER_PART = 16;
+
   static final String TOO_MANY_SAMPLES =
       "query processing would load too many samples into memory in query execution";
 
@@ -647,13 +653,71 @@ final class Evaluator {
 
   Vec rangeCall(Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     RangeSource src = rangeSource(c.args().get(matrixArg));
+    int size = src.size();
+    int parts = Math.min(sh.options.parallelism(), size / MIN_SERIES_PER_PART);
+    List<StepSeries> out;
+    if (parts <= 1) {
+      out = rangeSlice(src, 0, size, k, dropName, p0, p1, stepDependent);
+    } else {
+      out = rangeParallel(src, parts, k, dropName, p0, p1, stepDependent);
+    }
+    release(src.held);
+    return track(new Vec(out));
+  }
+
+  /**
+   * Series are independent until something combines them, so a range function over many series
+   * runs in {@code parts} contiguous slices: the caller's thread takes the first, common-pool
+   * workers the others; the output keeps the series order. Kernels are stateless functions of
+   * their {@link Window}; each slice has its own. The sample budget is checked per window against
+   * what the query held before (each slice holds one window at a time).
+   */
+  private List<StepSeries> rangeParallel(
+      RangeSource src, int parts, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+    int size = src.size();
+    int per = (size + parts - 1) / parts;
+    List<Future<List<StepSeries>>> others = new ArrayList<>(parts - 1);
+    for (int from = per; from < size; from += per) {
+      int f = from;
+      int to = Math.min(size, from + per);
+      others.add(ForkJoinPool.commonPool().submit(() -> rangeSlice(src, f, to, k, dropName, p0, p1, stepDependent)));
+    }
+    List<StepSeries> out = new ArrayList<>(size);
+    try {
+      out.addAll(rangeSlice(src, 0, Math.min(size, per), k, dropName, p0, p1, stepDependent));
+      for (Future<List<StepSeries>> f : others) {
+        out.addAll(f.get());
+      }
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(e.getCause());
+    } finally {
+      for (Future<List<StepSeries>> f : others) {
+        f.cancel(true); // a no-op for the finished ones; stops the rest after a failure
+      }
+    }
+  }
+
+  /** Series {@code [from, to)} of a range function, each in one pass with a sliding window. */
+  private List<StepSeries> rangeSlice(
+      RangeSource src, int from, int to, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     List<StepSeries> out = new ArrayList<>();
     Window w = new Window();
     w.rangeMs = src.rangeMs;
     // With @ every step sees the same window: the value is reused unless the kernel reads the
     // step's time (predict_linear's intercept).
     boolean reuse = src.at != null && !stepDependent;
-    for (int s = 0; s < src.size(); s++) {
+    int ticks = 0;
+    for (int s = from; s < to; s++) {
       checkNow();
       w.reset(cursorOf(src, s));
       w.labels = src.labels(s);
@@ -663,7 +727,9 @@ final class Evaluator {
       boolean prevHas = false;
       double prevVal = 0;
       for (int i = 0; i < n; i++) {
-        tick();
+        if ((++ticks & 63) == 0) {
+          checkNow();
+        }
         long wEnd = windowEnd(src, i);
         w.stepT = times[i];
         double a0 = p0 == null ? 0 : p0.v()[i];
@@ -691,8 +757,7 @@ final class Evaluator {
         out.add(r);
       }
     }
-    release(src.held);
-    return track(new Vec(out));
+    return out;
   }
 
   static boolean constant(Scal s) {

@@ -282,6 +282,28 @@ class PromqlEngineTest {
   }
 
   @Test
+  void rangeFunctionsGiveTheSameBitsInParallelSlices() {
+    Engine e = load(randomData(new Random(21), 70));
+    PromqlEngine serial = new PromqlEngine(EngineOptions.DEFAULTS.withParallelism(1));
+    PromqlEngine parallel = new PromqlEngine(EngineOptions.DEFAULTS.withParallelism(4));
+    for (String q : List.of("rate(m_total[3m])", "sum by (g) (increase(m_total[7m]))", "max_over_time(m_total[2m] offset 1m)",
+        "avg_over_time(m_total[10m:30s])", "quantile_over_time(0.3, m_total[9m])", "resets(m_total[20m])")) {
+      Value.Matrix a = (Value.Matrix) serial.rangeQuery(e, q, 0, 120 * MIN, 20_000).value();
+      Value.Matrix b = (Value.Matrix) parallel.rangeQuery(e, q, 0, 120 * MIN, 20_000).value();
+      assertThat(b.series()).as(q).hasSameSizeAs(a.series());
+      for (int i = 0; i < a.series().size(); i++) {
+        Value.Series x = a.series().get(i);
+        Value.Series y = b.series().get(i);
+        assertThat(y.labels()).as(q).isEqualTo(x.labels());
+        assertThat(y.timestamps()).as(q).isEqualTo(x.timestamps());
+        for (int j = 0; j < x.size(); j++) {
+          assertThat(Double.doubleToRawLongBits(y.values()[j])).as(q + " " + x.labels()).isEqualTo(Double.doubleToRawLongBits(x.values()[j]));
+        }
+      }
+    }
+  }
+
+  @Test
   void queryOverTheSampleLimitFails() {
     List<Data> data = new ArrayList<>();
     for (int s = 0; s < 20; s++) {

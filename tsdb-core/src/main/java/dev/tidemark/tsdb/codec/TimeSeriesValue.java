@@ -64,8 +64,9 @@ public final class TimeSeriesValue {
    * until the next {@code open}. Not thread-safe; no allocation per value or sample.
    */
   public static final class Decoders {
-    private final GorillaDecoder gorilla = new GorillaDecoder();
-    private final DecimalDecoder decimal = new DecimalDecoder();
+    // Made on first use: a reader of one series usually meets one encoding only.
+    private GorillaDecoder gorilla;
+    private DecimalDecoder decimal;
 
     public Decoders() {}
 
@@ -92,8 +93,8 @@ public final class TimeSeriesValue {
     public ChunkDecoder open(int encoding, byte[] bytes, int offset, int length) {
       ChunkDecoder d =
           switch (encoding) {
-            case ENCODING_GORILLA -> gorilla;
-            case ENCODING_DECIMAL -> decimal;
+            case ENCODING_GORILLA -> gorilla != null ? gorilla : (gorilla = new GorillaDecoder());
+            case ENCODING_DECIMAL -> decimal != null ? decimal : (decimal = new DecimalDecoder());
             default -> throw new CorruptRecordException(
                 String.format(
                     "TimeSeries value has unknown encoding id 0x%02x (known: 0x%02x Gorilla, 0x%02x decimal)",
