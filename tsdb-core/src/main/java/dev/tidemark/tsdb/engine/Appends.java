@@ -29,7 +29,6 @@ import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -51,9 +50,7 @@ final class Appends {
   private final EngineConfig config;
   private final long oooMillis;
   private final ReentrantReadWriteLock lock;
-  private final Condition sealEnded;
   private final TreeMap<TimeBucket, HeadBucket> open;
-  private final TreeMap<TimeBucket, HeadBucket> sealing;
   private final TreeSet<TimeBucket> buckets;
   private final HashMap<Labels, SeriesRef> refs;
   private final LongAdder samplesAccepted;
@@ -67,9 +64,7 @@ final class Appends {
     this.config = head.config;
     this.oooMillis = head.oooMillis;
     this.lock = head.lock;
-    this.sealEnded = head.sealEnded;
     this.open = head.open;
-    this.sealing = head.sealing;
     this.buckets = head.buckets;
     this.refs = head.refs;
     this.samplesAccepted = head.samplesAccepted;
@@ -106,7 +101,6 @@ final class Appends {
         throw new StorageUnavailableException(
             "head memory is over its budget of " + config.maxHeadBytes() + " bytes; retry later");
       }
-      awaitSealsTouching(batch, sampleReasons);
       WriteBatch wb = new WriteBatch();
       List<HeadBucket> touched = new ArrayList<>(2);
       undo.begin();
@@ -217,36 +211,6 @@ final class Appends {
     }
   }
 
-  /**
-   * Waits, before the append changes anything, until no bucket it writes to is being sealed. A
-   * seal starts only under the write lock, so none starts while the append then holds it: the
-   * append is applied and written in one piece, and readers and a crash see all of it or none.
-   * (Waiting in the middle of the append instead would publish the points applied before it.)
-   * Under the write lock.
-   */
-  private void awaitSealsTouching(SampleBatch batch, RejectReason[] sampleReasons) {
-    while (!sealing.isEmpty() && touchesSealing(batch, sampleReasons)) {
-      sealEnded.awaitUninterruptibly();
-      head.ensureOpen();
-    }
-  }
-
-  private boolean touchesSealing(SampleBatch batch, RejectReason[] sampleReasons) {
-    // Usually one bucket is sealing: a range check per sample, no allocation, no tree lookup.
-    for (TimeBucket b : sealing.keySet()) {
-      long start = b.startMillis();
-      long end = b.endMillis();
-      for (int i = 0; i < batch.size(); i++) {
-        long t = batch.timestampMillis(i);
-        if (sampleReasons[i] == null && t >= start && t < end) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-
   private static RejectReason validate(SampleBatch batch, int i, long oldest, long newest) {
     long t = batch.timestampMillis(i);
     if (t < 0 || t > TimeBucket.MAX_START_MINUTES * 60_000L) {
@@ -298,10 +262,6 @@ final class Appends {
       }
       HeadBucket hb = open.get(b);
       if (hb == null) {
-        if (sealing.containsKey(b)) {
-          // awaitSealsTouching ran under this lock hold, and seals start only under the lock.
-          throw new IllegalStateException("bucket " + b + " is being sealed during an append");
-        }
         if (!buckets.contains(b)) {
           refOf[k] = ref;
           // a new bucket: nothing to collide with, but the series must be storable
@@ -461,6 +421,7 @@ final class Appends {
     for (HeadBucket hb : touched) {
       if (!hb.pendingLog.isEmpty()) {
         wb.put(Recovery.headLogKey(hb.bucket, ++head.logSeq), hb.pendingLog.toByteArray());
+        hb.lastLogSeq = head.logSeq; // a seal in progress now keeps the bucket open
       }
     }
     if (wb.isEmpty()) {

@@ -74,13 +74,37 @@ final class Deletion {
     int bucketCount = 0;
     long series = 0;
     long samples = 0;
+    // First seal the open buckets of the range without the write lock: appends go on meanwhile.
+    List<TimeBucket> toSeal = new ArrayList<>();
+    lock.readLock().lock();
+    try {
+      head.ensureOpen();
+      toSeal.addAll(overlapping(buckets, minT, maxT));
+    } finally {
+      lock.readLock().unlock();
+    }
+    for (TimeBucket b : toSeal) {
+      HeadBucket hb;
+      lock.writeLock().lock();
+      try {
+        if (!open.containsKey(b)) {
+          continue;
+        }
+        hb = sealer.startSealLocked(b);
+      } finally {
+        lock.writeLock().unlock();
+      }
+      sealer.seal(hb);
+    }
     lock.writeLock().lock();
     try {
       head.ensureOpen();
       affected.addAll(overlapping(buckets, minT, maxT));
       for (TimeBucket b : affected) {
         if (open.containsKey(b)) {
-          sealer.seal(sealer.startSealLocked(b)); // the write lock is reentrant: seal() finishes under it
+          // Appended to since (or new): sealed again, under the write lock (it is reentrant), so
+          // no append can keep it open; this seal holds appends back, the first one did not.
+          sealer.seal(sealer.startSealLocked(b));
         }
       }
       for (TimeBucket b : affected) {

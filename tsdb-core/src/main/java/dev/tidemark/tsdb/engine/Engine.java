@@ -22,7 +22,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -53,7 +52,6 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   private final KvStore kv;
   private final EngineConfig config;
   private final ReentrantReadWriteLock lock;
-  private final Condition sealEnded;
   private final TreeMap<TimeBucket, HeadBucket> open;
   private final TreeSet<TimeBucket> buckets;
 
@@ -73,7 +71,6 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     this.kv = kv;
     this.config = config;
     this.lock = head.lock;
-    this.sealEnded = head.sealEnded;
     this.open = head.open;
     this.buckets = head.buckets;
     long started = System.nanoTime();
@@ -119,7 +116,10 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // Sealing
 
-  /** Seals every open bucket now and waits for it. */
+  /**
+   * Seals every open bucket now and waits for it. A bucket appended to while it is sealed stays
+   * open (its new samples are in the head log).
+   */
   public void flush() {
     sealer.flush();
   }
@@ -156,9 +156,10 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   /**
    * Deletes the samples of the matching series inside {@code [minT, maxT]}, for good.
    *
-   * <p>Runs on the background thread (after any seal in progress) under the write lock, so no
-   * append or read sees it half done: open buckets that overlap the range are sealed first (their
-   * head log is gone, so a restart cannot bring the samples back). Then, per overlapping bucket:
+   * <p>Runs on the background thread (after any seal in progress). Open buckets that overlap the
+   * range are sealed first (their head log is gone, so a restart cannot bring the samples back),
+   * without the write lock; then, under the write lock, so no append or read sees it half done, a
+   * bucket appended to meanwhile is sealed again, and per overlapping bucket:
    * a series with no sample left loses its TimeSeries, ForwardIndex and SeriesDictionary records
    * and its ids in the postings; a series with samples left outside the range gets its chunk
    * rewritten; a bucket with no series left is range-deleted whole and leaves the BucketList.
@@ -323,7 +324,6 @@ public final class Engine implements Appender, Querier, AutoCloseable {
       lock.writeLock().lock();
       try {
         head.closed = true;
-        sealEnded.signalAll();
       } finally {
         lock.writeLock().unlock();
       }
@@ -336,7 +336,6 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     lock.writeLock().lock();
     try {
       head.closed = true;
-      sealEnded.signalAll();
     } finally {
       lock.writeLock().unlock();
     }

@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -32,10 +31,10 @@ final class HeadState {
   volatile long retentionMillis;
 
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-  final Condition sealEnded = lock.writeLock().newCondition();
 
   // Guarded by lock.
   final TreeMap<TimeBucket, HeadBucket> open = new TreeMap<>();
+  /** The buckets whose seal is in progress; each is also in {@link #open} (docs/architecture.md, Sealing). */
   final TreeMap<TimeBucket, HeadBucket> sealing = new TreeMap<>();
   /** Every bucket with data, open or sealed: the BucketList. */
   final TreeSet<TimeBucket> buckets = new TreeSet<>();
@@ -69,10 +68,9 @@ final class HeadState {
     this.retentionMillis = config.retention().toMillis();
   }
 
-  /** The head's copy of a bucket, open or being sealed, or null. Under the lock. */
+  /** The head's copy of a bucket (open, perhaps being sealed), or null. Under the lock. */
   HeadBucket headBucketLocked(TimeBucket b) {
-    HeadBucket hb = open.get(b);
-    return hb != null ? hb : sealing.get(b);
+    return open.get(b);
   }
 
   void ensureOpen() {

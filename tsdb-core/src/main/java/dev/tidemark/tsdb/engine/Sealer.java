@@ -10,7 +10,6 @@ import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
-import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
@@ -25,8 +24,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Sealing and the background thread: decides when the oldest open bucket is due, moves it to the
@@ -38,6 +37,10 @@ final class Sealer {
 
   /** A seal writes its records in batches of about this many payload bytes. */
   private static final long SEAL_BATCH_BYTES = 4L << 20;
+  /** A seal copies the head under the read lock in slices of at most this many bytes... */
+  private static final long SEAL_SLICE_BYTES = 1L << 20;
+  /** ... or this many series. */
+  private static final int SEAL_SLICE_SERIES = 1_000;
 
   private final ScheduledExecutorService background;
   private final AtomicBoolean sealQueued = new AtomicBoolean();
@@ -46,7 +49,6 @@ final class Sealer {
   private final EngineConfig config;
   private final long oooMillis;
   private final ReentrantReadWriteLock lock;
-  private final Condition sealEnded;
   private final TreeMap<TimeBucket, HeadBucket> open;
   private final TreeMap<TimeBucket, HeadBucket> sealing;
   private final HashMap<Labels, SeriesRef> refs;
@@ -57,7 +59,6 @@ final class Sealer {
     this.config = head.config;
     this.oooMillis = head.oooMillis;
     this.lock = head.lock;
-    this.sealEnded = head.sealEnded;
     this.open = head.open;
     this.sealing = head.sealing;
     this.refs = head.refs;
@@ -98,15 +99,34 @@ final class Sealer {
     return head.hasHeadMaxT && head.headMaxT >= b.endMillis() + oooMillis;
   }
 
+  /**
+   * Seals the open buckets that are due, oldest first. A bucket appended to during its seal stays
+   * open; the next append that finds it due schedules it again.
+   */
   private void sealDueBuckets() {
-    while (true) {
+    List<TimeBucket> due = new ArrayList<>();
+    lock.readLock().lock();
+    try {
+      if (head.closed) {
+        return;
+      }
+      for (TimeBucket b : open.keySet()) {
+        if (!isDue(b)) {
+          break;
+        }
+        due.add(b);
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    for (TimeBucket b : due) {
       HeadBucket hb;
       lock.writeLock().lock();
       try {
-        if (head.closed || open.isEmpty() || !isDue(open.firstKey())) {
-          return;
+        if (head.closed || !open.containsKey(b)) {
+          continue;
         }
-        hb = startSealLocked(open.firstKey());
+        hb = startSealLocked(b);
       } finally {
         lock.writeLock().unlock();
       }
@@ -114,40 +134,101 @@ final class Sealer {
     }
   }
 
+  /**
+   * Starts the seal of an open bucket: marks it sealing and notes its seal point, the newest
+   * head-log sequence number so far. The bucket stays open. Under the write lock.
+   */
   HeadBucket startSealLocked(TimeBucket b) {
-    HeadBucket hb = open.remove(b);
+    HeadBucket hb = open.get(b);
     sealing.put(b, hb);
-    hb.state = HeadBucket.State.SEALING;
+    hb.sealPoint = head.logSeq;
     return hb;
   }
 
-  /** Writes a sealing bucket's records, then drops it from the head. Runs without the lock. */
-  void seal(HeadBucket hb) {
+  /**
+   * Writes a sealing bucket's records and deletes its head log up to the seal point; then drops
+   * the bucket from the head, unless an append wrote to it since the seal point (then it stays
+   * open, whole, and is sealed again later). Returns whether the bucket left the head.
+   *
+   * <p>Runs without the lock: the bucket stays open and appendable throughout, and the seal
+   * copies what it writes under the read lock, a slice at a time ({@link #SEAL_SLICE_BYTES}, {@link
+   * #SEAL_SLICE_SERIES}), so an append waits at most for one slice. See {@code
+   * docs/architecture.md}, Sealing, for why this keeps the head log, reads and appends whole.
+   */
+  boolean seal(HeadBucket hb) {
     TimeBucket b = hb.bucket;
+    long sealPoint = hb.sealPoint;
     try {
       WriteBatch[] wb = {new WriteBatch()};
       DecimalEncoder scratch = new DecimalEncoder();
-      for (HeadSeries hs : hb.series()) {
-        if (hs.isEmpty()) {
-          continue;
+      List<HeadSeries> series;
+      lock.readLock().lock();
+      try {
+        series = new ArrayList<>(hb.seriesCount());
+        for (HeadSeries hs : hb.series()) {
+          series.add(hs);
         }
-        wb[0].put(Keys.timeSeries(b, hs.id), TimeSeriesValue.encodeSmallest(hs.sealedChunk(), scratch));
+      } finally {
+        lock.readLock().unlock();
+      }
+      // Series created after this copy came with head-log records past the seal point: the
+      // bucket then stays open, so they need no TimeSeries record from this seal.
+      int[] ids = new int[SEAL_SLICE_SERIES];
+      byte[][] chunks = new byte[SEAL_SLICE_SERIES][];
+      int next = 0;
+      while (next < series.size()) {
+        int n = 0;
+        long bytes = 0;
+        lock.readLock().lock();
+        try {
+          while (next < series.size() && n < SEAL_SLICE_SERIES && bytes < SEAL_SLICE_BYTES) {
+            HeadSeries hs = series.get(next++);
+            if (hs.isEmpty()) {
+              continue;
+            }
+            ids[n] = hs.id;
+            chunks[n] = hs.sealedChunk().toByteArray();
+            bytes += chunks[n].length;
+            n++;
+          }
+        } finally {
+          lock.readLock().unlock();
+        }
+        for (int i = 0; i < n; i++) {
+          wb[0].put(Keys.timeSeries(b, ids[i]), TimeSeriesValue.encodeSmallest(chunks[i], scratch));
+          chunks[i] = null;
+          if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
+            kv.write(wb[0]);
+            wb[0] = new WriteBatch();
+          }
+        }
+      }
+      List<String> names = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      List<RoaringBitmap> postings = new ArrayList<>();
+      RoaringBitmap all;
+      lock.readLock().lock();
+      try {
+        hb.forEachPosting(
+            (name, value, posting) -> {
+              names.add(name);
+              values.add(value);
+              postings.add(posting.clone());
+            });
+        all = hb.all().clone();
+      } finally {
+        lock.readLock().unlock();
+      }
+      for (int i = 0; i < postings.size(); i++) {
+        wb[0].put(Keys.invertedIndex(b, names.get(i), values.get(i)), InvertedIndexValue.encode(postings.get(i)));
         if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
           kv.write(wb[0]);
           wb[0] = new WriteBatch();
         }
       }
-      hb.forEachPosting(
-          (name, value, posting) -> {
-            wb[0].put(Keys.invertedIndex(b, name, value), InvertedIndexValue.encode(posting.clone()));
-            if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
-              kv.write(wb[0]);
-              wb[0] = new WriteBatch();
-            }
-          });
-      wb[0].put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(hb.all().clone()));
-      byte[] logPrefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
-      wb[0].deleteRange(logPrefix, KeyRanges.prefixEnd(logPrefix));
+      wb[0].put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(all));
+      // Only up to the seal point: later records are of samples appended during the seal.
+      wb[0].deleteRange(Keys.bucketPrefix(RecordType.HEAD_LOG, b), Recovery.headLogKey(b, sealPoint + 1));
       kv.write(wb[0]);
       if (config.fsync()) {
         kv.sync();
@@ -157,9 +238,6 @@ final class Sealer {
       lock.writeLock().lock();
       try {
         sealing.remove(b);
-        open.put(b, hb);
-        hb.state = HeadBucket.State.OPEN;
-        sealEnded.signalAll();
       } finally {
         lock.writeLock().unlock();
       }
@@ -168,6 +246,10 @@ final class Sealer {
     lock.writeLock().lock();
     try {
       sealing.remove(b);
+      if (hb.lastLogSeq > sealPoint) {
+        return false; // appended to during the seal: its newer head log keeps it open
+      }
+      open.remove(b);
       hb.state = HeadBucket.State.SEALED;
       head.headSeries -= hb.seriesCount();
       for (HeadSeries hs : hb.series()) {
@@ -175,7 +257,7 @@ final class Sealer {
       }
       // Forget series whose newest data just left the head; they are looked up again if they return.
       refs.values().removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
-      sealEnded.signalAll();
+      return true;
     } finally {
       lock.writeLock().unlock();
     }
@@ -187,20 +269,27 @@ final class Sealer {
   }
 
   private void sealAllOpen() {
-    List<HeadBucket> toSeal = new ArrayList<>();
-    lock.writeLock().lock();
+    List<TimeBucket> toSeal;
+    lock.readLock().lock();
     try {
-      for (TimeBucket b : new ArrayList<>(open.keySet())) {
-        toSeal.add(startSealLocked(b));
-      }
+      toSeal = new ArrayList<>(open.keySet());
     } finally {
-      lock.writeLock().unlock();
+      lock.readLock().unlock();
     }
-    // Every bucket started above must end its seal, sealed or back in the open set: a failure of
-    // one must not leave the others in the sealing set, where appends would wait for them forever.
+    // A failure of one seal must not keep the others from being sealed.
     RuntimeException failure = null;
-    for (HeadBucket hb : toSeal) {
+    for (TimeBucket b : toSeal) {
       try {
+        HeadBucket hb;
+        lock.writeLock().lock();
+        try {
+          if (!open.containsKey(b)) {
+            continue;
+          }
+          hb = startSealLocked(b);
+        } finally {
+          lock.writeLock().unlock();
+        }
         seal(hb);
       } catch (RuntimeException e) {
         if (failure == null) {
