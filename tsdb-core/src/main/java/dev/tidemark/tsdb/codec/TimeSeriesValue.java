@@ -42,8 +42,15 @@ public final class TimeSeriesValue {
    * {@code scratch} is reset and refilled with the chunk's samples; {@code chunk} is not changed.
    */
   public static byte[] encodeSmallest(GorillaEncoder chunk, DecimalEncoder scratch) {
+    return encodeSmallest(chunk.toByteArray(), scratch);
+  }
+
+  /**
+   * {@link #encodeSmallest(GorillaEncoder, DecimalEncoder)} of a chunk given as its Gorilla stream
+   * ({@link GorillaEncoder#toByteArray()}), which is not changed.
+   */
+  public static byte[] encodeSmallest(byte[] gorilla, DecimalEncoder scratch) {
     scratch.reset();
-    byte[] gorilla = chunk.toByteArray();
     GorillaDecoder d = new GorillaDecoder();
     d.reset(gorilla, 0, gorilla.length);
     while (d.next()) {

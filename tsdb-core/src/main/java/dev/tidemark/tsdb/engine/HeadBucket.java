@@ -16,13 +16,13 @@ import org.roaringbitmap.RoaringBitmap;
  * postings in the same shape as the InvertedIndex records, and the head-log bytes of the append
  * in progress.
  *
- * <p>Guarded by the engine lock. Once it leaves the open set (sealing) nothing mutates it.
+ * <p>Guarded by the engine lock. A bucket being sealed stays open and appendable; once it leaves
+ * the open set nothing mutates it.
  */
 final class HeadBucket implements PostingsSource {
 
   enum State {
     OPEN,
-    SEALING,
     SEALED
   }
 
@@ -45,6 +45,10 @@ final class HeadBucket implements PostingsSource {
   long maxTimestamp = Long.MIN_VALUE;
   /** The append that last noted this bucket in its undo journal ({@link AppendUndo}). */
   long undoEpoch;
+  /** Sequence number of the newest head-log record written for this bucket (or attempted). */
+  long lastLogSeq;
+  /** The newest head-log sequence number when the seal in progress started ({@link Sealer#seal}). */
+  long sealPoint;
 
   record Fingerprint(long high, long low) {
     static Fingerprint of(Labels l) {

@@ -1,0 +1,441 @@
+package dev.tidemark.tsdb.engine;
+
+import static dev.tidemark.tsdb.engine.HeadState.CODE;
+import static dev.tidemark.tsdb.engine.HeadState.LOG;
+
+import dev.tidemark.tsdb.append.AppendResult;
+import dev.tidemark.tsdb.append.RejectReason;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.BucketListValue;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
+import dev.tidemark.tsdb.codec.ForwardIndexValue;
+import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.codec.SeriesDictionaryValue;
+import dev.tidemark.tsdb.codec.SeriesLimits;
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.codec.TimeSeriesValue;
+import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
+import dev.tidemark.tsdb.kv.KvReader;
+import dev.tidemark.tsdb.kv.KvStore;
+import dev.tidemark.tsdb.kv.KvStoreException;
+import dev.tidemark.tsdb.kv.WriteBatch;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The write path: validation, the per-point check and apply, the one KV write of an append's head
+ * log and new series, and the all-or-nothing rollback when anything before that write returns
+ * throws. See {@code docs/architecture.md}, Write path and durability, All or nothing.
+ */
+final class Appends {
+
+  /** The undo journal of the append in progress. */
+  private final AppendUndo undo = new AppendUndo();
+  /** Set when a rollback itself failed: the head may differ from the store, so appends stop. */
+  private Throwable failedRollback;
+  private final GroupSync groupSync;
+  private final HeadState head;
+  private final Sealer sealer;
+  private final Recovery recovery;
+  private final KvStore kv;
+  private final EngineConfig config;
+  private final long oooMillis;
+  private final ReentrantReadWriteLock lock;
+  private final TreeMap<TimeBucket, HeadBucket> open;
+  private final TreeSet<TimeBucket> buckets;
+  private final HashMap<Labels, SeriesRef> refs;
+  private final LongAdder samplesAccepted;
+  private final LongAdder samplesRejected;
+
+  Appends(HeadState head, Sealer sealer, Recovery recovery) {
+    this.head = head;
+    this.sealer = sealer;
+    this.recovery = recovery;
+    this.kv = head.kv;
+    this.config = head.config;
+    this.oooMillis = head.oooMillis;
+    this.lock = head.lock;
+    this.open = head.open;
+    this.buckets = head.buckets;
+    this.refs = head.refs;
+    this.samplesAccepted = head.samplesAccepted;
+    this.samplesRejected = head.samplesRejected;
+    this.groupSync = new GroupSync(kv);
+  }
+
+  AppendResult append(SampleBatch batch, FaultInjection faults) {
+    int n = batch.size();
+    RejectReason[] sampleReasons = new RejectReason[n];
+    RejectReason[] pointReasons = new RejectReason[batch.pointCount()];
+    long now = config.clock().millis();
+    long oldest = now - head.retentionMillis;
+    long newest = now + config.maxFutureSkew().toMillis();
+    for (int i = 0; i < n; i++) {
+      sampleReasons[i] = validate(batch, i, oldest, newest);
+    }
+    boolean[] skip = new boolean[n];
+    SeriesRef[] refOf = new SeriesRef[n];
+    HeadSeries[] seriesOf = new HeadSeries[n];
+    String[] pointDetails = null;
+    long writeSeq;
+    int accepted = 0;
+    lock.writeLock().lock();
+    try {
+      head.ensureOpen();
+      if (failedRollback != null) {
+        throw new StorageUnavailableException(
+            "the engine refuses writes since an append could not be rolled back; restart the server",
+            failedRollback);
+      }
+      if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES > config.maxHeadBytes()) {
+        sealer.scheduleSealIfDue();
+        throw new StorageUnavailableException(
+            "head memory is over its budget of " + config.maxHeadBytes() + " bytes; retry later");
+      }
+      WriteBatch wb = new WriteBatch();
+      List<HeadBucket> touched = new ArrayList<>(2);
+      undo.begin();
+      long headMaxBefore = head.headMaxT;
+      boolean hadHeadMax = head.hasHeadMaxT;
+      boolean wrote;
+      try {
+        int i = 0;
+        while (i < n) {
+          int point = batch.pointOf(i);
+          int end = i + 1;
+          while (end < n && batch.pointOf(end) == point) {
+            end++;
+          }
+          RejectReason reason = null;
+          int failing = i;
+          for (int k = i; k < end && reason == null; k++) {
+            if (sampleReasons[k] == null) {
+              sampleReasons[k] = check(batch, k, skip, refOf, seriesOf);
+            }
+            reason = sampleReasons[k];
+            failing = k;
+          }
+          if (reason != null) {
+            pointReasons[point] = reason;
+            if (reason == RejectReason.LIMIT_EXCEEDED) {
+              if (pointDetails == null) {
+                pointDetails = new String[batch.pointCount()];
+              }
+              pointDetails[point] = SeriesLimits.violation(batch.labels(failing), batch.metadata(failing));
+            }
+          } else {
+            for (int k = i; k < end; k++) {
+              if (!skip[k]) {
+                apply(batch, k, refOf[k], seriesOf[k], wb, touched, faults);
+              }
+              accepted++;
+            }
+          }
+          i = end;
+        }
+        if (faults != null) {
+          faults.beforeWrite();
+        }
+        wrote = writeLocked(wb, touched);
+      } catch (RuntimeException | Error e) {
+        rollbackLocked(batch, touched, headMaxBefore, hadHeadMax, e);
+        throw e;
+      }
+      // Registered under the lock, so sequence order is write order; nothing can fail after the
+      // write and before this, where a rollback would undo what the store already has.
+      writeSeq = wrote ? groupSync.registerWrite() : 0;
+    } finally {
+      lock.writeLock().unlock();
+    }
+    if (config.fsync() && writeSeq > 0) {
+      groupSync.awaitDurable(writeSeq);
+    }
+    samplesAccepted.add(accepted);
+    samplesRejected.add(n - accepted);
+    sealer.scheduleSealIfDue();
+    return new AppendResult(pointReasons, sampleReasons, pointDetails);
+  }
+
+  /**
+   * Undoes what a failed append changed in the head, so the head again holds exactly what the
+   * store (records and head log) holds: the undo journal newest first, the pending head-log bytes,
+   * the newest head timestamp, and the cached refs of the batch's series (they are resolved again
+   * on next use). Under the write lock. Should the undo itself fail, the engine refuses further
+   * appends (reads go on); a restart rebuilds the head from the store.
+   */
+  private void rollbackLocked(
+      SampleBatch batch, List<HeadBucket> touched, long headMaxBefore, boolean hadHeadMax, Throwable cause) {
+    try {
+      touched.clear();
+      head.headSampleBytes += undo.undo(new Rollback());
+      head.headMaxT = headMaxBefore;
+      head.hasHeadMaxT = hadHeadMax;
+      for (int i = 0; i < batch.size(); i++) {
+        refs.remove(batch.labels(i));
+      }
+    } catch (RuntimeException | Error e) {
+      failedRollback = e;
+      e.addSuppressed(cause);
+      LOG.log(Level.ERROR, "an append failed and could not be rolled back; appends are refused until a restart", e);
+    }
+  }
+
+  /** Undoes the journal's series and buckets ({@link AppendUndo}). Under the write lock. */
+  private final class Rollback implements AppendUndo.Visitor {
+    @Override
+    public void seriesCreated(HeadSeries hs) {
+      hs.bucket.removeLast(hs);
+      head.headSeries--;
+    }
+
+    @Override
+    public void bucket(HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp) {
+      hb.minTimestamp = minTimestamp;
+      hb.maxTimestamp = maxTimestamp;
+      if (created) {
+        open.remove(hb.bucket);
+        hb.state = HeadBucket.State.SEALED; // unreachable now; a stale reference must not append
+        if (listed) {
+          buckets.remove(hb.bucket);
+        }
+      }
+    }
+  }
+
+  private static RejectReason validate(SampleBatch batch, int i, long oldest, long newest) {
+    long t = batch.timestampMillis(i);
+    if (t < 0 || t > TimeBucket.MAX_START_MINUTES * 60_000L) {
+      return RejectReason.INVALID;
+    }
+    if (batch.labels(i).metricName() == null) {
+      return RejectReason.INVALID;
+    }
+    if (t > newest) {
+      return RejectReason.TOO_FAR_IN_FUTURE;
+    }
+    if (t < oldest) {
+      return RejectReason.TOO_OLD;
+    }
+    return null;
+  }
+
+  /**
+   * Checks one sample against the stored state; creates nothing. Remembers the series' ref and
+   * head series in {@code refOf}/{@code seriesOf} so {@link #apply} needs no second lookup. Under
+   * the write lock.
+   *
+   * <p>Fast path (a known series appending to its newest, open bucket): one hash lookup, no
+   * allocation.
+   */
+  private RejectReason check(
+      SampleBatch batch, int k, boolean[] skip, SeriesRef[] refOf, HeadSeries[] seriesOf) {
+    Labels labels = batch.labels(k);
+    long t = batch.timestampMillis(k);
+    SeriesRef ref = refs.get(labels);
+    HeadSeries hs;
+    HeadSeries latest = ref == null ? null : ref.latest;
+    if (latest != null && latest.bucket.state == HeadBucket.State.OPEN && latest.bucket.contains(t)) {
+      if (t < ref.maxT - oooMillis) {
+        return RejectReason.OUT_OF_ORDER;
+      }
+      hs = latest;
+    } else {
+      TimeBucket b = TimeBucket.containing(t, CODE);
+      if (ref == null) {
+        long max = newestAtOrAfter(labels, b);
+        if (max != Long.MIN_VALUE) {
+          ref = new SeriesRef(max, null);
+          refs.put(labels, ref);
+        }
+      }
+      if (ref != null && t < ref.maxT - oooMillis) {
+        return RejectReason.OUT_OF_ORDER;
+      }
+      HeadBucket hb = open.get(b);
+      if (hb == null) {
+        if (!buckets.contains(b)) {
+          refOf[k] = ref;
+          // a new bucket: nothing to collide with, but the series must be storable
+          return SeriesLimits.storable(labels, batch.metadata(k)) ? null : RejectReason.LIMIT_EXCEEDED;
+        }
+        hb = recovery.reopenLocked(b);
+      }
+      hs = hb.get(labels);
+      if (hs == null && !SeriesLimits.storable(labels, batch.metadata(k))) {
+        return RejectReason.LIMIT_EXCEEDED;
+      }
+    }
+    refOf[k] = ref;
+    seriesOf[k] = hs;
+    if (hs != null) {
+      int c = hs.check(t, batch.valueBits(k));
+      if (c == HeadSeries.CONFLICT) {
+        return RejectReason.DUPLICATE;
+      }
+      skip[k] = c == HeadSeries.SAME;
+    }
+    return null;
+  }
+
+  /** Stores one checked sample. Under the write lock. */
+  private void apply(
+      SampleBatch batch,
+      int k,
+      SeriesRef ref,
+      HeadSeries hs,
+      WriteBatch wb,
+      List<HeadBucket> touched,
+      FaultInjection faults) {
+    if (faults != null) {
+      faults.beforeApply(k);
+    }
+    long t = batch.timestampMillis(k);
+    long bits = batch.valueBits(k);
+    if (hs == null) {
+      // New to its bucket when checked; an earlier point of this batch may have created it since.
+      Labels labels = batch.labels(k);
+      TimeBucket b = TimeBucket.containing(t, CODE);
+      HeadBucket hb = open.get(b);
+      if (hb == null) {
+        hb = new HeadBucket(b);
+        boolean listed = buckets.add(b);
+        open.put(b, hb);
+        undo.bucket(hb, true, listed);
+        if (listed) {
+          wb.put(Keys.bucketList(), BucketListValue.encode(buckets));
+        }
+      }
+      hs = hb.get(labels);
+      if (hs == null) {
+        MetricMetadata meta = batch.metadata(k);
+        int id = hb.nextId();
+        // Encoded before the head changes: a value that cannot be encoded changes nothing.
+        byte[] forward = new ForwardIndexValue(meta, labels).encode();
+        undo.bucket(hb, false, false);
+        int[] ids = hb.add(labels, meta, id);
+        hs = hb.byId(id);
+        undo.seriesCreated(hs);
+        head.headSeries++;
+        wb.put(
+            Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()),
+            SeriesDictionaryValue.encode(ids));
+        wb.put(Keys.forwardIndex(b, id), forward);
+      } else if (hs.check(t, bits) != HeadSeries.NEW) {
+        return;
+      }
+      if (ref == null) {
+        ref = refs.get(labels); // created by an earlier sample of this batch, or still absent
+      }
+    } else if (hs.check(t, bits) != HeadSeries.NEW) {
+      return; // the same sample twice in one batch
+    }
+    HeadBucket hb = hs.bucket;
+    undo.bucket(hb, false, false);
+    head.headSampleBytes += hs.insert(t, bits);
+    hb.noteTimestamp(t);
+    if (hb.pendingLog.isEmpty()) {
+      touched.add(hb);
+    }
+    hb.pendingLog.add(hs.id, t, bits);
+    noteAccepted(ref, hs, t);
+  }
+
+  private void noteAccepted(SeriesRef ref, HeadSeries hs, long t) {
+    if (ref == null) {
+      refs.put(hs.labels, new SeriesRef(t, hs));
+    } else {
+      if (t > ref.maxT) {
+        ref.maxT = t;
+      }
+      if (ref.latest == null || hs.bucket.bucket.compareTo(ref.latest.bucket.bucket) >= 0) {
+        ref.latest = hs;
+      }
+    }
+    if (!head.hasHeadMaxT || t > head.headMaxT) {
+      head.headMaxT = t;
+      head.hasHeadMaxT = true;
+    }
+  }
+
+  /**
+   * The newest stored timestamp of a series in bucket {@code b} or later, or Long.MIN_VALUE.
+   * Buckets before {@code b} only hold older timestamps, so this decides the out-of-order rule
+   * for a sample in {@code b}. Head buckets answer from memory; sealed ones with point reads
+   * (this runs once per series not in the head).
+   */
+  private long newestAtOrAfter(Labels labels, TimeBucket b) {
+    long max = Long.MIN_VALUE;
+    for (TimeBucket sb : buckets.tailSet(b, true)) {
+      HeadBucket hb = head.headBucketLocked(sb);
+      if (hb != null) {
+        HeadSeries hs = hb.get(labels);
+        if (hs != null && !hs.isEmpty()) {
+          max = Math.max(max, hs.maxTimestamp());
+        }
+        continue;
+      }
+      max = Math.max(max, storedNewest(kv, labels, sb));
+    }
+    return max;
+  }
+
+  private static long storedNewest(KvReader reader, Labels labels, TimeBucket b) {
+    byte[] dict = reader.get(Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()));
+    if (dict == null) {
+      return Long.MIN_VALUE;
+    }
+    for (int id : SeriesDictionaryValue.decode(dict)) {
+      byte[] fwd = reader.get(Keys.forwardIndex(b, id));
+      if (fwd == null || !ForwardIndexValue.decode(fwd).labels().equals(labels)) {
+        continue;
+      }
+      byte[] chunk = reader.get(Keys.timeSeries(b, id));
+      if (chunk == null) {
+        return Long.MIN_VALUE;
+      }
+      ChunkDecoder d = new TimeSeriesValue.Decoders().open(chunk);
+      long last = Long.MIN_VALUE;
+      while (d.next()) {
+        last = d.timestampMillis();
+      }
+      return last;
+    }
+    return Long.MIN_VALUE;
+  }
+
+  /**
+   * Writes the pending head-log records and created series; false if there was nothing to write.
+   * The pending logs are cleared only once the write succeeded: until then they are the undo
+   * record of the append's samples ({@link AppendUndo}).
+   */
+  private boolean writeLocked(WriteBatch wb, List<HeadBucket> touched) {
+    for (HeadBucket hb : touched) {
+      if (!hb.pendingLog.isEmpty()) {
+        wb.put(Recovery.headLogKey(hb.bucket, ++head.logSeq), hb.pendingLog.toByteArray());
+        hb.lastLogSeq = head.logSeq; // a seal in progress now keeps the bucket open
+      }
+    }
+    if (wb.isEmpty()) {
+      return false;
+    }
+    try {
+      kv.write(wb);
+    } catch (KvStoreException e) {
+      throw new StorageUnavailableException("cannot write the head log: " + e.getMessage(), e);
+    }
+    for (HeadBucket hb : touched) {
+      hb.pendingLog.clear();
+    }
+    touched.clear();
+    return true;
+  }
+}

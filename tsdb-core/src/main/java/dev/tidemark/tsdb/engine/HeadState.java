@@ -1,0 +1,105 @@
+package dev.tidemark.tsdb.engine;
+
+import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.RecordType;
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.kv.KvStore;
+import dev.tidemark.tsdb.model.Labels;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The head's shared state: what every part of the {@link Engine} ({@link Appends}, {@link Reads},
+ * {@link Sealer}, {@link Retention}, {@link Deletion}, {@link Recovery}) reads and changes, with the
+ * lock that guards it. Holds state and the few lookups every part needs; no behaviour of its own.
+ */
+final class HeadState {
+
+  static final System.Logger LOG = System.getLogger(Engine.class.getName());
+  static final int CODE = EngineConfig.BUCKET_SIZE_CODE;
+
+  final KvStore kv;
+  final EngineConfig config;
+  final long oooMillis;
+  /** The retention in force: starts as the configured one, changed by {@link Retention#setRetention}. */
+  volatile long retentionMillis;
+
+  final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+  // Guarded by lock.
+  final TreeMap<TimeBucket, HeadBucket> open = new TreeMap<>();
+  /** The buckets whose seal is in progress; each is also in {@link #open} (docs/architecture.md, Sealing). */
+  final TreeMap<TimeBucket, HeadBucket> sealing = new TreeMap<>();
+  /** Every bucket with data, open or sealed: the BucketList. */
+  final TreeSet<TimeBucket> buckets = new TreeSet<>();
+  final HashMap<Labels, SeriesRef> refs = new HashMap<>();
+  long headMaxT;
+  boolean hasHeadMaxT;
+  long logSeq;
+  long headSeries;
+  long headSampleBytes;
+  boolean closed;
+
+  final LongAdder samplesAccepted = new LongAdder();
+  final LongAdder samplesRejected = new LongAdder();
+  final LongAdder unreadableRecords = new LongAdder();
+
+  /** What the engine knows of a series across buckets: its newest timestamp, exactly. */
+  static final class SeriesRef {
+    long maxT;
+    HeadSeries latest;
+
+    SeriesRef(long maxT, HeadSeries latest) {
+      this.maxT = maxT;
+      this.latest = latest;
+    }
+  }
+
+  HeadState(KvStore kv, EngineConfig config) {
+    this.kv = kv;
+    this.config = config;
+    this.oooMillis = config.outOfOrderWindow().toMillis();
+    this.retentionMillis = config.retention().toMillis();
+  }
+
+  /** The head's copy of a bucket (open, perhaps being sealed), or null. Under the lock. */
+  HeadBucket headBucketLocked(TimeBucket b) {
+    return open.get(b);
+  }
+
+  void ensureOpen() {
+    if (closed) {
+      throw new StorageUnavailableException("engine is closed");
+    }
+  }
+
+  static void requireRange(long minT, long maxT) {
+    if (minT > maxT) {
+      throw new IllegalArgumentException("minT " + minT + " is after maxT " + maxT);
+    }
+  }
+
+  static Collection<TimeBucket> overlapping(TreeSet<TimeBucket> all, long minT, long maxT) {
+    List<TimeBucket> out = new ArrayList<>();
+    for (TimeBucket b : all) {
+      if (b.startMillis() <= maxT && b.endMillis() > minT) {
+        out.add(b);
+      }
+    }
+    return out;
+  }
+
+  static final RecordType[] BUCKET_RECORD_TYPES = {
+    RecordType.SERIES_DICTIONARY,
+    RecordType.FORWARD_INDEX,
+    RecordType.INVERTED_INDEX,
+    RecordType.TIME_SERIES,
+    RecordType.HEAD_LOG
+  };
+}

@@ -1,0 +1,152 @@
+package dev.tidemark.tsdb.engine;
+
+import static dev.tidemark.tsdb.engine.HeadState.CODE;
+
+import dev.tidemark.tsdb.codec.BucketListValue;
+import dev.tidemark.tsdb.codec.CorruptRecordException;
+import dev.tidemark.tsdb.codec.ForwardIndexValue;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
+import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.codec.RecordType;
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.codec.TimeSeriesValue;
+import dev.tidemark.tsdb.kv.KvCursor;
+import dev.tidemark.tsdb.kv.KvStore;
+import dev.tidemark.tsdb.kv.WriteBatch;
+import dev.tidemark.tsdb.query.Series;
+import java.util.Arrays;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Opening and the head log: the schema check, the replay of the head log into the head on open,
+ * and the reopening of a sealed bucket into the head (on recovery, and when a late sample reaches
+ * a sealed bucket). See {@code docs/architecture.md}, Recovery and Sealing (Reopening).
+ */
+final class Recovery {
+
+  private final HeadState head;
+  private final KvStore kv;
+  private final TreeMap<TimeBucket, HeadBucket> open;
+  private final TreeSet<TimeBucket> buckets;
+
+  Recovery(HeadState head) {
+    this.head = head;
+    this.kv = head.kv;
+    this.open = head.open;
+    this.buckets = head.buckets;
+  }
+
+  void checkSchema() {
+    SchemaRecord wanted = new SchemaRecord(SchemaRecord.CURRENT_VERSION, CODE, SchemaRecord.HASH_XXH3_128);
+    byte[] stored = kv.get(Keys.schema());
+    if (stored == null) {
+      try (KvCursor c = kv.scan(null, null)) {
+        if (c.next()) {
+          throw new IllegalStateException(
+              "store holds data but no schema record: it was not written by Tidemark");
+        }
+      }
+      kv.write(new WriteBatch().put(Keys.schema(), wanted.encode()));
+      kv.sync();
+      return;
+    }
+    wanted.checkCompatible(SchemaRecord.decode(stored));
+  }
+
+  /**
+   * Rebuilds the head from the head log. Series refs are not created here: a series' newest
+   * sample may lie in a sealed bucket newer than the recovered one (a late sample reopened an older
+   * bucket), so refs are resolved on first use by {@link Appends#newestAtOrAfter}, which sees both.
+   */
+  void recover() {
+    byte[] list = kv.get(Keys.bucketList());
+    if (list != null) {
+      buckets.addAll(BucketListValue.decode(list));
+    }
+    for (TimeBucket b : buckets) {
+      byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
+      try (KvCursor c = kv.scanPrefix(prefix)) {
+        HeadBucket hb = null;
+        while (c.next()) {
+          if (hb == null) {
+            hb = reopenLocked(b);
+          }
+          head.logSeq = Math.max(head.logSeq, headLogSeq(c.key()));
+          HeadBucket target = hb;
+          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, id, t, bits));
+        }
+        if (hb != null && hb.maxTimestamp != Long.MIN_VALUE
+            && (!head.hasHeadMaxT || hb.maxTimestamp > head.headMaxT)) {
+          head.headMaxT = hb.maxTimestamp;
+          head.hasHeadMaxT = true;
+        }
+      }
+    }
+  }
+
+  private void replay(HeadBucket hb, int id, long t, long bits) {
+    HeadSeries hs = hb.byId(id);
+    if (hs == null) {
+      throw new CorruptRecordException(
+          "head log of bucket " + hb.bucket + " names series id " + id + " which has no ForwardIndex record");
+    }
+    head.headSampleBytes += hs.insertRecovered(t, bits);
+    hb.noteTimestamp(t);
+  }
+
+  /** Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock. */
+  HeadBucket reopenLocked(TimeBucket b) {
+    HeadBucket hb = new HeadBucket(b);
+    long series = 0;
+    long bytes = 0;
+    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
+      while (c.next()) {
+        ForwardIndexValue fi = ForwardIndexValue.decode(c.value());
+        hb.add(fi.labels(), fi.metadata(), Keys.seriesId(c.key()));
+        series++;
+      }
+    }
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
+      while (c.next()) {
+        int id = Keys.seriesId(c.key());
+        HeadSeries hs = hb.byId(id);
+        if (hs == null) {
+          throw new CorruptRecordException("TimeSeries record " + b + "/" + id + " has no ForwardIndex record");
+        }
+        ChunkDecoder d = decoders.open(c.value());
+        while (d.next()) {
+          bytes += hs.insertRecovered(d.timestampMillis(), d.valueBits());
+          hb.noteTimestamp(d.timestampMillis());
+        }
+      }
+    }
+    // Counted only once the bucket is whole: a reopen that throws changes nothing.
+    head.headSeries += series;
+    head.headSampleBytes += bytes;
+    open.put(b, hb);
+    return hb;
+  }
+
+  /** The HeadLog key of sequence {@code seq} in bucket {@code b} (docs/format.md). */
+  static byte[] headLogKey(TimeBucket b, long seq) {
+    byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
+    byte[] k = Arrays.copyOf(prefix, prefix.length + 8);
+    for (int i = 0; i < 8; i++) {
+      k[prefix.length + i] = (byte) (seq >>> (56 - 8 * i));
+    }
+    return k;
+  }
+
+  private static long headLogSeq(byte[] key) {
+    if (key.length != Keys.BUCKET_PREFIX_LENGTH + 8) {
+      throw new CorruptRecordException("HeadLog key must be " + (Keys.BUCKET_PREFIX_LENGTH + 8) + " bytes, was " + key.length);
+    }
+    long seq = 0;
+    for (int i = Keys.BUCKET_PREFIX_LENGTH; i < key.length; i++) {
+      seq = (seq << 8) | (key[i] & 0xFF);
+    }
+    return seq;
+  }
+}

@@ -1,0 +1,342 @@
+package dev.tidemark.tsdb.engine;
+
+import static dev.tidemark.tsdb.engine.HeadState.LOG;
+
+import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.DecimalEncoder;
+import dev.tidemark.tsdb.codec.InvertedIndexValue;
+import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.codec.RecordType;
+import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.codec.TimeSeriesValue;
+import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
+import dev.tidemark.tsdb.kv.KvStore;
+import dev.tidemark.tsdb.kv.WriteBatch;
+import dev.tidemark.tsdb.model.Labels;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.roaringbitmap.RoaringBitmap;
+
+/**
+ * Sealing and the background thread: decides when the oldest open bucket is due, moves it to the
+ * sealing set, writes its TimeSeries and InvertedIndex records and drops it from the head;
+ * {@link #flush()} seals every open bucket. The one background thread also runs retention and
+ * deletes ({@link #runOnBackground}). See {@code docs/architecture.md}, Sealing.
+ */
+final class Sealer {
+
+  /** A seal writes its records in batches of about this many payload bytes. */
+  private static final long SEAL_BATCH_BYTES = 4L << 20;
+  /** A seal copies the head under the read lock in slices of at most this many bytes... */
+  private static final long SEAL_SLICE_BYTES = 1L << 20;
+  /** ... or this many series. */
+  private static final int SEAL_SLICE_SERIES = 1_000;
+
+  private final ScheduledExecutorService background;
+  private final AtomicBoolean sealQueued = new AtomicBoolean();
+  private final HeadState head;
+  private final KvStore kv;
+  private final EngineConfig config;
+  private final long oooMillis;
+  private final ReentrantReadWriteLock lock;
+  private final TreeMap<TimeBucket, HeadBucket> open;
+  private final TreeMap<TimeBucket, HeadBucket> sealing;
+  private final HashMap<Labels, SeriesRef> refs;
+
+  Sealer(HeadState head) {
+    this.head = head;
+    this.kv = head.kv;
+    this.config = head.config;
+    this.oooMillis = head.oooMillis;
+    this.lock = head.lock;
+    this.open = head.open;
+    this.sealing = head.sealing;
+    this.refs = head.refs;
+    this.background =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "tidemark-sealer");
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  void scheduleSealIfDue() {
+    if (!sealDue() || !sealQueued.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      background.execute(
+          () -> {
+            sealQueued.set(false);
+            sealDueBuckets();
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      sealQueued.set(false); // shutting down: close() seals
+    }
+  }
+
+  private boolean sealDue() {
+    lock.readLock().lock();
+    try {
+      return !head.closed && head.hasHeadMaxT && !open.isEmpty() && isDue(open.firstKey());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  private boolean isDue(TimeBucket b) {
+    return head.hasHeadMaxT && head.headMaxT >= b.endMillis() + oooMillis;
+  }
+
+  /**
+   * Seals the open buckets that are due, oldest first. A bucket appended to during its seal stays
+   * open; the next append that finds it due schedules it again.
+   */
+  private void sealDueBuckets() {
+    List<TimeBucket> due = new ArrayList<>();
+    lock.readLock().lock();
+    try {
+      if (head.closed) {
+        return;
+      }
+      for (TimeBucket b : open.keySet()) {
+        if (!isDue(b)) {
+          break;
+        }
+        due.add(b);
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    for (TimeBucket b : due) {
+      HeadBucket hb;
+      lock.writeLock().lock();
+      try {
+        if (head.closed || !open.containsKey(b)) {
+          continue;
+        }
+        hb = startSealLocked(b);
+      } finally {
+        lock.writeLock().unlock();
+      }
+      seal(hb);
+    }
+  }
+
+  /**
+   * Starts the seal of an open bucket: marks it sealing and notes its seal point, the newest
+   * head-log sequence number so far. The bucket stays open. Under the write lock.
+   */
+  HeadBucket startSealLocked(TimeBucket b) {
+    HeadBucket hb = open.get(b);
+    sealing.put(b, hb);
+    hb.sealPoint = head.logSeq;
+    return hb;
+  }
+
+  /**
+   * Writes a sealing bucket's records and deletes its head log up to the seal point; then drops
+   * the bucket from the head, unless an append wrote to it since the seal point (then it stays
+   * open, whole, and is sealed again later). Returns whether the bucket left the head.
+   *
+   * <p>Runs without the lock: the bucket stays open and appendable throughout, and the seal
+   * copies what it writes under the read lock, a slice at a time ({@link #SEAL_SLICE_BYTES}, {@link
+   * #SEAL_SLICE_SERIES}), so an append waits at most for one slice. See {@code
+   * docs/architecture.md}, Sealing, for why this keeps the head log, reads and appends whole.
+   */
+  boolean seal(HeadBucket hb) {
+    TimeBucket b = hb.bucket;
+    long sealPoint = hb.sealPoint;
+    try {
+      WriteBatch[] wb = {new WriteBatch()};
+      DecimalEncoder scratch = new DecimalEncoder();
+      List<HeadSeries> series;
+      lock.readLock().lock();
+      try {
+        series = new ArrayList<>(hb.seriesCount());
+        for (HeadSeries hs : hb.series()) {
+          series.add(hs);
+        }
+      } finally {
+        lock.readLock().unlock();
+      }
+      // Series created after this copy came with head-log records past the seal point: the
+      // bucket then stays open, so they need no TimeSeries record from this seal.
+      int[] ids = new int[SEAL_SLICE_SERIES];
+      byte[][] chunks = new byte[SEAL_SLICE_SERIES][];
+      int next = 0;
+      while (next < series.size()) {
+        int n = 0;
+        long bytes = 0;
+        lock.readLock().lock();
+        try {
+          while (next < series.size() && n < SEAL_SLICE_SERIES && bytes < SEAL_SLICE_BYTES) {
+            HeadSeries hs = series.get(next++);
+            if (hs.isEmpty()) {
+              continue;
+            }
+            ids[n] = hs.id;
+            chunks[n] = hs.sealedChunk().toByteArray();
+            bytes += chunks[n].length;
+            n++;
+          }
+        } finally {
+          lock.readLock().unlock();
+        }
+        for (int i = 0; i < n; i++) {
+          wb[0].put(Keys.timeSeries(b, ids[i]), TimeSeriesValue.encodeSmallest(chunks[i], scratch));
+          chunks[i] = null;
+          if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
+            kv.write(wb[0]);
+            wb[0] = new WriteBatch();
+          }
+        }
+      }
+      List<String> names = new ArrayList<>();
+      List<String> values = new ArrayList<>();
+      List<RoaringBitmap> postings = new ArrayList<>();
+      RoaringBitmap all;
+      lock.readLock().lock();
+      try {
+        hb.forEachPosting(
+            (name, value, posting) -> {
+              names.add(name);
+              values.add(value);
+              postings.add(posting.clone());
+            });
+        all = hb.all().clone();
+      } finally {
+        lock.readLock().unlock();
+      }
+      for (int i = 0; i < postings.size(); i++) {
+        wb[0].put(Keys.invertedIndex(b, names.get(i), values.get(i)), InvertedIndexValue.encode(postings.get(i)));
+        if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
+          kv.write(wb[0]);
+          wb[0] = new WriteBatch();
+        }
+      }
+      wb[0].put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(all));
+      // Only up to the seal point: later records are of samples appended during the seal.
+      wb[0].deleteRange(Keys.bucketPrefix(RecordType.HEAD_LOG, b), Recovery.headLogKey(b, sealPoint + 1));
+      kv.write(wb[0]);
+      if (config.fsync()) {
+        kv.sync();
+      }
+    } catch (RuntimeException | Error e) {
+      LOG.log(Level.ERROR, "sealing bucket " + b + " failed; it stays in the head", e);
+      lock.writeLock().lock();
+      try {
+        sealing.remove(b);
+      } finally {
+        lock.writeLock().unlock();
+      }
+      throw e;
+    }
+    lock.writeLock().lock();
+    try {
+      sealing.remove(b);
+      if (hb.lastLogSeq > sealPoint) {
+        return false; // appended to during the seal: its newer head log keeps it open
+      }
+      open.remove(b);
+      hb.state = HeadBucket.State.SEALED;
+      head.headSeries -= hb.seriesCount();
+      for (HeadSeries hs : hb.series()) {
+        head.headSampleBytes -= hs.sampleBytes();
+      }
+      // Forget series whose newest data just left the head; they are looked up again if they return.
+      refs.values().removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+      return true;
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  /** Seals every open bucket now and waits for it. */
+  void flush() {
+    runOnBackground(this::sealAllOpen);
+  }
+
+  private void sealAllOpen() {
+    List<TimeBucket> toSeal;
+    lock.readLock().lock();
+    try {
+      toSeal = new ArrayList<>(open.keySet());
+    } finally {
+      lock.readLock().unlock();
+    }
+    // A failure of one seal must not keep the others from being sealed.
+    RuntimeException failure = null;
+    for (TimeBucket b : toSeal) {
+      try {
+        HeadBucket hb;
+        lock.writeLock().lock();
+        try {
+          if (!open.containsKey(b)) {
+            continue;
+          }
+          hb = startSealLocked(b);
+        } finally {
+          lock.writeLock().unlock();
+        }
+        seal(hb);
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  void runOnBackground(Runnable task) {
+    Future<?> f = background.submit(task);
+    try {
+      f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new StorageUnavailableException("interrupted", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new StorageUnavailableException("background task failed: " + cause.getMessage(), cause);
+    }
+  }
+
+  /** Runs {@code task} on the background thread every {@code everyMillis}, the first time after one period. */
+  void scheduleWithFixedDelay(Runnable task, long everyMillis) {
+    background.scheduleWithFixedDelay(task, everyMillis, everyMillis, TimeUnit.MILLISECONDS);
+  }
+
+  /** Lets the background thread finish its queued tasks and waits up to a minute for it. */
+  void stop() {
+    background.shutdown();
+    try {
+      background.awaitTermination(1, TimeUnit.MINUTES);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Stops the background thread without waiting, as a crash would. */
+  void stopNow() {
+    background.shutdownNow();
+  }
+}
