@@ -52,6 +52,17 @@ final class ExpHistogram {
     }
   }
 
+  /** Appends a bucket count (the in-place decoder's form of a repeated field). */
+  void addBucket(boolean positive, long c) {
+    if (positive) {
+      pos = ensure(pos, posLen + 1);
+      pos[posLen++] = c;
+    } else {
+      neg = ensure(neg, negLen + 1);
+      neg[negLen++] = c;
+    }
+  }
+
   void setFrom(ExpHistogram o) {
     scale = o.scale;
     zeroThreshold = o.zeroThreshold;
