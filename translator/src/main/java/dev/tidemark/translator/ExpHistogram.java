@@ -55,10 +55,14 @@ final class ExpHistogram {
   /** Appends a bucket count (the in-place decoder's form of a repeated field). */
   void addBucket(boolean positive, long c) {
     if (positive) {
-      pos = ensure(pos, posLen + 1);
+      if (posLen == pos.length) {
+        pos = Arrays.copyOf(pos, posLen * 2 + 1);
+      }
       pos[posLen++] = c;
     } else {
-      neg = ensure(neg, negLen + 1);
+      if (negLen == neg.length) {
+        neg = Arrays.copyOf(neg, negLen * 2 + 1);
+      }
       neg[negLen++] = c;
     }
   }

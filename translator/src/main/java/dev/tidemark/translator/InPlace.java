@@ -229,7 +229,7 @@ final class InPlace {
       while (r.pos < e) {
         int tag = r.tag(e);
         if (tag == OtlpWire.tag(1, OtlpWire.WT_LEN)) {
-          r.pos += r.length(e);
+          { int skipLen = r.length(e); r.pos += skipLen; }
           points++;
         } else if (tag == OtlpWire.tag(2, OtlpWire.WT_VARINT) && dataField != 5 && dataField != 11) {
           temporality = (int) r.varint(e);
@@ -351,14 +351,16 @@ final class InPlace {
         }
         case 6 << 3 | OtlpWire.WT_FIXED64 -> p.addCount(r.fixed64(end));
         case 6 << 3 | OtlpWire.WT_LEN -> {
-          int e = r.pos + r.length(end);
+          int eLen = r.length(end);
+          int e = r.pos + eLen;
           while (r.pos < e) {
             p.addCount(r.fixed64(e));
           }
         }
         case 7 << 3 | OtlpWire.WT_FIXED64 -> p.addBound(Double.longBitsToDouble(r.fixed64(end)));
         case 7 << 3 | OtlpWire.WT_LEN -> {
-          int e = r.pos + r.length(end);
+          int eLen = r.length(end);
+          int e = r.pos + eLen;
           while (r.pos < e) {
             p.addBound(Double.longBitsToDouble(r.fixed64(e)));
           }
@@ -393,7 +395,8 @@ final class InPlace {
         case 6 << 3 | OtlpWire.WT_VARINT -> h.scale = zigZag32((int) r.varint(end));
         case 7 << 3 | OtlpWire.WT_FIXED64 -> h.zeroCount = r.fixed64(end);
         case 8 << 3 | OtlpWire.WT_LEN, 9 << 3 | OtlpWire.WT_LEN -> {
-          int e = r.pos + r.length(end);
+          int eLen = r.length(end);
+          int e = r.pos + eLen;
           buckets(h, tag >>> 3 == 8, e);
         }
         case 10 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
@@ -419,7 +422,8 @@ final class InPlace {
         }
         case 2 << 3 | OtlpWire.WT_VARINT -> h.addBucket(positive, r.varint(end));
         case 2 << 3 | OtlpWire.WT_LEN -> {
-          int e = r.pos + r.length(end);
+          int eLen = r.length(end);
+          int e = r.pos + eLen;
           while (r.pos < e) {
             h.addBucket(positive, r.varint(e));
           }
@@ -446,7 +450,8 @@ final class InPlace {
         case 4 << 3 | OtlpWire.WT_FIXED64 -> p.count = r.fixed64(end);
         case 5 << 3 | OtlpWire.WT_FIXED64 -> p.sum = Double.longBitsToDouble(r.fixed64(end));
         case 6 << 3 | OtlpWire.WT_LEN -> {
-          int e = r.pos + r.length(end);
+          int eLen = r.length(end);
+          int e = r.pos + eLen;
           double q = 0;
           double v = 0;
           while (r.pos < e) {
@@ -557,7 +562,7 @@ final class InPlace {
         while (r.pos < e) {
           int t2 = r.tag(e);
           if (t2 == OtlpWire.tag(1, OtlpWire.WT_LEN)) {
-            r.pos += r.length(e);
+            { int skipLen = r.length(e); r.pos += skipLen; }
             points++;
           } else {
             r.skip(t2, e, 0);
