@@ -26,6 +26,9 @@ final class Equivalence {
     final RecordingAppender appender;
     final Translator translator;
     int requests;
+    long accepted;
+    long rejected;
+    int undecodable;
 
     /** @param rulesOf the appender whose rejection rules and availability both appenders follow */
     Twin(TranslatorConfig config, Clock clock, RecordingAppender rulesOf) {
@@ -62,6 +65,16 @@ final class Equivalence {
         eb = e;
       }
       String what = "request #" + requests + " (" + bytes.length + " bytes)";
+      // The in-place path really ran: its walk accepts exactly what protobuf-java parses.
+      assertThat(OtlpWire.isValid(bytes, 0, bytes.length))
+          .as(what + ": walk verdict")
+          .isEqualTo(!(ea instanceof InvalidProtocolBufferException));
+      if (a != null) {
+        accepted += a.acceptedDataPoints();
+        rejected += a.rejectedDataPoints();
+      } else if (ea instanceof InvalidProtocolBufferException) {
+        undecodable++;
+      }
       assertThat(describe(eb)).as(what + ": exception").isEqualTo(describe(ea));
       assertThat(describe(b)).as(what + ": result").isEqualTo(describe(a));
       assertThat(new ArrayList<>(appender.samples.subList(s1, appender.samples.size())))
