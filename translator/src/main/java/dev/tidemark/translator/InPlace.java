@@ -1,7 +1,5 @@
 package dev.tidemark.translator;
 
-import com.dynatrace.hash4j.hashing.Hasher64;
-import com.dynatrace.hash4j.hashing.Hashing;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.tidemark.translator.OtlpWire.Reader;
 import io.opentelemetry.proto.common.v1.InstrumentationScope;
@@ -18,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The in-place path of {@link Translator#translate(byte[], int, int)}: walks an {@code
@@ -45,7 +44,6 @@ import java.util.List;
  * fields are skipped, repeated scalars come packed or not. One per thread (in the request state).
  */
 final class InPlace {
-  private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
 
   /** A stream the in-place path has seen: its exact attribute bytes and the tree path's answer. */
   static final class WireStream {
@@ -66,6 +64,8 @@ final class InPlace {
 
   private final Translator t;
   private final Reader r = new Reader(null, 0, 0);
+  /** The validation walk of the current request (its attribute-run hashes are reused). */
+  final Reader checked = new Reader(null, 0, 0);
   private final StreamKey probe = new StreamKey(0, 0);
   private byte[] keyScratch = new byte[512];
   // Field ranges per nesting level: [start0, end0, start1, end1, ...].
@@ -80,6 +80,7 @@ final class InPlace {
   // ---------------------------------------------------------------- the walk
 
   void request(Translator.RequestState rs, byte[] buf, int off, int end) {
+    checked.rewindRuns();
     Reader r = this.r;
     r.reset(buf, off);
     while (r.pos < end) {
@@ -506,12 +507,20 @@ final class InPlace {
         b = keyScratch;
       }
     }
-    long h = XXH3_64.hashBytesToLong(b, off, len);
+    long h = b == p.buf ? checked.runHash(off, len) : 0;
+    if (h == 0) {
+      h = OtlpWire.attributeHash(b, off, len);
+    }
     StreamKey key = probe.set(mix(mc.hashHi ^ h), mix(mc.hashLo + h * 0x9E3779B97F4A7C15L + len));
     WireStream ws = t.wireStreams().getIfPresent(key);
     if (ws != null && ws.metricHi == mc.hashHi && ws.metricLo == mc.hashLo
         && Arrays.equals(ws.attributes, 0, ws.attributes.length, b, off, off + len)) {
       rs.key = ws.key;
+      AtomicReferenceArray<byte[]> known = t.knownRuns();
+      int slot = (int) h & (known.length() - 1);
+      if (known.get(slot) != ws.attributes) {
+        known.set(slot, ws.attributes); // the run checks as valid by comparison next time
+      }
       return ws.entry;
     }
     // Not seen (or a hash collision, which is left alone): the tree path's lookup on decoded attributes.
@@ -525,8 +534,10 @@ final class InPlace {
     }
     SeriesEntry e = t.lookup(rs, mc, attrs);
     if (ws == null) {
-      t.wireStreams().asMap().putIfAbsent(
-          key.copy(), new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e));
+      WireStream created = new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e);
+      t.wireStreams().asMap().putIfAbsent(key.copy(), created);
+      // The request these bytes came from was checked whole, so the run is valid wherever it recurs.
+      t.knownRuns().set((int) h & (t.knownRuns().length() - 1), created.attributes);
     }
     return e;
   }

@@ -1,5 +1,13 @@
 package dev.tidemark.translator;
 
+import com.dynatrace.hash4j.hashing.Hasher64;
+import com.dynatrace.hash4j.hashing.Hashing;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
 /**
  * The protobuf wire format of {@code ExportMetricsServiceRequest}, read in place: a validating
  * walk ({@link #isValid}) and the primitive readers the in-place translation uses.
@@ -17,6 +25,8 @@ package dev.tidemark.translator;
  */
 final class OtlpWire {
   static final int MAX_DEPTH = 64;
+  private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
+  private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   // Message types of the schema the walk knows.
   static final int REQUEST = 0;
@@ -230,11 +240,29 @@ final class OtlpWire {
 
   /** Whether protobuf-java would parse {@code buf[off, off + len)} as an ExportMetricsServiceRequest. */
   static boolean isValid(byte[] buf, int off, int len) {
+    return isValid(buf, off, len, null);
+  }
+
+  /**
+   * {@link #isValid(byte[], int, int)}, skipping the check of a data point's attributes when their
+   * bytes (the run of adjacent attribute fields, tags included) equal a run in {@code known}: runs
+   * of streams the in-place path has seen, so bytes that were checked before (indexed by the low
+   * bits of their XXH3-64, see {@link #attributeHash}). Null: check everything.
+   */
+  static boolean isValid(byte[] buf, int off, int len, AtomicReferenceArray<byte[]> known) {
+    return isValid(buf, off, len, known, new Reader(null, 0, 0));
+  }
+
+  /** As above, walking with {@code r}, which then holds the hashes of the attribute runs looked up. */
+  static boolean isValid(byte[] buf, int off, int len, AtomicReferenceArray<byte[]> known, Reader r) {
     if (off < 0 || len < 0 || off + len > buf.length) {
       return false;
     }
     try {
-      Reader r = new Reader(buf, off, off + len);
+      r.reset(buf, off);
+      r.known = known;
+      r.noRunBefore = 0;
+      r.runs = 0;
       message(r, REQUEST, off + len, 0);
       return true;
     } catch (Malformed e) {
@@ -246,8 +274,13 @@ final class OtlpWire {
     if (depth > MAX_DEPTH) {
       throw Malformed.INSTANCE();
     }
+    int attributeTag = attributeTag(type);
     while (r.pos < end) {
+      int at = r.pos;
       int tag = r.tag(end);
+      if (tag == attributeTag && r.known != null && at >= r.noRunBefore && knownRun(r, at, tag, end)) {
+        continue;
+      }
       int k = kind(type, tag);
       switch (k) {
         case UNKNOWN -> r.skip(tag, end, depth);
@@ -283,11 +316,65 @@ final class OtlpWire {
     }
   }
 
+  /** The attributes' tag of a data point type, or -1. */
+  private static int attributeTag(int type) {
+    return switch (type) {
+      case NUMBER_DP, SUMMARY_DP -> tag(7, WT_LEN);
+      case HISTOGRAM_DP -> tag(9, WT_LEN);
+      case EXP_DP -> tag(1, WT_LEN);
+      default -> -1;
+    };
+  }
+
+  /** The hash of a run of attribute bytes, as the in-place path's stream lookup computes it. */
+  static long attributeHash(byte[] b, int off, int len) {
+    return XXH3_64.hashBytesToLong(b, off, len);
+  }
+
+  /**
+   * At an attribute field (its tag just read, starting at {@code at}): if the run of adjacent
+   * attribute fields from there equals a known run, moves past it and returns true; otherwise
+   * leaves the cursor after the tag and returns false. Reads only what the plain walk would read
+   * next, so it throws only where that would.
+   */
+  private static boolean knownRun(Reader r, int at, int tag, int end) {
+    int afterTag = r.pos;
+    int runEnd;
+    while (true) {
+      int n = r.length(end);
+      r.pos += n;
+      runEnd = r.pos;
+      if (r.pos >= end) {
+        break;
+      }
+      int t = r.tag(end);
+      if (t != tag) {
+        break;
+      }
+    }
+    byte[] b = r.buf;
+    int len = runEnd - at;
+    long h = attributeHash(b, at, len);
+    r.addRun(at, len, h);
+    AtomicReferenceArray<byte[]> known = r.known;
+    byte[] k = known.get((int) h & (known.length() - 1));
+    if (k != null && Arrays.equals(k, 0, k.length, b, at, runEnd)) {
+      r.pos = runEnd;
+      return true;
+    }
+    r.pos = afterTag;
+    r.noRunBefore = runEnd; // its fields are checked one by one now
+    return false;
+  }
+
   /**
    * Strict UTF-8 as protobuf-java checks it ({@code Utf8.isValidUtf8}): no overlong forms, no
    * surrogates, nothing above U+10FFFF, no truncated sequence.
    */
   static boolean isValidUtf8(byte[] b, int i, int end) {
+    while (i + 8 <= end && ((long) LONGS.get(b, i) & 0x8080808080808080L) == 0) {
+      i += 8;
+    }
     while (i < end && b[i] >= 0) {
       i++;
     }
@@ -331,6 +418,44 @@ final class OtlpWire {
   static final class Reader {
     byte[] buf;
     int pos;
+    AtomicReferenceArray<byte[]> known;
+    /** No known-run lookup for attribute fields before this position (a run that missed). */
+    int noRunBefore;
+    /** Attribute runs hashed by the walk, in wire order: start, length, hash. */
+    private int[] runAt = new int[256];
+    private int[] runLen = new int[256];
+    private long[] runHashes = new long[256];
+    int runs;
+    private int runCursor;
+
+    void addRun(int at, int len, long h) {
+      if (runs == runAt.length) {
+        runAt = Arrays.copyOf(runAt, runs * 2);
+        runLen = Arrays.copyOf(runLen, runs * 2);
+        runHashes = Arrays.copyOf(runHashes, runs * 2);
+      }
+      runAt[runs] = at;
+      runLen[runs] = len;
+      runHashes[runs++] = h;
+    }
+
+    void rewindRuns() {
+      runCursor = 0;
+    }
+
+    /**
+     * The hash the walk computed for the run {@code [at, at + len)}, or 0 if none; asked in
+     * increasing {@code at} (the order the translation visits points), so a cursor suffices.
+     */
+    long runHash(int at, int len) {
+      while (runCursor < runs && runAt[runCursor] < at) {
+        runCursor++;
+      }
+      if (runCursor < runs && runAt[runCursor] == at && runLen[runCursor] == len) {
+        return runHashes[runCursor];
+      }
+      return 0;
+    }
 
     Reader(byte[] buf, int pos, int limit) {
       this.buf = buf;

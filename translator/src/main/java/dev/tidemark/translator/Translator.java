@@ -43,6 +43,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Translates OTLP metrics into Prometheus-model samples and writes them through an {@link
@@ -84,6 +85,7 @@ public final class Translator {
   private static final MetricMetadata TARGET_INFO_META =
       new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
   private static final int NAME_CACHE_SIZE = 10_000;
+  private static final int KNOWN_RUNS = 1 << 15;
   private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
 
   private final Appender appender;
@@ -96,6 +98,11 @@ public final class Translator {
   private final Cache<StreamKey, SeriesEntry> series;
   /** The in-place path's streams by hashed attribute bytes (see {@link InPlace}). */
   private final Cache<StreamKey, InPlace.WireStream> wireStreams;
+  /**
+   * Attribute runs of known wire streams by the low bits of their hash (direct-mapped, last
+   * writer wins): {@link OtlpWire#isValid} skips checking a run it finds here.
+   */
+  private final AtomicReferenceArray<byte[]> knownRuns = new AtomicReferenceArray<>(KNOWN_RUNS);
   private final Cache<NameKey, Object> metricNames;
   private final Cache<String, Object> labelNames;
   private final Cache<StreamKey, ResourceContext> resources;
@@ -196,12 +203,12 @@ public final class Translator {
 
   /** {@link #translate(byte[])} over {@code bytes[offset, offset + length)}. */
   public TranslationResult translate(byte[] bytes, int offset, int length) throws InvalidProtocolBufferException {
-    if (!OtlpWire.isValid(bytes, offset, length)) {
+    RequestState rs = requestState.get();
+    if (!OtlpWire.isValid(bytes, offset, length, knownRuns, rs.inPlace.checked)) {
       // protobuf-java's verdict and message; should it parse what the walk refused (nesting
       // deeper than the walk's limit), the tree path translates it.
       return translate(ExportMetricsServiceRequest.parser().parseFrom(bytes, offset, length));
     }
-    RequestState rs = requestState.get();
     rs.reset();
     try {
       long now = clock.millis();
@@ -228,6 +235,10 @@ public final class Translator {
 
   Cache<StreamKey, InPlace.WireStream> wireStreams() {
     return wireStreams;
+  }
+
+  AtomicReferenceArray<byte[]> knownRuns() {
+    return knownRuns;
   }
 
   private int merge(RequestState rs, AppendResult result) {
@@ -1684,6 +1695,7 @@ public final class Translator {
       key = null;
       pt.attrs = null;
       pt.buf = null;
+      inPlace.checked.reset(null, 0);
     }
 
     void warn(String w) {

@@ -59,6 +59,7 @@ final class Equivalence {
       } catch (InvalidProtocolBufferException | RuntimeException e) {
         ea = e;
       }
+      boolean walkWithKnownRuns = OtlpWire.isValid(bytes, 0, bytes.length, translator.knownRuns());
       try {
         b = translator.translate(bytes);
       } catch (InvalidProtocolBufferException | RuntimeException e) {
@@ -68,6 +69,9 @@ final class Equivalence {
       // The in-place path really ran: its walk accepts exactly what protobuf-java parses.
       assertThat(OtlpWire.isValid(bytes, 0, bytes.length))
           .as(what + ": walk verdict")
+          .isEqualTo(!(ea instanceof InvalidProtocolBufferException));
+      assertThat(walkWithKnownRuns)
+          .as(what + ": walk verdict with known attribute runs")
           .isEqualTo(!(ea instanceof InvalidProtocolBufferException));
       if (a != null) {
         accepted += a.acceptedDataPoints();
