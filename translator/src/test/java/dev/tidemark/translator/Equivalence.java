@@ -29,6 +29,7 @@ final class Equivalence {
     long accepted;
     long rejected;
     int undecodable;
+    final java.util.Map<RejectionReason, Integer> byReason = new java.util.EnumMap<>(RejectionReason.class);
 
     /** @param rulesOf the appender whose rejection rules and availability both appenders follow */
     Twin(TranslatorConfig config, Clock clock, RecordingAppender rulesOf) {
@@ -76,6 +77,7 @@ final class Equivalence {
       if (a != null) {
         accepted += a.acceptedDataPoints();
         rejected += a.rejectedDataPoints();
+        a.rejectedByReason().forEach((k, v) -> byReason.merge(k, v, Integer::sum));
       } else if (ea instanceof InvalidProtocolBufferException) {
         undecodable++;
       }

@@ -101,6 +101,55 @@ class InPlaceEquivalenceTest {
     }
   }
 
+  // ---------------------------------------------------------------- concurrency
+
+  /** ConcurrencyTest's workload through the in-place path: shared caches, per-thread scratch. */
+  @Test
+  void concurrentRequestsInPlace() throws Exception {
+    RecordingAppender appender = new RecordingAppender();
+    Translator translator = new Translator(appender, TranslatorConfig.defaults(), clock);
+    int threads = 4;
+    int requests = 200;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    try {
+      List<java.util.concurrent.Future<Integer>> futures = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        String me = "t" + t;
+        futures.add(pool.submit(() -> {
+          int rejected = 0;
+          for (int i = 0; i < requests; i++) {
+            long time = T0 + (i + 1) * SEC;
+            TranslationResult r = translator.translate(Otlp.request(
+                Otlp.sum("work", "", Otlp.DELTA, true, Otlp.dp(time - SEC, time, 1, Otlp.kv("thread", me))),
+                Otlp.gauge("shared", "", Otlp.dp(time, i, Otlp.kv("k", "v"))),
+                Otlp.histogram("lat", "s", Otlp.CUMULATIVE,
+                    Otlp.hdp(time, new double[] {1, 2}, new long[] {i, 1, 1}, 1.0, Otlp.kv("thread", me)))).toByteArray());
+            assertThat(r.totalDataPoints()).isEqualTo(3);
+            rejected += r.rejectedDataPoints();
+          }
+          return rejected;
+        }));
+      }
+      for (java.util.concurrent.Future<Integer> f : futures) {
+        assertThat(f.get()).isZero();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    for (int t = 0; t < threads; t++) {
+      String me = "t" + t;
+      List<Double> values = appender.named("work_total").stream()
+          .filter(x -> me.equals(x.labels().get("thread")))
+          .map(RecordingAppender.Sample::value)
+          .toList();
+      assertThat(values).hasSize(requests);
+      assertThat(values.get(requests - 1)).isEqualTo(requests);
+    }
+    assertThat(appender.named("shared")).hasSize(threads * requests);
+    assertThat(translator.deltaStreamCount()).isEqualTo(threads);
+    assertThat(translator.metadata().size()).isEqualTo(4);
+  }
+
   // ---------------------------------------------------------------- random requests
 
   @Test
@@ -116,7 +165,8 @@ class InPlaceEquivalenceTest {
         .startTimeMode(TranslatorConfig.StartTimeMode.INJECT_ZERO)
         .zeroTimestampPolicy(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME)
         .build(), 2, 300);
-    random(TranslatorConfig.builder().deltaMode(TranslatorConfig.DeltaMode.REJECT).seriesCacheSize(16).build(), 3, 300);
+    random(TranslatorConfig.builder().deltaMode(TranslatorConfig.DeltaMode.REJECT).seriesCacheSize(16)
+        .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.DROP).build(), 3, 300);
   }
 
   @Test
@@ -137,8 +187,8 @@ class InPlaceEquivalenceTest {
       byte[] bytes = g.request().toByteArray();
       both(t, rnd.nextInt(3) == 0 ? bytes : rewrite(bytes, 0, bytes.length, OtlpWire.REQUEST, rnd));
     }
-    System.out.printf("in-place equivalence, seed %d: %d requests, %d points accepted, %d rejected, %d undecodable%n",
-        seed, t.requests, t.accepted, t.rejected, t.undecodable);
+    System.out.printf("in-place equivalence, seed %d: %d requests, %d points accepted, %d rejected %s, %d undecodable%n",
+        seed, t.requests, t.accepted, t.rejected, t.byReason, t.undecodable);
     assertThat(t.requests).isEqualTo(requests);
     if (!rules.unavailable) {
       assertThat(t.accepted).isGreaterThan(requests);
@@ -338,12 +388,17 @@ class InPlaceEquivalenceTest {
     }
 
     Metric metric() {
-      Metric.Builder m = Metric.newBuilder().setName(names[rnd.nextInt(names.length)]).setUnit(units[rnd.nextInt(units.length)]);
+      int kind = rnd.nextInt(11);
+      // Mostly a name of the kind's own (accepted points), sometimes a shared one (TYPE_CONFLICT).
+      String name = names[rnd.nextInt(names.length)];
+      Metric.Builder m = Metric.newBuilder()
+          .setName(rnd.nextInt(3) == 0 || name.isEmpty() ? name : "k" + kind / 2 + "." + name)
+          .setUnit(units[rnd.nextInt(units.length)]);
       if (rnd.nextInt(6) == 0) {
         m.setDescription(pick("help", "other help"));
       }
       int np = rnd.nextInt(4);
-      switch (rnd.nextInt(11)) {
+      switch (kind) {
         case 0, 1 -> {
           Gauge.Builder g = Gauge.newBuilder();
           for (int i = 0; i < np; i++) {
