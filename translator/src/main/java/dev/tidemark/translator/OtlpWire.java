@@ -71,10 +71,10 @@ final class OtlpWire {
 
   /** Thrown by the readers on malformed input; no stack trace (the caller falls back). */
   static final class Malformed extends RuntimeException {
-    static Malformed INSTANCE() { return new Malformed(); }
+    static final Malformed INSTANCE = new Malformed();
 
     private Malformed() {
-      super("malformed protobuf", null, false, true);
+      super("malformed protobuf", null, false, false);
     }
   }
 
@@ -86,7 +86,6 @@ final class OtlpWire {
 
   /** What {@code tag} holds in message type {@code type}: a sub-message type or a kind above. */
   static int kind(int type, int tag) {
-    int len = tag(0, WT_LEN);
     switch (type) {
       case REQUEST:
         return tag == (1 << 3 | WT_LEN) ? RESOURCE_METRICS : UNKNOWN;
@@ -234,7 +233,7 @@ final class OtlpWire {
           default: return UNKNOWN;
         }
       default:
-        throw new AssertionError(type + " " + len);
+        throw new AssertionError(type);
     }
   }
 
@@ -272,7 +271,7 @@ final class OtlpWire {
 
   private static void message(Reader r, int type, int end, int depth) {
     if (depth > MAX_DEPTH) {
-      throw Malformed.INSTANCE();
+      throw Malformed.INSTANCE;
     }
     int attributeTag = attributeTag(type);
     while (r.pos < end) {
@@ -287,7 +286,7 @@ final class OtlpWire {
         case STRING -> {
           int n = r.length(end);
           if (!isValidUtf8(r.buf, r.pos, r.pos + n)) {
-            throw Malformed.INSTANCE();
+            throw Malformed.INSTANCE;
           }
           r.pos += n;
         }
@@ -297,7 +296,7 @@ final class OtlpWire {
         case PACKED_FIXED64 -> {
           int n = r.length(end);
           if ((n & 7) != 0) {
-            throw Malformed.INSTANCE();
+            throw Malformed.INSTANCE;
           }
           r.pos += n;
         }
@@ -472,7 +471,7 @@ final class OtlpWire {
       long t = varint(end);
       int tag = (int) t;
       if ((tag >>> 3) == 0) {
-        throw Malformed.INSTANCE();
+        throw Malformed.INSTANCE;
       }
       return tag;
     }
@@ -481,7 +480,7 @@ final class OtlpWire {
       long result = 0;
       for (int shift = 0; shift < 64; shift += 7) {
         if (pos >= end) {
-          throw Malformed.INSTANCE();
+          throw Malformed.INSTANCE;
         }
         byte b = buf[pos++];
         result |= (long) (b & 0x7F) << shift;
@@ -489,12 +488,12 @@ final class OtlpWire {
           return result;
         }
       }
-      throw Malformed.INSTANCE();
+      throw Malformed.INSTANCE;
     }
 
     long fixed64(int end) {
       if (end - pos < 8) {
-        throw Malformed.INSTANCE();
+        throw Malformed.INSTANCE;
       }
       long v = (buf[pos] & 0xFFL)
           | (buf[pos + 1] & 0xFFL) << 8
@@ -512,7 +511,7 @@ final class OtlpWire {
     int length(int end) {
       int n = (int) varint(end);
       if (n < 0 || n > end - pos) {
-        throw Malformed.INSTANCE();
+        throw Malformed.INSTANCE;
       }
       return n;
     }
@@ -525,30 +524,30 @@ final class OtlpWire {
         case WT_LEN -> { int skipLen = length(end); pos += skipLen; }
         case WT_FIXED32 -> {
           if (end - pos < 4) {
-            throw Malformed.INSTANCE();
+            throw Malformed.INSTANCE;
           }
           pos += 4;
         }
         case WT_START_GROUP -> {
           if (depth >= MAX_DEPTH) {
-            throw Malformed.INSTANCE();
+            throw Malformed.INSTANCE;
           }
           int field = tag >>> 3;
           while (true) {
             if (pos >= end) {
-              throw Malformed.INSTANCE();
+              throw Malformed.INSTANCE;
             }
             int t = tag(end);
             if ((t & 7) == WT_END_GROUP) {
               if ((t >>> 3) != field) {
-                throw Malformed.INSTANCE();
+                throw Malformed.INSTANCE;
               }
               return;
             }
             skip(t, end, depth + 1);
           }
         }
-        default -> throw Malformed.INSTANCE(); // end group outside a group, wire types 6 and 7
+        default -> throw Malformed.INSTANCE; // end group outside a group, wire types 6 and 7
       }
     }
   }

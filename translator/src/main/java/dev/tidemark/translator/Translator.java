@@ -68,6 +68,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * TranslatorConfig#seriesCacheSize()}, least recently/frequently used first) loses its le-bound
  * memory: a later NoRecordedValue marks only the bounds seen since.
  *
+ * <p><b>Two ways in.</b> {@link #translate(ExportMetricsServiceRequest)} reads a decoded message
+ * (OTLP/JSON; the reference); {@link #translate(byte[])} reads the serialized message in place
+ * ({@link OtlpWire}, {@link InPlace}: no message tree, streams found by their attribute bytes)
+ * with the same results. Both feed the same rules through {@link Pt}.
+ *
  * <p><b>Time.</b> All "now" decisions (future skew, receive time, delta eviction) use the injected
  * {@link Clock}.
  */
