@@ -52,7 +52,8 @@ import org.openjdk.jmh.annotations.State;
  * #translate()}. Because those objects are reused, equal strings are identical objects there,
  * which flatters the translator's equality shortcuts a little; {@link #decodeAndTranslate()}
  * decodes every request from bytes (fresh strings, as in the receiver) and {@link #decodeOnly()}
- * measures the decoding alone.
+ * measures the decoding alone. {@link #inPlace()} is what the protobuf receivers run: the same
+ * bytes translated in place, without the message tree.
  *
  * <p>Delta points must move forward in time, so the delta part (a second ResourceMetrics of the
  * same resource, so that its timestamps do not stretch the first one's target_info range) comes
@@ -247,6 +248,22 @@ public class TranslatorBenchmark {
       clock.advance(6 * 60_000L);
     }
     TranslationResult r = translator.translate(ExportMetricsServiceRequest.parseFrom(encoded[next++]));
+    return r.rejectedDataPoints();
+  }
+
+  /**
+   * The receivers' path: the serialized request translated in place ({@link
+   * Translator#translate(byte[])}: wire walk and decoding included, no message tree; the
+   * counterpart of {@link #decodeAndTranslate()}).
+   */
+  @Benchmark
+  @OperationsPerInvocation(POINTS)
+  public int inPlace() throws com.google.protobuf.InvalidProtocolBufferException {
+    if (next == DELTA_VARIANTS) {
+      next = 0;
+      clock.advance(6 * 60_000L);
+    }
+    TranslationResult r = translator.translate(encoded[next++]);
     return r.rejectedDataPoints();
   }
 

@@ -9,7 +9,7 @@ import java.lang.management.ManagementFactory;
  * Not a JMH benchmark: no forks, no blackholes; read it beside the JMH result, not instead of it.
  *
  * <pre>
- * java -cp benchmarks/target/benchmarks.jar dev.tidemark.benchmarks.TranslatorCpuTimeHarness 10 [translate|decodeAndTranslate|decodeOnly|translateCold]
+ * java -cp benchmarks/target/benchmarks.jar dev.tidemark.benchmarks.TranslatorCpuTimeHarness 10 [translate|decodeAndTranslate|inPlace|decodeOnly|translateCold]
  * </pre>
  */
 public final class TranslatorCpuTimeHarness {
@@ -67,6 +67,7 @@ public final class TranslatorCpuTimeHarness {
         switch (mode) {
           case "translate" -> rejected += b.translate();
           case "decodeAndTranslate" -> rejected += b.decodeAndTranslate();
+          case "inPlace" -> rejected += b.inPlace();
           case "decodeOnly" -> rejected += b.decodeOnly().getResourceMetricsCount();
           default -> throw new IllegalArgumentException("mode " + mode);
         }

@@ -1,5 +1,6 @@
 package dev.tidemark.receiver;
 
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.tidemark.translator.RejectionReason;
 import dev.tidemark.translator.TranslationResult;
 import dev.tidemark.translator.Translator;
@@ -293,14 +294,44 @@ public final class OtlpIngestor {
         tr = translator.translate(request);
       } catch (StorageUnavailableException e) {
         received[protocol.ordinal()].inc(countDataPoints(request));
-        warnings.log("storage_unavailable", Level.WARNING,
-            () -> "OTLP export refused, storage unavailable: " + e.getMessage(), null);
-        return fail(Outcome.STORAGE_UNAVAILABLE,
-            "storage unavailable: " + ErrorMessages.describe(e, "storage failure") + "; retry later");
+        return storageUnavailable(e);
       } catch (RuntimeException e) {
         received[protocol.ordinal()].inc(countDataPoints(request));
         return internalError(e);
       }
+      return translated(tr);
+    }
+
+    /**
+     * Decodes and translates a serialized {@code ExportMetricsServiceRequest} in place, without
+     * building its message tree ({@link Translator#translate(byte[])}); otherwise as {@link
+     * #export(ExportMetricsServiceRequest)}. The protobuf receivers (gRPC, HTTP) use this.
+     *
+     * @throws InvalidProtocolBufferException if the bytes are not such a request (protobuf-java's
+     *     verdict and message); nothing was translated and nothing recorded, the caller answers
+     */
+    public ExportResult export(byte[] bytes) throws InvalidProtocolBufferException {
+      TranslationResult tr;
+      try {
+        tr = translator.translate(bytes);
+      } catch (StorageUnavailableException e) {
+        received[protocol.ordinal()].inc(Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
+        return storageUnavailable(e);
+      } catch (RuntimeException e) {
+        received[protocol.ordinal()].inc(Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
+        return internalError(e);
+      }
+      return translated(tr);
+    }
+
+    private ExportResult storageUnavailable(StorageUnavailableException e) {
+      warnings.log("storage_unavailable", Level.WARNING,
+          () -> "OTLP export refused, storage unavailable: " + e.getMessage(), null);
+      return fail(Outcome.STORAGE_UNAVAILABLE,
+          "storage unavailable: " + ErrorMessages.describe(e, "storage failure") + "; retry later");
+    }
+
+    private ExportResult translated(TranslationResult tr) {
       int p = protocol.ordinal();
       received[p].inc(tr.totalDataPoints());
       accepted[p].inc(tr.acceptedDataPoints());

@@ -52,6 +52,21 @@ final class ExpHistogram {
     }
   }
 
+  /** Appends a bucket count (the in-place decoder's form of a repeated field). */
+  void addBucket(boolean positive, long c) {
+    if (positive) {
+      if (posLen == pos.length) {
+        pos = Arrays.copyOf(pos, posLen * 2 + 1);
+      }
+      pos[posLen++] = c;
+    } else {
+      if (negLen == neg.length) {
+        neg = Arrays.copyOf(neg, negLen * 2 + 1);
+      }
+      neg[negLen++] = c;
+    }
+  }
+
   void setFrom(ExpHistogram o) {
     scale = o.scale;
     zeroThreshold = o.zeroThreshold;

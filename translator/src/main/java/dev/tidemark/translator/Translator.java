@@ -6,6 +6,7 @@ import com.dynatrace.hash4j.hashing.HashValue128;
 import com.dynatrace.hash4j.hashing.Hashing;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.tidemark.tsdb.append.AppendResult;
 import dev.tidemark.tsdb.append.Appender;
 import dev.tidemark.tsdb.append.RejectReason;
@@ -42,6 +43,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Translates OTLP metrics into Prometheus-model samples and writes them through an {@link
@@ -66,6 +68,11 @@ import java.util.concurrent.TimeUnit;
  * TranslatorConfig#seriesCacheSize()}, least recently/frequently used first) loses its le-bound
  * memory: a later NoRecordedValue marks only the bounds seen since.
  *
+ * <p><b>Two ways in.</b> {@link #translate(ExportMetricsServiceRequest)} reads a decoded message
+ * (OTLP/JSON; the reference); {@link #translate(byte[])} reads the serialized message in place
+ * ({@link OtlpWire}, {@link InPlace}: no message tree, streams found by their attribute bytes)
+ * with the same results. Both feed the same rules through {@link Pt}.
+ *
  * <p><b>Time.</b> All "now" decisions (future skew, receive time, delta eviction) use the injected
  * {@link Clock}.
  */
@@ -83,6 +90,7 @@ public final class Translator {
   private static final MetricMetadata TARGET_INFO_META =
       new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
   private static final int NAME_CACHE_SIZE = 10_000;
+  private static final int KNOWN_RUNS = 1 << 15;
   private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
 
   private final Appender appender;
@@ -93,6 +101,13 @@ public final class Translator {
   private final LabelNamer labelNamer;
   private final DeltaAccumulator delta;
   private final Cache<StreamKey, SeriesEntry> series;
+  /** The in-place path's streams by hashed attribute bytes (see {@link InPlace}). */
+  private final Cache<StreamKey, InPlace.WireStream> wireStreams;
+  /**
+   * Attribute runs of known wire streams by the low bits of their hash (direct-mapped, last
+   * writer wins): {@link OtlpWire#isValid} skips checking a run it finds here.
+   */
+  private final AtomicReferenceArray<byte[]> knownRuns = new AtomicReferenceArray<>(KNOWN_RUNS);
   private final Cache<NameKey, Object> metricNames;
   private final Cache<String, Object> labelNames;
   private final Cache<StreamKey, ResourceContext> resources;
@@ -124,6 +139,7 @@ public final class Translator {
             config.labelNamePreserveMultipleUnderscores());
     this.delta = new DeltaAccumulator(config.maxStreams(), config.maxStale().toMillis(), config.deltaResetOnGap());
     this.series = Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
+    this.wireStreams = Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
     this.metricNames = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.labelNames = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.resources = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
@@ -180,6 +196,56 @@ public final class Translator {
     }
   }
 
+  /**
+   * Translates and appends one serialized {@code ExportMetricsServiceRequest} without building
+   * its message tree (the in-place path, {@link InPlace}). Same outcome, samples and exceptions as
+   * {@code translate(ExportMetricsServiceRequest.parseFrom(bytes))}: bytes protobuf-java cannot
+   * parse throw its {@link InvalidProtocolBufferException} before anything is translated.
+   */
+  public TranslationResult translate(byte[] bytes) throws InvalidProtocolBufferException {
+    return translate(bytes, 0, bytes.length);
+  }
+
+  /** {@link #translate(byte[])} over {@code bytes[offset, offset + length)}. */
+  public TranslationResult translate(byte[] bytes, int offset, int length) throws InvalidProtocolBufferException {
+    RequestState rs = requestState.get();
+    if (!OtlpWire.isValid(bytes, offset, length, knownRuns, rs.inPlace.checked)) {
+      // protobuf-java's verdict and message; should it parse what the walk refused (nesting
+      // deeper than the walk's limit), the tree path translates it.
+      return translate(ExportMetricsServiceRequest.parser().parseFrom(bytes, offset, length));
+    }
+    rs.reset();
+    try {
+      long now = clock.millis();
+      rs.nowMillis = now;
+      delta.sweep(now);
+      rs.inPlace.request(rs, bytes, offset, offset + length);
+      int written = 0;
+      if (rs.batch.pointCount() > 0) {
+        written = merge(rs, appender.append(rs.batch));
+      }
+      return rs.result(written);
+    } catch (RuntimeException e) {
+      delta.rollback(rs.undo);
+      throw e;
+    } finally {
+      rs.clear();
+    }
+  }
+
+  /** Data points in a serialized request that {@link #translate(byte[])} accepts (else -1). */
+  public static int countDataPoints(byte[] bytes, int offset, int length) {
+    return OtlpWire.isValid(bytes, offset, length) ? InPlace.countDataPoints(bytes, offset, length) : -1;
+  }
+
+  Cache<StreamKey, InPlace.WireStream> wireStreams() {
+    return wireStreams;
+  }
+
+  AtomicReferenceArray<byte[]> knownRuns() {
+    return knownRuns;
+  }
+
   private int merge(RequestState rs, AppendResult result) {
     SampleBatch batch = rs.batch;
     int points = batch.pointCount();
@@ -201,7 +267,20 @@ public final class Translator {
   // ---------------------------------------------------------------- resources and scopes
 
   private void translateResource(RequestState rs, ResourceMetrics rm) {
-    ResourceContext rc = resourceContext(rs, rm.getResource());
+    ResourceContext rc = beginResource(rs, rm.getResource());
+    for (int s = 0; s < rm.getScopeMetricsCount(); s++) {
+      ScopeMetrics sm = rm.getScopeMetrics(s);
+      ScopeContext sc = scopeContext(rs, sm, rc);
+      for (int m = 0; m < sm.getMetricsCount(); m++) {
+        translateMetric(rs, rc, sc, sm.getMetrics(m));
+      }
+    }
+    endResource(rs, rc);
+  }
+
+  /** Starts a resource: its context (cached), its warnings, the per-resource time range. */
+  ResourceContext beginResource(RequestState rs, Resource resource) {
+    ResourceContext rc = resourceContext(rs, resource);
     rs.resourceMinMillis = Long.MAX_VALUE;
     rs.resourceMaxMillis = Long.MIN_VALUE;
     for (String w : rc.warnings) {
@@ -212,13 +291,11 @@ public final class Translator {
       rs.warn("several resources with service.name \"" + rc.job
           + "\" lack service.instance.id; their series collide");
     }
-    for (int s = 0; s < rm.getScopeMetricsCount(); s++) {
-      ScopeMetrics sm = rm.getScopeMetrics(s);
-      ScopeContext sc = scopeContext(rs, sm, rc);
-      for (int m = 0; m < sm.getMetricsCount(); m++) {
-        translateMetric(rs, rc, sc, sm.getMetrics(m));
-      }
-    }
+    return rc;
+  }
+
+  /** Ends a resource: its target_info samples. */
+  void endResource(RequestState rs, ResourceContext rc) {
     if (rc.targetInfo != null && rs.resourceMaxMillis != Long.MIN_VALUE) {
       emitTargetInfo(rs, rc.targetInfo);
     }
@@ -334,7 +411,7 @@ public final class Translator {
     return new ResourceContext(key, job, instance, promotedPairs, targetInfo, List.copyOf(warnings));
   }
 
-  private ScopeContext scopeContext(RequestState rs, ScopeMetrics sm, ResourceContext rc) {
+  ScopeContext scopeContext(RequestState rs, ScopeMetrics sm, ResourceContext rc) {
     InstrumentationScope scope = sm.getScope();
     HashStream128 hs = rs.hs;
     hs.reset();
@@ -386,6 +463,56 @@ public final class Translator {
   // ---------------------------------------------------------------- metrics
 
   private void translateMetric(RequestState rs, ResourceContext rc, ScopeContext sc, Metric metric) {
+    int n = switch (metric.getDataCase()) {
+      case GAUGE -> metric.getGauge().getDataPointsCount();
+      case SUM -> metric.getSum().getDataPointsCount();
+      case HISTOGRAM -> metric.getHistogram().getDataPointsCount();
+      case EXPONENTIAL_HISTOGRAM -> metric.getExponentialHistogram().getDataPointsCount();
+      case SUMMARY -> metric.getSummary().getDataPointsCount();
+      default -> 0;
+    };
+    MetricCtx mc = beginMetric(rs, rc, sc, metric, n);
+    if (mc == null) {
+      return;
+    }
+    Pt pt = rs.pt;
+    switch (metric.getDataCase()) {
+      case GAUGE -> {
+        for (NumberDataPoint p : metric.getGauge().getDataPointsList()) {
+          numberPoint(rs, mc, pt.set(p), false);
+        }
+      }
+      case SUM -> {
+        boolean counter = mc.meta.monotonic();
+        for (NumberDataPoint p : metric.getSum().getDataPointsList()) {
+          numberPoint(rs, mc, pt.set(p), counter);
+        }
+      }
+      case HISTOGRAM -> {
+        for (HistogramDataPoint p : metric.getHistogram().getDataPointsList()) {
+          histogramPoint(rs, mc, pt.set(p));
+        }
+      }
+      case EXPONENTIAL_HISTOGRAM -> {
+        for (ExponentialHistogramDataPoint p : metric.getExponentialHistogram().getDataPointsList()) {
+          exponentialPoint(rs, mc, pt.set(p));
+        }
+      }
+      case SUMMARY -> {
+        for (SummaryDataPoint p : metric.getSummary().getDataPointsList()) {
+          summaryPoint(rs, mc, pt.set(p));
+        }
+      }
+      default -> throw new AssertionError();
+    }
+  }
+
+  /**
+   * Starts a metric of {@code n} data points: counts them, checks temporality, name and type, and
+   * returns its context, or null if the metric has no data or all its points were rejected.
+   * {@code metric}'s data points are not read (the in-place path passes a header without them).
+   */
+  MetricCtx beginMetric(RequestState rs, ResourceContext rc, ScopeContext sc, Metric metric, int n) {
     for (String w : sc.warnings) {
       rs.warn(w);
     }
@@ -395,11 +522,9 @@ public final class Translator {
     Temporality storedTemporality = Temporality.UNSPECIFIED;
     boolean monotonic = false;
     boolean isDelta = false;
-    int n;
     AggregationTemporality agg = null;
     switch (metric.getDataCase()) {
       case GAUGE -> {
-        n = metric.getGauge().getDataPointsCount();
         otlpType = MetricType.GAUGE;
         kind = MetricNamer.Kind.GAUGE;
         promType = PromType.GAUGE;
@@ -409,7 +534,6 @@ public final class Translator {
         }
       }
       case SUM -> {
-        n = metric.getSum().getDataPointsCount();
         otlpType = MetricType.SUM;
         monotonic = metric.getSum().getIsMonotonic();
         agg = metric.getSum().getAggregationTemporality();
@@ -417,21 +541,18 @@ public final class Translator {
         promType = monotonic ? PromType.COUNTER : PromType.GAUGE;
       }
       case HISTOGRAM -> {
-        n = metric.getHistogram().getDataPointsCount();
         otlpType = MetricType.HISTOGRAM;
         agg = metric.getHistogram().getAggregationTemporality();
         kind = MetricNamer.Kind.HISTOGRAM;
         promType = PromType.HISTOGRAM;
       }
       case EXPONENTIAL_HISTOGRAM -> {
-        n = metric.getExponentialHistogram().getDataPointsCount();
         otlpType = MetricType.EXPONENTIAL_HISTOGRAM;
         agg = metric.getExponentialHistogram().getAggregationTemporality();
         kind = MetricNamer.Kind.EXPONENTIAL_HISTOGRAM;
         promType = PromType.HISTOGRAM;
       }
       case SUMMARY -> {
-        n = metric.getSummary().getDataPointsCount();
         otlpType = MetricType.SUMMARY;
         kind = MetricNamer.Kind.SUMMARY;
         promType = PromType.SUMMARY;
@@ -439,12 +560,12 @@ public final class Translator {
       }
       default -> {
         rs.warn("metric \"" + metric.getName() + "\" has no data");
-        return;
+        return null;
       }
     }
     rs.total += n;
     if (n == 0) {
-      return;
+      return null;
     }
     if (agg != null) {
       if (agg == AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE) {
@@ -452,27 +573,27 @@ public final class Translator {
       } else if (agg == AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA) {
         if (config.deltaMode() == TranslatorConfig.DeltaMode.REJECT) {
           rs.reject(RejectionReason.UNSUPPORTED_DELTA, metric.getName(), null, n);
-          return;
+          return null;
         }
         isDelta = true;
         storedTemporality = Temporality.CUMULATIVE; // what we store after accumulating
       } else {
         rs.reject(RejectionReason.INVALID_TEMPORALITY, metric.getName(),
             "aggregation_temporality " + temporalityValue(metric) + " is not DELTA (1) or CUMULATIVE (2)", n);
-        return;
+        return null;
       }
     }
     if (otlpType == MetricType.EXPONENTIAL_HISTOGRAM
         && config.exponentialHistogramMode() == TranslatorConfig.ExponentialHistogramMode.DROP) {
       rs.reject(RejectionReason.UNSUPPORTED_EXPONENTIAL_HISTOGRAM, metric.getName(),
           "exponential histograms are configured to be dropped", n);
-      return;
+      return null;
     }
     String unit = metric.getUnit();
     Object name = metricName(metric.getName(), unit, kind);
     if (name instanceof InvalidNameException e) {
       rs.reject(RejectionReason.INVALID_METRIC_NAME, metric.getName(), e.getMessage(), n);
-      return;
+      return null;
     }
     String family = ((FamilyName) name).family();
     FamilyMetadata fm = new FamilyMetadata(family, promType, ((FamilyName) name).unit(), metric.getDescription());
@@ -481,7 +602,7 @@ public final class Translator {
       rs.reject(RejectionReason.TYPE_CONFLICT, family,
           "\"" + metric.getName() + "\" is a " + promType.text() + " but \"" + conflict.family()
               + "\" is already a " + conflict.type().text(), n);
-      return;
+      return null;
     }
     FamilyMetadata registered = registry.get(family).orElse(fm);
     if (!registered.unit().equals(fm.unit()) || !registered.help().equals(fm.help())) {
@@ -504,35 +625,7 @@ public final class Translator {
     mc.hashLo = mh.getLeastSignificantBits();
     mc.delta = isDelta;
     mc.promType = promType;
-    switch (metric.getDataCase()) {
-      case GAUGE -> {
-        for (NumberDataPoint p : metric.getGauge().getDataPointsList()) {
-          numberPoint(rs, mc, p, false);
-        }
-      }
-      case SUM -> {
-        boolean counter = monotonic;
-        for (NumberDataPoint p : metric.getSum().getDataPointsList()) {
-          numberPoint(rs, mc, p, counter);
-        }
-      }
-      case HISTOGRAM -> {
-        for (HistogramDataPoint p : metric.getHistogram().getDataPointsList()) {
-          histogramPoint(rs, mc, p);
-        }
-      }
-      case EXPONENTIAL_HISTOGRAM -> {
-        for (ExponentialHistogramDataPoint p : metric.getExponentialHistogram().getDataPointsList()) {
-          exponentialPoint(rs, mc, p);
-        }
-      }
-      case SUMMARY -> {
-        for (SummaryDataPoint p : metric.getSummary().getDataPointsList()) {
-          summaryPoint(rs, mc, p);
-        }
-      }
-      default -> throw new AssertionError();
-    }
+    return mc;
   }
 
   private static int temporalityValue(Metric m) {
@@ -591,7 +684,19 @@ public final class Translator {
     return st > 0 && st < tsMillis ? st : -1;
   }
 
-  private SeriesEntry entry(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
+  /**
+   * The point's series entry (sets {@code rs.key} to its stream key), or null after rejecting the
+   * point. The tree path hashes the decoded attributes; the in-place path looks the raw attribute
+   * bytes up first ({@link InPlace#entry}) and comes back to {@link #lookup} for a stream it has
+   * not seen.
+   */
+  private SeriesEntry entry(RequestState rs, MetricCtx mc, Pt p) {
+    SeriesEntry e = p.attrs != null ? lookup(rs, mc, p.attrs) : rs.inPlace.entry(rs, mc, p);
+    return check(rs, mc, e);
+  }
+
+  /** The entry of the stream with these attributes, built if new; sets {@code rs.key} (a probe). */
+  SeriesEntry lookup(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
     StreamKey probe = streamKey(mc.hashHi, mc.hashLo, attrs, rs);
     rs.key = probe;
     SeriesEntry e = series.getIfPresent(probe);
@@ -602,6 +707,10 @@ public final class Translator {
         e = prev;
       }
     }
+    return e;
+  }
+
+  private static SeriesEntry check(RequestState rs, MetricCtx mc, SeriesEntry e) {
     if (e.invalid != null) {
       rs.reject(e.invalid, mc.family, e.invalidDetail);
       return null;
@@ -612,18 +721,18 @@ public final class Translator {
     return e;
   }
 
-  private void numberPoint(RequestState rs, MetricCtx mc, NumberDataPoint p, boolean counter) {
-    long ts = timestampMillis(rs, mc, p.getTimeUnixNano());
+  void numberPoint(RequestState rs, MetricCtx mc, Pt p, boolean counter) {
+    long ts = timestampMillis(rs, mc, p.timeNanos);
     if (ts < 0) {
       return;
     }
-    SeriesEntry e = entry(rs, mc, p.getAttributesList());
+    SeriesEntry e = entry(rs, mc, p);
     if (e == null) {
       return;
     }
     Labels s = e.series;
     rs.begin(mc, ts);
-    boolean stale = (p.getFlags() & 1) != 0;
+    boolean stale = (p.flags & 1) != 0;
     if (stale) {
       if (mc.delta) {
         delta.remove(rs.key.copy(), rs.undo);
@@ -633,9 +742,9 @@ public final class Translator {
       return;
     }
     double v;
-    switch (p.getValueCase()) {
-      case AS_DOUBLE -> v = p.getAsDouble();
-      case AS_INT -> v = (double) p.getAsInt();
+    switch (p.valueCase) {
+      case Pt.AS_DOUBLE -> v = p.asDouble;
+      case Pt.AS_INT -> v = (double) p.asInt;
       default -> {
         // metrics.proto: a point without a value is invalid. Prometheus writes 0; we invent no data.
         rs.reject(RejectionReason.MISSING_VALUE, mc.family, null);
@@ -645,7 +754,7 @@ public final class Translator {
     if (mc.delta) {
       final double dv = v;
       RejectionReason r =
-          delta.accumulate(rs.key.copy(), p.getStartTimeUnixNano(), timeNanos(p.getTimeUnixNano(), ts), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), p.startNanos, timeNanos(p.timeNanos, ts), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 st.value = fresh ? dv : st.value + dv;
                 rs.accValue = st.value;
@@ -662,33 +771,27 @@ public final class Translator {
       return;
     }
     rs.emit(s, v, counter);
-    rs.commit(mc, ts, counter ? injectionMillis(p.getStartTimeUnixNano(), ts) : -1);
+    rs.commit(mc, ts, counter ? injectionMillis(p.startNanos, ts) : -1);
   }
 
-  private void histogramPoint(RequestState rs, MetricCtx mc, HistogramDataPoint p) {
-    long ts = timestampMillis(rs, mc, p.getTimeUnixNano());
+  void histogramPoint(RequestState rs, MetricCtx mc, Pt p) {
+    long ts = timestampMillis(rs, mc, p.timeNanos);
     if (ts < 0) {
       return;
     }
-    boolean stale = (p.getFlags() & 1) != 0;
-    int nb = p.getExplicitBoundsCount();
-    int nc = p.getBucketCountsCount();
-    double[] bounds = rs.bounds(nb);
-    for (int i = 0; i < nb; i++) {
-      bounds[i] = p.getExplicitBounds(i);
-    }
-    long[] counts = rs.counts(nc);
-    for (int i = 0; i < nc; i++) {
-      counts[i] = p.getBucketCounts(i);
-    }
+    boolean stale = (p.flags & 1) != 0;
+    int nb = p.nb;
+    int nc = p.nc;
+    double[] bounds = p.bounds;
+    long[] counts = p.counts;
     if (!stale) {
-      String invalid = validateHistogram(bounds, nb, counts, nc, p.getCount());
+      String invalid = validateHistogram(bounds, nb, counts, nc, p.count);
       if (invalid != null) {
         rs.reject(RejectionReason.INVALID_HISTOGRAM, mc.family, invalid);
         return;
       }
     }
-    SeriesEntry e = entry(rs, mc, p.getAttributesList());
+    SeriesEntry e = entry(rs, mc, p);
     if (e == null) {
       return;
     }
@@ -697,21 +800,22 @@ public final class Translator {
       if (mc.delta) {
         delta.remove(rs.key.copy(), rs.undo);
       }
-      staleHistogram(rs, e, bounds, nb, p.hasSum());
+      staleHistogram(rs, e, bounds, nb, p.hasSum);
       rs.commit(mc, ts, -1);
       return;
     }
-    long count = p.getCount();
-    boolean hasSum = p.hasSum();
-    double sum = p.getSum();
-    long startNanos = p.getStartTimeUnixNano();
+    long count = p.count;
+    boolean hasSum = p.hasSum;
+    double sum = p.sum;
+    long startNanos = p.startNanos;
+    long timeUnixNano = p.timeNanos;
     if (mc.delta) {
       RejectionReason r =
-          delta.accumulate(rs.key.copy(), startNanos, timeNanos(p.getTimeUnixNano(), ts), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), startNanos, timeNanos(timeUnixNano, ts), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 if (fresh || !DeltaAccumulator.sameBounds(st.bounds, bounds, nb) || st.counts == null) {
                   if (!fresh) {
-                    st.startNanos = startNanos != 0 ? startNanos : timeNanos(p.getTimeUnixNano(), ts);
+                    st.startNanos = startNanos != 0 ? startNanos : timeNanos(timeUnixNano, ts);
                   }
                   st.bounds = DeltaAccumulator.copyBounds(bounds, nb);
                   st.counts = Arrays.copyOf(counts, nc);
@@ -861,22 +965,22 @@ public final class Translator {
     return s;
   }
 
-  private void summaryPoint(RequestState rs, MetricCtx mc, SummaryDataPoint p) {
-    long ts = timestampMillis(rs, mc, p.getTimeUnixNano());
+  void summaryPoint(RequestState rs, MetricCtx mc, Pt p) {
+    long ts = timestampMillis(rs, mc, p.timeNanos);
     if (ts < 0) {
       return;
     }
-    SeriesEntry e = entry(rs, mc, p.getAttributesList());
+    SeriesEntry e = entry(rs, mc, p);
     if (e == null) {
       return;
     }
     rs.begin(mc, ts);
-    int nq = p.getQuantileValuesCount();
-    if ((p.getFlags() & 1) != 0) {
+    int nq = p.nq;
+    if ((p.flags & 1) != 0) {
       List<Labels> all;
       synchronized (e) {
         for (int i = 0; i < nq; i++) {
-          quantileSeries(e, p.getQuantileValues(i).getQuantile());
+          quantileSeries(e, p.qs[i]);
         }
         all = new ArrayList<>(e.quantiles.values());
       }
@@ -895,7 +999,7 @@ public final class Translator {
         ql = new Labels[nq];
         double[] qs = new double[nq];
         for (int i = 0; i < nq; i++) {
-          qs[i] = p.getQuantileValues(i).getQuantile();
+          qs[i] = p.qs[i];
           ql[i] = quantileSeries(e, qs[i]);
         }
         e.lastQuantiles = qs;
@@ -903,41 +1007,41 @@ public final class Translator {
       }
     }
     for (int i = 0; i < nq; i++) {
-      rs.emit(ql[i], p.getQuantileValues(i).getValue(), false);
+      rs.emit(ql[i], p.qv[i], false);
     }
-    rs.emit(e.sum, p.getSum(), true);
-    rs.emit(e.count, (double) p.getCount(), true);
-    rs.commit(mc, ts, injectionMillis(p.getStartTimeUnixNano(), ts));
+    rs.emit(e.sum, p.sum, true);
+    rs.emit(e.count, (double) p.count, true);
+    rs.commit(mc, ts, injectionMillis(p.startNanos, ts));
   }
 
-  private static boolean sameQuantiles(double[] qs, SummaryDataPoint p) {
-    if (qs == null || qs.length != p.getQuantileValuesCount()) {
+  private static boolean sameQuantiles(double[] qs, Pt p) {
+    if (qs == null || qs.length != p.nq) {
       return false;
     }
     for (int i = 0; i < qs.length; i++) {
-      if (Double.doubleToRawLongBits(qs[i]) != Double.doubleToRawLongBits(p.getQuantileValues(i).getQuantile())) {
+      if (Double.doubleToRawLongBits(qs[i]) != Double.doubleToRawLongBits(p.qs[i])) {
         return false;
       }
     }
     return true;
   }
 
-  private void exponentialPoint(RequestState rs, MetricCtx mc, ExponentialHistogramDataPoint p) {
-    long ts = timestampMillis(rs, mc, p.getTimeUnixNano());
+  void exponentialPoint(RequestState rs, MetricCtx mc, Pt p) {
+    long ts = timestampMillis(rs, mc, p.timeNanos);
     if (ts < 0) {
       return;
     }
-    boolean stale = (p.getFlags() & 1) != 0;
+    boolean stale = (p.flags & 1) != 0;
     ExpHistogram h = rs.exp;
     if (!stale) {
-      h.setFrom(p);
+      h.setFrom(p.exp);
       String invalid = validateExponential(h);
       if (invalid != null) {
         rs.reject(RejectionReason.INVALID_HISTOGRAM, mc.family, invalid);
         return;
       }
     }
-    SeriesEntry e = entry(rs, mc, p.getAttributesList());
+    SeriesEntry e = entry(rs, mc, p);
     if (e == null) {
       return;
     }
@@ -950,7 +1054,7 @@ public final class Translator {
       boolean sum;
       synchronized (e) {
         all = new ArrayList<>(e.buckets.values());
-        sum = e.sumEmitted || p.hasSum();
+        sum = e.sumEmitted || p.hasSum;
       }
       for (Labels l : all) {
         rs.emitStale(l);
@@ -965,11 +1069,11 @@ public final class Translator {
       rs.commit(mc, ts, -1);
       return;
     }
-    long startNanos = p.getStartTimeUnixNano();
+    long startNanos = p.startNanos;
     if (mc.delta) {
       int maxBuckets = config.exponentialHistogramMaxBuckets();
       RejectionReason r =
-          delta.accumulate(rs.key.copy(), startNanos, timeNanos(p.getTimeUnixNano(), ts), rs.nowMillis, rs.undo,
+          delta.accumulate(rs.key.copy(), startNanos, timeNanos(p.timeNanos, ts), rs.nowMillis, rs.undo,
               (st, fresh) -> {
                 if (fresh || st.exp == null) {
                   st.exp = h.copy();
@@ -1535,6 +1639,10 @@ public final class Translator {
     final MetricCtx metricCtx = new MetricCtx();
     final ExpHistogram exp = new ExpHistogram();
     final KeySet keySet = new KeySet();
+    /** The data point being translated, decoded from either path. */
+    final Pt pt = new Pt();
+    /** The in-place path's decoder and scratch. */
+    final InPlace inPlace = new InPlace(Translator.this);
     /** The lookup key of the current point; reused, so copied before it is stored anywhere. */
     final StreamKey probe = new StreamKey(0, 0);
     final List<DeltaAccumulator.Undo> undo = new ArrayList<>();
@@ -1590,6 +1698,9 @@ public final class Translator {
       metricCtx.rc = null;
       metricCtx.sc = null;
       key = null;
+      pt.attrs = null;
+      pt.buf = null;
+      inPlace.checked.reset(null, 0);
     }
 
     void warn(String w) {

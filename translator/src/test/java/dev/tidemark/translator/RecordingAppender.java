@@ -35,6 +35,16 @@ final class RecordingAppender implements Appender {
   private final List<Rule> rules = new ArrayList<>();
   boolean unavailable;
   int calls;
+  /** If set, this appender follows that one's rules and {@link #unavailable} flag (a twin). */
+  private final RecordingAppender rulesOf;
+
+  RecordingAppender() {
+    this(null);
+  }
+
+  RecordingAppender(RecordingAppender rulesOf) {
+    this.rulesOf = rulesOf;
+  }
 
   RecordingAppender rejectWhen(Predicate<Sample> when, RejectReason reason) {
     rules.add(new Rule(when, reason));
@@ -48,7 +58,8 @@ final class RecordingAppender implements Appender {
   @Override
   public synchronized AppendResult append(SampleBatch batch) {
     calls++;
-    if (unavailable) {
+    List<Rule> rules = rulesOf != null ? rulesOf.rules : this.rules;
+    if (rulesOf != null ? rulesOf.unavailable : unavailable) {
       throw new StorageUnavailableException("test: storage unavailable");
     }
     int points = batch.pointCount();

@@ -130,16 +130,14 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     if (!ex.reserve(bytes.length)) {
       return ex.overloaded();
     }
-    ExportMetricsServiceRequest request;
     try {
-      request = ExportMetricsServiceRequest.parseFrom(bytes);
+      return ex.export(bytes); // decoded in place, straight into the translator
     } catch (InvalidProtocolBufferException e) {
       return ex.fail(
           Outcome.INVALID,
           "cannot decode ExportMetricsServiceRequest (" + bytes.length + " bytes): "
               + ErrorMessages.describe(e, "malformed"));
     }
-    return ex.export(request);
   }
 
   private void record(Outcome outcome) {

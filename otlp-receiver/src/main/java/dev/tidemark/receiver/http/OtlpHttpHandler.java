@@ -302,6 +302,20 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       long length = body.length();
       ByteString bytes = body.bytes();
       body = null; // the decoded message is all translation needs
+      if (encoding == Encoding.PROTOBUF) {
+        // Decoded in place, straight into the translator (one copy of the body into one array).
+        byte[] raw = bytes.toByteArray();
+        bytes = null;
+        ExportResult result;
+        try {
+          result = ex.export(raw);
+        } catch (InvalidProtocolBufferException e) {
+          return error(ex.fail(Outcome.INVALID,
+              "cannot decode protobuf ExportMetricsServiceRequest (" + length + " bytes): "
+                  + ErrorMessages.describe(e, "malformed")), encoding);
+        }
+        return result.response() != null ? new Reply(200, encoding, result.response()) : error(result, encoding);
+      }
       ExportMetricsServiceRequest otlp;
       try {
         otlp = decode(encoding, bytes);
