@@ -344,8 +344,10 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       }
       body = null;
       ex.close();
-      long length = request.getLength();
-      if (!bodyDone && (length < 0 || length - Request.getContentBytesRead(request) <= maxBodyBytes)) {
+      // Drain up to the limit even when the body is longer: a client still sending then reads the
+      // answer from its socket instead of a reset (answering a long body at once made the
+      // connection close under the client's writes, and it saw no answer at all).
+      if (!bodyDone) {
         new Drain(request, response, callback, reply, maxBodyBytes).run();
       } else {
         send(request, response, callback, reply);
