@@ -36,8 +36,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Runs Prometheus' PromQL test-script language ({@code promql/promqltest/test.go}, described in
- * {@code shared/conformance/promql/README.md}) against Tidemark: each {@code load} block is written
+ * Runs Prometheus' PromQL test-script language ({@code promql/promqltest/test.go}; the language
+ * and the runner's extra checks are in {@code docs/promql-conformance.md}) against Tidemark: each {@code load} block is written
  * through the real {@link Engine} (an in-memory store per {@code clear} segment), each {@code eval}
  * goes through {@link PromqlEngine} over the engine's {@code Querier}. Like the reference runner it
  * reruns every instant eval as a range query around its time and with {@code @} pinned to each

@@ -3,6 +3,7 @@ package dev.tidemark.promql.parser;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.tidemark.promql.engine.PromqlConformanceRunner;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -12,15 +13,14 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * Every {@code eval} expression of the shared PromQL conformance scripts ({@code
- * /work/shared/conformance/promql/*.test}, reached as {@code ../../shared/conformance/promql} from
- * the module folder): each must parse unless the script expects a failure, and print → parse →
+ * Every {@code eval} expression of the PromQL conformance scripts (the folder of {@link
+ * PromqlConformanceRunner#defaultFolder()}, see {@code docs/promql-conformance.md}): each must
+ * parse unless the script expects a failure, and print → parse →
  * print must be a fixed point. An eval that expects a failure with a message and does not parse
  * must fail with that message.
  *
@@ -48,14 +48,15 @@ class ConformanceScriptsTest {
   }
 
   static Path scriptDir() {
-    return Path.of(System.getProperty("user.dir"))
-        .resolve("../../shared/conformance/promql")
-        .normalize();
+    return PromqlConformanceRunner.defaultFolder();
   }
 
   static List<Eval> evals() throws IOException {
     Path dir = scriptDir();
-    Assumptions.assumeTrue(Files.isDirectory(dir), "conformance scripts not found at " + dir);
+    // A missing folder fails, it is not skipped: the build must not go green without the scripts.
+    if (!Files.isDirectory(dir)) {
+      throw new IllegalStateException("conformance scripts not found at " + dir);
+    }
     List<Path> files;
     try (Stream<Path> s = Files.list(dir)) {
       files = s.filter(p -> p.toString().endsWith(".test")).sorted().toList();
