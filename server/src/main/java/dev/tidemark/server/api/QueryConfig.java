@@ -1,0 +1,63 @@
+package dev.tidemark.server.api;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of the Prometheus HTTP query API (Prometheus' {@code --query.*} flags).
+ *
+ * @param timeout wall-clock budget of one query, time spent waiting for a slot included
+ *     (Prometheus: {@code --query.timeout=2m}); a request's {@code timeout} parameter can only
+ *     shorten it
+ * @param maxSamples most samples one query holds in memory at once ({@code --query.max-samples})
+ * @param maxConcurrency queries evaluated at once ({@code --query.max-concurrency}, 20)
+ * @param maxQueued queries waiting for a slot beyond {@code maxConcurrency}; one more is answered
+ *     503 at once
+ * @param lookbackDelta how far back an instant selector looks ({@code --query.lookback-delta}, 5m);
+ *     a request's {@code lookback_delta} parameter overrides it
+ * @param experimentalFunctions whether the parser accepts Prometheus' experimental functions
+ *     ({@code --enable-feature=promql-experimental-functions}); off by default, as in Prometheus
+ */
+public record QueryConfig(
+    Duration timeout,
+    long maxSamples,
+    int maxConcurrency,
+    int maxQueued,
+    Duration lookbackDelta,
+    boolean experimentalFunctions) {
+
+  public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
+  public static final long DEFAULT_MAX_SAMPLES = 50_000_000L;
+  public static final int DEFAULT_MAX_CONCURRENCY = 20;
+  public static final int DEFAULT_MAX_QUEUED = 100;
+  public static final Duration DEFAULT_LOOKBACK_DELTA = Duration.ofMinutes(5);
+
+  public static final QueryConfig DEFAULTS =
+      new QueryConfig(
+          DEFAULT_TIMEOUT,
+          DEFAULT_MAX_SAMPLES,
+          DEFAULT_MAX_CONCURRENCY,
+          DEFAULT_MAX_QUEUED,
+          DEFAULT_LOOKBACK_DELTA,
+          false);
+
+  public QueryConfig {
+    Objects.requireNonNull(timeout, "timeout");
+    Objects.requireNonNull(lookbackDelta, "lookbackDelta");
+    if (timeout.toMillis() <= 0) {
+      throw new IllegalArgumentException("query timeout must be positive, was " + timeout);
+    }
+    if (maxSamples <= 0) {
+      throw new IllegalArgumentException("query max samples must be positive, was " + maxSamples);
+    }
+    if (maxConcurrency < 1) {
+      throw new IllegalArgumentException("query max concurrency must be at least 1, was " + maxConcurrency);
+    }
+    if (maxQueued < 0) {
+      throw new IllegalArgumentException("query max queued must not be negative, was " + maxQueued);
+    }
+    if (lookbackDelta.toMillis() <= 0) {
+      throw new IllegalArgumentException("lookback delta must be positive, was " + lookbackDelta);
+    }
+  }
+}
