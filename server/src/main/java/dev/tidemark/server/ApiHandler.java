@@ -1,5 +1,6 @@
 package dev.tidemark.server;
 
+import dev.tidemark.server.api.PrometheusApi;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.ExpositionFormats;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -19,7 +20,8 @@ import org.eclipse.jetty.util.Callback;
  * header asks for among the formats of {@link ExpositionFormats}), {@code GET /-/healthy} (200 while
  * the process serves HTTP) and {@code GET /-/ready} (200 once the server has started, 503 while it
  * starts or stops). {@code HEAD} is answered like {@code GET} without a body; other methods get
- * 405, other paths 404. The PromQL query API will be added here.
+ * 405, other paths 404. Paths under {@code /api/v1/} go to the {@link PrometheusApi} once the store
+ * is open (503 before).
  */
 final class ApiHandler extends Handler.Abstract {
 
@@ -33,9 +35,17 @@ final class ApiHandler extends Handler.Abstract {
   private final BooleanSupplier ready;
   private final ExpositionFormats formats = ExpositionFormats.init();
 
+  /** The query API once the store is open; until then its paths answer 503. */
+  private volatile PrometheusApi api;
+
   ApiHandler(PrometheusRegistry registry, BooleanSupplier ready) {
     this.registry = registry;
     this.ready = ready;
+  }
+
+  /** Serves the query API from now on. */
+  void api(PrometheusApi api) {
+    this.api = api;
   }
 
   @Override
@@ -43,6 +53,24 @@ final class ApiHandler extends Handler.Abstract {
     String path = Request.getPathInContext(request);
     String method = request.getMethod();
     boolean head = method.equals("HEAD");
+    if (path.startsWith(PrometheusApi.PREFIX)) {
+      PrometheusApi a = api;
+      if (a == null) {
+        send(
+            response,
+            callback,
+            HttpStatus.SERVICE_UNAVAILABLE_503,
+            "application/json",
+            bytes("{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"Service Unavailable\"}"),
+            head);
+        return true;
+      }
+      if (a.handle(request, response, callback)) {
+        return true;
+      }
+      send(response, callback, HttpStatus.NOT_FOUND_404, TEXT, bytes("404 page not found\n"), head);
+      return true;
+    }
     if (!path.equals("/metrics") && !path.equals("/-/healthy") && !path.equals("/-/ready")) {
       send(response, callback, HttpStatus.NOT_FOUND_404, TEXT, bytes("404 page not found\n"), head);
       return true;

@@ -288,6 +288,21 @@ public final class ServerConfig {
     return shutdownTimeout;
   }
 
+  /** The query API's settings. */
+  public dev.tidemark.server.api.QueryConfig queryConfig() {
+    return dev.tidemark.server.api.QueryConfig.DEFAULTS;
+  }
+
+  /** Every setting's value as text (the admin token hidden), for {@code /api/v1/status/flags}. */
+  public Map<String, String> settingValues() {
+    Map<String, String> out = new LinkedHashMap<>();
+    out.put("data-dir", dataDir.toString());
+    out.put("listen-address", listenAddress);
+    out.put("http-port", Integer.toString(httpPort));
+    out.put("retention", formatDuration(engineConfig.retention()));
+    return out;
+  }
+
   @Override
   public String toString() {
     return "ServerConfig{dataDir=" + dataDir + ", listen=" + listenAddress + ", otlpGrpcPort="

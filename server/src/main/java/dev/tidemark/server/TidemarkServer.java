@@ -7,7 +7,14 @@ import dev.tidemark.receiver.http.PlainTextErrorHandler;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.admin.AdminGrpcService;
 import dev.tidemark.server.admin.AdminServer;
+import dev.tidemark.server.api.ApiBackend;
+import dev.tidemark.server.api.PrometheusApi;
 import dev.tidemark.translator.Translator;
+import java.time.Instant;
+import java.util.Map;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import io.grpc.Server;
@@ -102,6 +109,9 @@ public final class TidemarkServer implements AutoCloseable {
   private volatile State state = State.NEW;
 
   private org.eclipse.jetty.server.Server apiServer;
+  private ApiHandler apiHandler;
+  private PrometheusApi queryApi;
+  private final Instant startTime = Instant.now();
   private ServerConnector apiConnector;
   private RocksDbKvStore store;
   private Engine engine;
@@ -148,6 +158,7 @@ public final class TidemarkServer implements AutoCloseable {
       Translator translator =
           new Translator(engine, config.translatorConfig(), config.engineConfig().clock());
       ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry);
+      startQueryApi(translator);
       startGrpc();
       startOtlpHttp();
       startAdmin();
@@ -195,9 +206,49 @@ public final class TidemarkServer implements AutoCloseable {
   private void startApi() {
     apiServer = newJetty("tidemark-api", API_MAX_THREADS);
     apiConnector = newConnector(apiServer, config.httpPort(), "api");
-    apiServer.setHandler(graceful(new ApiHandler(registry, this::isReady)));
+    apiHandler = new ApiHandler(registry, this::isReady);
+    GzipHandler gzip = new GzipHandler(apiHandler);
+    gzip.setIncludedMethods("GET", "POST");
+    apiServer.setHandler(graceful(gzip));
     startJetty(apiServer, apiConnector, config.httpPort(), "HTTP API");
     boundHttpPort = apiConnector.getLocalPort();
+  }
+
+  /** The Prometheus query API over the open engine, served on the HTTP API port from now on. */
+  private void startQueryApi(Translator translator) {
+    ApiBackend backend =
+        new ApiBackend(
+            engine,
+            () -> translator.metadata().snapshot(),
+            engine::stats,
+            flags(),
+            Main.version(),
+            config.engineConfig().retention(),
+            startTime,
+            config.engineConfig().clock());
+    queryApi = new PrometheusApi(backend, config.queryConfig());
+    PrometheusApi api = queryApi;
+    GaugeWithCallback.builder()
+        .name("tidemark_query_running")
+        .help("Queries of the HTTP API being evaluated now")
+        .callback(cb -> cb.call(api.runningQueries()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("tidemark_query_queued")
+        .help("Queries of the HTTP API waiting for a slot (query-max-concurrency)")
+        .callback(cb -> cb.call(api.queuedQueries()))
+        .register(registry);
+    CounterWithCallback.builder()
+        .name("tidemark_query_canceled_by_client_total")
+        .help("Queries cancelled because their client went away")
+        .callback(cb -> cb.call(api.canceledByClient()))
+        .register(registry);
+    apiHandler.api(queryApi);
+  }
+
+  /** The settings as {@code /api/v1/status/flags} lists them. */
+  private Map<String, String> flags() {
+    return config.settingValues();
   }
 
   private void openStorage() {
@@ -490,6 +541,9 @@ public final class TidemarkServer implements AutoCloseable {
             Locale.ROOT,
             "OTLP/gRPC, OTLP/HTTP and admin gRPC stopped after %.3f s; in-flight requests finished",
             (System.nanoTime() - t0) / 1e9));
+
+    apiHandler.api(null); // new queries get 503 from here on
+    clean &= queryApi.close(Duration.ofSeconds(5));
 
     long t1 = System.nanoTime();
     try {

@@ -55,6 +55,7 @@ final class Evaluator {
     long queryStart;
     long queryEnd;
     long held;
+    long peak;
     int ticks;
   }
 
@@ -142,6 +143,7 @@ final class Evaluator {
         w.reset(cursorOf(src, s));
         w.advance(windowEnd(src, 0) - src.rangeMs, windowEnd(src, 0));
         if (w.hi > w.lo) {
+          acquire(w.hi - w.lo); // a range-vector result is held whole, as in Prometheus
           Labels l = src.dropName(s) ? dropName(src.labels(s)) : src.labels(s);
           out.add(new Value.Series(l, Arrays.copyOfRange(w.t, w.lo, w.hi), Arrays.copyOfRange(w.v, w.lo, w.hi)));
         }
@@ -202,6 +204,7 @@ final class Evaluator {
         }
       }
     }
+    sh.control.recordPeak(sh.peak);
     return new QueryResult(value, sh.annotations);
   }
 
@@ -222,6 +225,9 @@ final class Evaluator {
 
   void acquire(long count) {
     sh.held += count;
+    if (sh.held > sh.peak) {
+      sh.peak = sh.held;
+    }
     if (sh.held > sh.options.maxSamples()) {
       throw QueryException.execution(TOO_MANY_SAMPLES);
     }

@@ -2,6 +2,7 @@ package dev.tidemark.promql.engine;
 
 import dev.tidemark.promql.parser.Expr;
 import dev.tidemark.promql.parser.ParseException;
+import dev.tidemark.promql.parser.ParserOptions;
 import dev.tidemark.promql.parser.PromqlParser;
 import dev.tidemark.promql.parser.ValueType;
 import dev.tidemark.tsdb.query.Querier;
@@ -19,9 +20,19 @@ import java.util.Objects;
  */
 public final class PromqlEngine {
   private final EngineOptions options;
+  private final ParserOptions parserOptions;
 
   public PromqlEngine(EngineOptions options) {
+    this(options, ParserOptions.DEFAULT);
+  }
+
+  /**
+   * An engine whose parser accepts what {@code parserOptions} allow (the HTTP API turns
+   * Prometheus' experimental functions off unless configured).
+   */
+  public PromqlEngine(EngineOptions options, ParserOptions parserOptions) {
     this.options = Objects.requireNonNull(options, "options");
+    this.parserOptions = Objects.requireNonNull(parserOptions, "parserOptions");
   }
 
   public PromqlEngine() {
@@ -72,9 +83,9 @@ public final class PromqlEngine {
     return ev.run(e, false);
   }
 
-  private static Expr parse(String expr) {
+  private Expr parse(String expr) {
     try {
-      return PromqlParser.parseExpr(expr);
+      return PromqlParser.parseExpr(expr, parserOptions);
     } catch (ParseException pe) {
       throw new QueryException(QueryException.ErrorType.BAD_DATA, pe.getMessage(), pe);
     }

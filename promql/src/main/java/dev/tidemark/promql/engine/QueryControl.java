@@ -6,6 +6,19 @@ package dev.tidemark.promql.engine;
  */
 public final class QueryControl {
   private volatile boolean canceled;
+  private volatile long peakSamples;
+
+  /**
+   * The most samples the query held in memory at once (Prometheus' {@code peakSamples} statistic),
+   * once it has run; 0 before.
+   */
+  public long peakSamples() {
+    return peakSamples;
+  }
+
+  void recordPeak(long peak) {
+    peakSamples = peak;
+  }
 
   public void cancel() {
     canceled = true;

@@ -16,7 +16,7 @@ public record ParserOptions(boolean experimentalFunctions) {
 
   /**
    * The default: experimental functions on, as Prometheus' PromQL test engine runs them (the
-   * conformance scripts in {@code /work/shared/conformance/promql} assume it).
+   * conformance scripts assume it: docs/promql-conformance.md).
    */
   public static final ParserOptions DEFAULT = new ParserOptions(true);
 

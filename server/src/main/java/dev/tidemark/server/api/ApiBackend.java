@@ -1,0 +1,46 @@
+package dev.tidemark.server.api;
+
+import dev.tidemark.translator.FamilyMetadata;
+import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.query.Querier;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * What the API reads: the store through its {@link Querier}, the metric metadata the translator
+ * has seen, the engine's statistics, and facts about the running server for the status endpoints.
+ *
+ * @param querier every series, label and sample read
+ * @param metadata family name → TYPE, UNIT, HELP, as accepted since the server started
+ * @param engineStats head statistics for {@code /api/v1/status/tsdb} and runtime info
+ * @param flags the server's settings as {@code /api/v1/status/flags} lists them (name → value)
+ * @param version the server's version
+ * @param retention how long data is kept
+ * @param startTime when the server started
+ * @param clock "now" for queries without a time
+ */
+public record ApiBackend(
+    Querier querier,
+    Supplier<Map<String, FamilyMetadata>> metadata,
+    Supplier<Engine.Stats> engineStats,
+    Map<String, String> flags,
+    String version,
+    Duration retention,
+    Instant startTime,
+    Clock clock) {
+
+  public ApiBackend {
+    Objects.requireNonNull(querier, "querier");
+    Objects.requireNonNull(metadata, "metadata");
+    Objects.requireNonNull(engineStats, "engineStats");
+    flags = Map.copyOf(flags);
+    Objects.requireNonNull(version, "version");
+    Objects.requireNonNull(retention, "retention");
+    Objects.requireNonNull(startTime, "startTime");
+    Objects.requireNonNull(clock, "clock");
+  }
+}

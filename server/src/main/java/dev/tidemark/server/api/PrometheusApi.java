@@ -1,0 +1,397 @@
+package dev.tidemark.server.api;
+
+import dev.tidemark.promql.engine.QueryControl;
+import dev.tidemark.promql.parser.Expr;
+import dev.tidemark.promql.parser.ParseException;
+import dev.tidemark.promql.parser.ParserOptions;
+import dev.tidemark.promql.parser.PromqlParser;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.FormFields;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+
+/**
+ * The Prometheus HTTP API under {@code /api/v1/} ({@code docs/querying/api.md} of Prometheus): the
+ * query endpoints, series and label lookups, metadata and the status endpoints, with Prometheus'
+ * parameter forms, JSON shapes, error types and HTTP statuses.
+ *
+ * <p>How a request runs: its parameters (URL query and, for POST, the form body) are read without
+ * blocking a thread; cheap endpoints answer on the calling thread; anything that reads the store
+ * is checked, then handed to the {@link QueryPool} (bounded concurrency and queue) so that the
+ * HTTP threads stay free for the others. A client that goes away cancels its query. Answers are
+ * streamed with Jackson's generator as they are written.
+ */
+public final class PrometheusApi extends Handler.Abstract implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(PrometheusApi.class.getName());
+
+  /** The path prefix this handler serves. */
+  public static final String PREFIX = "/api/v1/";
+
+  private static final String JSON = "application/json";
+
+  /** Most fields of a form body. */
+  static final int MAX_FORM_FIELDS = 10_000;
+
+  /** Most bytes of a form body: long PromQL expressions and many match[] fit. */
+  static final int MAX_FORM_BYTES = 8 * 1024 * 1024;
+
+  private final ApiBackend backend;
+  private final QueryPool pool;
+  private final DisconnectWatcher disconnects;
+  private final QueryEndpoints queries;
+  private final SeriesEndpoints series;
+  private final StatusEndpoints status;
+  private final ParserOptions parserOptions;
+  private final java.util.concurrent.atomic.LongAdder canceledByClient =
+      new java.util.concurrent.atomic.LongAdder();
+
+  public PrometheusApi(ApiBackend backend, QueryConfig config) {
+    this.backend = backend;
+    this.pool = new QueryPool(config.maxConcurrency(), config.maxQueued());
+    try {
+      this.disconnects = new DisconnectWatcher();
+    } catch (java.io.IOException e) {
+      pool.close();
+      throw new java.io.UncheckedIOException("cannot open a selector for the query API", e);
+    }
+    this.queries = new QueryEndpoints(backend, config);
+    this.series = new SeriesEndpoints(backend.querier());
+    this.status = new StatusEndpoints(backend);
+    this.parserOptions = new ParserOptions(config.experimentalFunctions());
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    String path = Request.getPathInContext(request);
+    if (!path.startsWith(PREFIX)) {
+      return false;
+    }
+    String endpoint = path.substring(PREFIX.length());
+    String method = request.getMethod();
+    Route route = route(endpoint);
+    if (route == null) {
+      return false; // the caller answers 404
+    }
+    if (method.equals("OPTIONS")) {
+      response.setStatus(204);
+      response.getHeaders().put(HttpHeader.ALLOW, route.post ? "GET, POST, OPTIONS" : "GET, OPTIONS");
+      callback.succeeded();
+      return true;
+    }
+    if (!method.equals("GET") && !(route.post && method.equals("POST"))) {
+      response.getHeaders().put(HttpHeader.ALLOW, route.post ? "GET, POST" : "GET");
+      Response.writeError(request, response, callback, 405, "Method Not Allowed");
+      return true;
+    }
+    long arrived = System.nanoTime();
+    Fields query = Request.extractQueryParameters(request, StandardCharsets.UTF_8);
+    String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
+    if (!method.equals("POST")
+        || contentType == null
+        || !contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/x-www-form-urlencoded")) {
+      dispatch(route, endpoint, new ApiParams(query), request, response, callback, arrived);
+      return true;
+    }
+    // A form body, read on this thread (forms are small; the connection's idle timeout bounds a
+    // client that stalls). URL parameters come first, as in Go.
+    Fields form;
+    try {
+      form = FormFields.getFields(request, MAX_FORM_FIELDS, MAX_FORM_BYTES);
+    } catch (RuntimeException e) {
+      respondError(response, callback, ApiError.badData("error parsing form values: " + describe(e)));
+      return true;
+    }
+    Fields all = new Fields(true);
+    for (Fields.Field f : query) {
+      for (String v : f.getValues()) {
+        all.add(f.getName(), v);
+      }
+    }
+    for (Fields.Field f : form) {
+      for (String v : f.getValues()) {
+        all.add(f.getName(), v);
+      }
+    }
+    dispatch(route, endpoint, new ApiParams(all), request, response, callback, arrived);
+    return true;
+  }
+
+  /** An endpoint: whether it accepts POST, and whether it reads the store (runs in the pool). */
+  private record Route(String name, boolean post, boolean heavy) {}
+
+  private static Route route(String endpoint) {
+    switch (endpoint) {
+      case "query", "query_range", "series", "labels":
+        return new Route(endpoint, true, true);
+      case "query_exemplars":
+        return new Route(endpoint, true, false);
+      case "format_query", "parse_query":
+        return new Route(endpoint, true, false);
+      case "metadata",
+          "status/buildinfo",
+          "status/runtimeinfo",
+          "status/flags",
+          "rules",
+          "alerts",
+          "targets":
+        return new Route(endpoint, false, false);
+      case "status/tsdb":
+        return new Route(endpoint, false, true);
+      default:
+        if (endpoint.startsWith("label/") && endpoint.endsWith("/values")
+            && endpoint.length() > "label//values".length()) {
+          return new Route("label_values", false, true);
+        }
+        return null;
+    }
+  }
+
+  private void dispatch(
+      Route route,
+      String endpoint,
+      ApiParams p,
+      Request request,
+      Response response,
+      Callback callback,
+      long arrived) {
+    try {
+      if (!route.heavy) {
+        respond(response, callback, light(route, p));
+        return;
+      }
+      Function<QueryControl, Answer> work = plan(route, endpoint, p, arrived);
+      InFlight q = new InFlight();
+      request.addFailureListener(t -> q.clientGone());
+      // The connection's idle timeout must not cut off a client waiting for a long query; the
+      // query's own timeout bounds the wait.
+      request.addIdleTimeoutListener(t -> q.done.get());
+      q.watch = disconnects.watch(request, q::clientGone);
+      try {
+        pool.submit(
+            () -> {
+              Answer a;
+              try {
+                if (q.control.isCanceled()) {
+                  throw new ApiError(ApiError.Type.CANCELED, "query was canceled in query queue");
+                }
+                a = work.apply(q.control);
+              } catch (RuntimeException | Error e) {
+                q.finish();
+                respondError(response, callback, asApiError(e));
+                return;
+              }
+              q.finish();
+              respond(response, callback, a);
+            },
+            () -> {
+              q.finish();
+              respondError(
+                  response, callback, new ApiError(ApiError.Type.UNAVAILABLE, "the server is stopping"));
+            });
+      } catch (RuntimeException e) {
+        q.finish();
+        throw e;
+      }
+    } catch (RuntimeException e) {
+      respondError(response, callback, asApiError(e));
+    }
+  }
+
+  /** A query between its arrival and its answer: cancelled if its client goes away meanwhile. */
+  private final class InFlight {
+    final QueryControl control = new QueryControl();
+    final AtomicBoolean done = new AtomicBoolean();
+    volatile DisconnectWatcher.Watch watch;
+
+    void clientGone() {
+      if (!done.get()) {
+        canceledByClient.increment();
+        control.cancel();
+      }
+    }
+
+    /** The query is over (answered, failed or never run): stop watching its client. */
+    void finish() {
+      done.set(true);
+      DisconnectWatcher.Watch w = watch;
+      if (w != null) {
+        w.end();
+      }
+    }
+  }
+
+  /** Checks the parameters now (so that bad ones never wait for a slot) and returns the work. */
+  private Function<QueryControl, Answer> plan(Route route, String endpoint, ApiParams p, long arrived) {
+    switch (route.name) {
+      case "query": {
+        QueryEndpoints.Plan plan = queries.planInstant(p);
+        return c -> queries.run(plan, arrived, c);
+      }
+      case "query_range": {
+        QueryEndpoints.Plan plan = queries.planRange(p);
+        return c -> queries.run(plan, arrived, c);
+      }
+      case "series": {
+        SeriesEndpoints.Plan plan = series.planSeries(p);
+        return c -> series.series(plan);
+      }
+      case "labels": {
+        SeriesEndpoints.Plan plan = series.planLabels(p, null);
+        return c -> series.labelNames(plan);
+      }
+      case "label_values": {
+        String raw = endpoint.substring("label/".length(), endpoint.length() - "/values".length());
+        String name = SeriesEndpoints.labelName(URLDecoder.decode(raw, StandardCharsets.UTF_8));
+        SeriesEndpoints.Plan plan = series.planLabels(p, name);
+        return c -> series.labelValues(plan);
+      }
+      case "status/tsdb": {
+        int limit = StatusEndpoints.tsdbLimit(p);
+        return c -> status.tsdb(limit);
+      }
+      default:
+        throw new AssertionError(route.name);
+    }
+  }
+
+  private Answer light(Route route, ApiParams p) {
+    switch (route.name) {
+      case "format_query": {
+        Expr e = parseQuery(p.get("query"));
+        String text = e.toString();
+        return Answer.of(json -> json.g.writeString(text));
+      }
+      case "parse_query": {
+        Expr e = parseQuery(p.get("query"));
+        return Answer.of(json -> AstJson.write(json.g, e));
+      }
+      case "query_exemplars": {
+        long start = p.time("start", ApiParams.MIN_TIME);
+        long end = p.time("end", ApiParams.MAX_TIME);
+        if (end < start) {
+          throw ApiError.badData("end timestamp must not be before start timestamp");
+        }
+        try {
+          PromqlParser.parseExpr(p.get("query"), parserOptions);
+        } catch (ParseException e) {
+          throw ApiError.badData(e.getMessage());
+        }
+        // Exemplars are not stored (yet): every selector has none.
+        return Answer.of(
+            json -> {
+              json.g.writeStartArray();
+              json.g.writeEndArray();
+            });
+      }
+      case "metadata":
+        return status.metadata(p);
+      case "status/buildinfo":
+        return status.buildInfo();
+      case "status/runtimeinfo":
+        return status.runtimeInfo();
+      case "status/flags":
+        return status.flags();
+      case "rules":
+        return status.rules();
+      case "alerts":
+        return status.alerts();
+      case "targets":
+        return status.targets();
+      default:
+        throw new AssertionError(route.name);
+    }
+  }
+
+  private Expr parseQuery(String query) {
+    try {
+      return PromqlParser.parseExpr(query, parserOptions);
+    } catch (ParseException e) {
+      throw ApiError.invalidParam("query", e.getMessage());
+    }
+  }
+
+  private static ApiError asApiError(Throwable e) {
+    if (e instanceof ApiError a) {
+      return a;
+    }
+    LOG.log(System.Logger.Level.ERROR, "query API request failed", e);
+    return new ApiError(ApiError.Type.INTERNAL, "internal error: " + describe(e));
+  }
+
+  /** A failure described without Java class names. */
+  private static String describe(Throwable e) {
+    String m = e.getMessage();
+    return m == null || m.isBlank() ? "unexpected failure (see the server log)" : m;
+  }
+
+  private static void respond(Response response, Callback callback, Answer answer) {
+    response.setStatus(200);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
+    try (OutputStream out = Content.Sink.asOutputStream(response);
+        ApiJson json = new ApiJson(out)) {
+      json.beginSuccess();
+      answer.writeData(json);
+      json.endSuccess(answer.warnings(), answer.infos());
+    } catch (IOException | RuntimeException e) {
+      callback.failed(e);
+      return;
+    }
+    callback.succeeded();
+  }
+
+  private static void respondError(Response response, Callback callback, ApiError e) {
+    response.setStatus(e.type.status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
+    try (OutputStream out = Content.Sink.asOutputStream(response);
+        ApiJson json = new ApiJson(out)) {
+      json.error(e);
+    } catch (IOException | RuntimeException x) {
+      callback.failed(x);
+      return;
+    }
+    callback.succeeded();
+  }
+
+  /** Queries canceled because their client went away (for metrics). */
+  public long canceledByClient() {
+    return canceledByClient.sum();
+  }
+
+  /** Queries running now (for metrics). */
+  public int runningQueries() {
+    return pool.running();
+  }
+
+  /** Queries waiting for a slot (for metrics). */
+  public int queuedQueries() {
+    return pool.queued();
+  }
+
+  @Override
+  public void close() {
+    pool.close();
+    disconnects.close();
+  }
+
+  /**
+   * Stops taking queries and waits up to {@code wait} for the running ones.
+   *
+   * @return true if none was still running
+   */
+  public boolean close(java.time.Duration wait) {
+    boolean clean = pool.close(wait);
+    disconnects.close();
+    return clean;
+  }
+}

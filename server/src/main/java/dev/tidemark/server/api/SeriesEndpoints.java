@@ -1,0 +1,158 @@
+package dev.tidemark.server.api;
+
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.Querier;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * {@code /api/v1/series}, {@code /api/v1/labels} and {@code /api/v1/label/<name>/values}: the
+ * index read through the {@link Querier} at bucket granularity (no samples read), several {@code
+ * match[]} selectors answered as their union, sorted, cut at {@code limit} with Prometheus'
+ * warning.
+ */
+final class SeriesEndpoints {
+
+  static final String TRUNCATED = "results truncated due to limit";
+
+  private final Querier querier;
+
+  SeriesEndpoints(Querier querier) {
+    this.querier = querier;
+  }
+
+  /** The checked parameters of one request, parsed before it waits for a slot. */
+  record Plan(List<List<LabelMatcher>> matcherSets, long start, long end, int limit, String name) {}
+
+  Plan planSeries(ApiParams p) {
+    if (p.getAll("match[]").isEmpty()) {
+      throw ApiError.badData("no match[] parameter provided");
+    }
+    int limit = p.limit();
+    long start = p.time("start", ApiParams.MIN_TIME);
+    long end = p.time("end", ApiParams.MAX_TIME);
+    List<List<LabelMatcher>> sets;
+    try {
+      sets = p.matcherSets();
+    } catch (ApiError e) {
+      throw ApiError.invalidParam("match[]", e.getMessage());
+    }
+    return new Plan(sets, start, end, limit, null);
+  }
+
+  Plan planLabels(ApiParams p, String name) {
+    int limit = p.limit();
+    long start = p.time("start", ApiParams.MIN_TIME);
+    long end = p.time("end", ApiParams.MAX_TIME);
+    return new Plan(p.matcherSets(), start, end, limit, name);
+  }
+
+  Answer series(Plan plan) {
+    TreeSet<Labels> all = new TreeSet<>();
+    for (List<LabelMatcher> ms : plan.matcherSets()) {
+      if (plan.start() <= plan.end()) {
+        all.addAll(querier.series(plan.start(), plan.end(), ms));
+      }
+    }
+    List<Labels> out = new ArrayList<>(all);
+    List<String> warnings = truncate(out, plan.limit());
+    return Answer.of(
+        json -> {
+          json.g.writeStartArray();
+          for (Labels l : out) {
+            json.labels(l);
+          }
+          json.g.writeEndArray();
+        },
+        warnings,
+        List.of());
+  }
+
+  Answer labelNames(Plan plan) {
+    TreeSet<String> all = new TreeSet<>(Labels.UTF8_ORDER);
+    if (plan.start() <= plan.end()) {
+      if (plan.matcherSets().isEmpty()) {
+        all.addAll(querier.labelNames(plan.start(), plan.end(), List.of()));
+      }
+      for (List<LabelMatcher> ms : plan.matcherSets()) {
+        all.addAll(querier.labelNames(plan.start(), plan.end(), ms));
+      }
+    }
+    return strings(new ArrayList<>(all), plan.limit());
+  }
+
+  Answer labelValues(Plan plan) {
+    TreeSet<String> all = new TreeSet<>(Labels.UTF8_ORDER);
+    if (plan.start() <= plan.end()) {
+      if (plan.matcherSets().isEmpty()) {
+        all.addAll(querier.labelValues(plan.name(), plan.start(), plan.end(), List.of()));
+      }
+      for (List<LabelMatcher> ms : plan.matcherSets()) {
+        all.addAll(querier.labelValues(plan.name(), plan.start(), plan.end(), ms));
+      }
+    }
+    return strings(new ArrayList<>(all), plan.limit());
+  }
+
+  private static Answer strings(List<String> values, int limit) {
+    List<String> warnings = truncate(values, limit);
+    return Answer.of(json -> json.strings(values, 0), warnings, List.of());
+  }
+
+  private static <T> List<String> truncate(List<T> list, int limit) {
+    if (limit > 0 && list.size() > limit) {
+      list.subList(limit, list.size()).clear();
+      return List.of(TRUNCATED);
+    }
+    return List.of();
+  }
+
+  /**
+   * The label name of a {@code /label/<name>/values} path: Prometheus' {@code U__} escaping undone
+   * ({@code U__http_2e_method} → {@code http.method}), then checked to be a valid UTF-8 name.
+   */
+  static String labelName(String raw) {
+    String name = raw.startsWith("U__") ? unescape(raw) : raw;
+    if (name.isEmpty()) {
+      throw ApiError.badData("invalid label name: " + GoStrconv.quote(name));
+    }
+    return name;
+  }
+
+  /** {@code model.UnescapeName} with value-encoding escaping; the input itself when malformed. */
+  static String unescape(String s) {
+    StringBuilder b = new StringBuilder();
+    String body = s.substring(3);
+    for (int i = 0; i < body.length(); i++) {
+      char c = body.charAt(i);
+      if (c != '_') {
+        b.append(c);
+        continue;
+      }
+      if (i + 1 < body.length() && body.charAt(i + 1) == '_') {
+        b.append('_');
+        i++;
+        continue;
+      }
+      int close = body.indexOf('_', i + 1);
+      if (close < 0) {
+        return s;
+      }
+      String hex = body.substring(i + 1, close);
+      int cp;
+      try {
+        cp = Integer.parseInt(hex, 16);
+      } catch (NumberFormatException e) {
+        return s;
+      }
+      if (hex.isEmpty() || !Character.isValidCodePoint(cp)) {
+        return s;
+      }
+      b.appendCodePoint(cp);
+      i = close;
+    }
+    return b.toString();
+  }
+}
