@@ -98,6 +98,14 @@ public final class Main implements Callable<Integer> {
           w.flush();
           return EXIT_USAGE;
         });
+    cl.setExecutionStrategy(
+        parseResult -> {
+          if (parseResult.hasSubcommand()
+              && !(parseResult.subcommand().commandSpec().userObject() instanceof Serve)) {
+            Logging.quietForOneShotCommand();
+          }
+          return new CommandLine.RunLast().execute(parseResult);
+        });
     cl.setExecutionExceptionHandler(
         (ex, c, parseResult) -> {
           PrintWriter w = c.getErr();

@@ -5,6 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
+import dev.tidemark.server.admin.AdminAuthInterceptor;
+import dev.tidemark.server.admin.AdminServer;
+import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslationStrategy;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
@@ -60,10 +63,10 @@ public final class ServerConfig {
   public static final int DEFAULT_HTTP_PORT = 9090;
 
   /** The admin gRPC API ({@code tidemark admin}), with gRPC health and reflection. */
-  public static final int DEFAULT_ADMIN_PORT = 9091;
+  public static final int DEFAULT_ADMIN_PORT = AdminServer.DEFAULT_PORT;
 
   /** Environment variable holding the admin token when {@code admin-token} is not given. */
-  public static final String ADMIN_TOKEN_ENV = "TIDEMARK_ADMIN_TOKEN";
+  public static final String ADMIN_TOKEN_ENV = AdminAuthInterceptor.TOKEN_ENV;
 
   /** How long a graceful stop waits for in-flight requests before cutting them off: 30 s. */
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
+import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslationStrategy;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
