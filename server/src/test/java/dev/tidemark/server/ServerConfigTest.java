@@ -131,14 +131,14 @@ class ServerConfigTest {
 
   @Test
   void everySettingHasAnOption() {
-    ServerConfig.SETTINGS.forEach(
+    ServerConfig.settingNames().forEach(
         name ->
             assertThat(ServerConfig.builder().set(name, sampleValue(name), "test"))
                 .as(name)
                 .isNotNull());
     StringWriter help = new StringWriter();
     assertThat(Main.run(new PrintWriter(help), new PrintWriter(new StringWriter()), "--help")).isZero();
-    for (String name : ServerConfig.SETTINGS) {
+    for (String name : ServerConfig.settingNames()) {
       assertThat(help.toString()).containsAnyOf("--" + name + "=", "--[no-]" + name);
     }
     assertThat(help.toString()).contains("--listen-all", "--config", "--version", "Default: 15d");
