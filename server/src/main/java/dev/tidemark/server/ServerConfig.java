@@ -7,6 +7,7 @@ import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
 import dev.tidemark.server.admin.AdminAuthInterceptor;
 import dev.tidemark.server.admin.AdminServer;
+import dev.tidemark.server.api.QueryConfig;
 import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
@@ -28,8 +29,9 @@ import java.util.function.Consumer;
  * Every setting of a Tidemark server, with its default. Immutable.
  *
  * <p>Settings come from three places, later ones winning: the defaults (the {@code DEFAULT_*}
- * constants here and in {@link EngineConfig}, {@link RocksDbConfig}, {@link ReceiverConfig} and
- * {@link TranslatorConfig}), an optional YAML file ({@link #load}), and the command line. Each setting is declared once, in {@link Settings#ALL}: its name, used both as the
+ * constants here and in {@link EngineConfig}, {@link RocksDbConfig}, {@link ReceiverConfig}, {@link
+ * TranslatorConfig} and {@link QueryConfig}), an optional YAML file ({@link #load}), and the
+ * command line. Each setting is declared once, in {@link Settings#ALL}: its name, used both as the
  * YAML key and as the long option ({@code retention: 30d} / {@code --retention 30d}), its default,
  * its parser and the builder setter it feeds; {@link #settingNames()} lists the names. A bad value,
  * an unknown key or two settings that contradict each other throw {@link ConfigException} naming
@@ -54,7 +56,7 @@ public final class ServerConfig {
   public static final int DEFAULT_OTLP_GRPC_PORT = 4317;
   public static final int DEFAULT_OTLP_HTTP_PORT = 4318;
 
-  /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} (and later the query API). */
+  /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} and the query API ({@link #queryConfig()}). */
   public static final int DEFAULT_HTTP_PORT = 9090;
 
   /** The admin gRPC API ({@code tidemark admin}), with gRPC health and reflection. */
@@ -90,6 +92,7 @@ public final class ServerConfig {
   private final ReceiverConfig receiverConfig;
   private final TranslatorConfig translatorConfig;
   private final Duration shutdownTimeout;
+  private final QueryConfig queryConfig;
 
   private ServerConfig(Builder b, InetAddress address) {
     dataDir = b.dataDir;
@@ -105,6 +108,7 @@ public final class ServerConfig {
     receiverConfig = b.receiverConfig;
     translatorConfig = b.translatorConfig;
     shutdownTimeout = b.shutdownTimeout;
+    queryConfig = b.queryConfig;
   }
 
   /** Every setting at its default. */
@@ -252,13 +256,18 @@ public final class ServerConfig {
     return shutdownTimeout;
   }
 
+  /** The query API's settings ({@code query-timeout}, {@code query-max-samples}, ...). */
+  public QueryConfig queryConfig() {
+    return queryConfig;
+  }
+
   @Override
   public String toString() {
     return "ServerConfig{dataDir=" + dataDir + ", listen=" + listenAddress + ", otlpGrpcPort="
         + otlpGrpcPort + ", otlpHttpPort=" + otlpHttpPort + ", httpPort=" + httpPort + ", adminPort=" + adminPort
         + ", adminToken=" + (adminToken == null ? "none" : "set") + ", engine="
         + engineConfig + ", rocksdb=" + rocksDbConfig + ", receiver=" + receiverConfig + ", "
-        + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + "}";
+        + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + ", query=" + queryConfig + "}";
   }
 
   /**
@@ -295,6 +304,12 @@ public final class ServerConfig {
     private Duration retryAfter;
     private Duration shutdownTimeout;
     private final TranslatorConfig.Builder translator = TranslatorConfig.builder();
+    private Duration queryTimeout;
+    private long queryMaxSamples;
+    private int queryMaxConcurrency;
+    private int queryMaxQueued;
+    private Duration queryLookbackDelta;
+    private boolean queryExperimentalFunctions;
     private final Map<String, String> sources = new LinkedHashMap<>();
 
     // built
@@ -302,6 +317,7 @@ public final class ServerConfig {
     private RocksDbConfig rocksDbConfig;
     private ReceiverConfig receiverConfig;
     private TranslatorConfig translatorConfig;
+    private QueryConfig queryConfig;
 
     private Builder() {
       for (Setting<?> s : Settings.ALL) {
@@ -402,6 +418,42 @@ public final class ServerConfig {
 
     public Builder shutdownTimeout(Duration v) {
       shutdownTimeout = Objects.requireNonNull(v, "shutdownTimeout");
+      return this;
+    }
+
+    /** {@link QueryConfig#timeout()}. */
+    public Builder queryTimeout(Duration v) {
+      queryTimeout = Objects.requireNonNull(v, "queryTimeout");
+      return this;
+    }
+
+    /** {@link QueryConfig#maxSamples()}. */
+    public Builder queryMaxSamples(long v) {
+      queryMaxSamples = v;
+      return this;
+    }
+
+    /** {@link QueryConfig#maxConcurrency()}. */
+    public Builder queryMaxConcurrency(int v) {
+      queryMaxConcurrency = v;
+      return this;
+    }
+
+    /** {@link QueryConfig#maxQueued()}. */
+    public Builder queryMaxQueued(int v) {
+      queryMaxQueued = v;
+      return this;
+    }
+
+    /** {@link QueryConfig#lookbackDelta()}. */
+    public Builder queryLookbackDelta(Duration v) {
+      queryLookbackDelta = Objects.requireNonNull(v, "queryLookbackDelta");
+      return this;
+    }
+
+    /** {@link QueryConfig#experimentalFunctions()}. */
+    public Builder queryExperimentalFunctions(boolean v) {
+      queryExperimentalFunctions = v;
       return this;
     }
 
@@ -507,6 +559,17 @@ public final class ServerConfig {
                       (int) maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter));
       translatorConfig =
           wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
+      queryConfig =
+          wrap(
+              "query",
+              () ->
+                  new QueryConfig(
+                      queryTimeout,
+                      queryMaxSamples,
+                      queryMaxConcurrency,
+                      queryMaxQueued,
+                      queryLookbackDelta,
+                      queryExperimentalFunctions));
       return new ServerConfig(this, address);
     }
 

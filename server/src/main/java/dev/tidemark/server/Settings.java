@@ -16,6 +16,7 @@ import static dev.tidemark.server.Setting.token;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
 import dev.tidemark.server.ServerConfig.Builder;
+import dev.tidemark.server.api.QueryConfig;
 import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslationStrategy;
 import dev.tidemark.translator.TranslatorConfig;
@@ -73,7 +74,7 @@ final class Settings {
           port("http-port")
               .byDefault(ServerConfig.DEFAULT_HTTP_PORT)
               .sets(Builder::httpPort)
-              .describedAs("HTTP: `/metrics`, `/-/healthy`, `/-/ready` (the query API will live here)"),
+              .describedAs("HTTP: `/metrics`, `/-/healthy`, `/-/ready` and the query API (`--query-*`)"),
           port("admin-port")
               .byDefault(ServerConfig.DEFAULT_ADMIN_PORT)
               .sets(Builder::adminPort)
@@ -212,7 +213,38 @@ final class Settings {
           choice("le-format", "FORMAT", LeFormat.class)
               .byDefault(TRANSLATOR_DEFAULTS.leFormat())
               .sets(translator(TranslatorConfig.Builder::leFormat))
-              .describedAs("`le`/`quantile` values: `go` (`1`, `0.5`) or `openmetrics` (`1.0`)"));
+              .describedAs("`le`/`quantile` values: `go` (`1`, `0.5`) or `openmetrics` (`1.0`)"),
+          // ---- the Prometheus query API on --http-port (QueryConfig; Prometheus' --query.* flags)
+          duration("query-timeout", Duration.ofMillis(1), "positive")
+              .byDefault(QueryConfig.DEFAULTS.timeout())
+              .sets(Builder::queryTimeout)
+              .describedAs(
+                  "longest a query may take, waiting for a slot included; a request's `timeout` can"
+                      + " only shorten it"),
+          count("query-max-samples", 1, Long.MAX_VALUE)
+              .byDefault(QueryConfig.DEFAULTS.maxSamples())
+              .sets(Builder::queryMaxSamples)
+              .describedAs("most samples one query may hold in memory at once"),
+          integer("query-max-concurrency", 1, Integer.MAX_VALUE)
+              .byDefault(QueryConfig.DEFAULTS.maxConcurrency())
+              .sets(Builder::queryMaxConcurrency)
+              .describedAs("queries evaluated at once; the others wait for a slot"),
+          integer("query-max-queued", 0, Integer.MAX_VALUE)
+              .byDefault(QueryConfig.DEFAULTS.maxQueued())
+              .sets(Builder::queryMaxQueued)
+              .describedAs("queries waiting for a slot; one more is answered 503 at once"),
+          duration("query-lookback-delta", Duration.ofMillis(1), "positive")
+              .byDefault(QueryConfig.DEFAULTS.lookbackDelta())
+              .sets(Builder::queryLookbackDelta)
+              .describedAs(
+                  "how far back an instant selector looks for a sample; a request's `lookback_delta`"
+                      + " overrides it"),
+          flag("query-experimental-functions")
+              .byDefault(QueryConfig.DEFAULTS.experimentalFunctions())
+              .sets(Builder::queryExperimentalFunctions)
+              .describedAs(
+                  "accept Prometheus' experimental PromQL functions"
+                      + " (`--enable-feature=promql-experimental-functions`)"));
 
   private static final Map<String, Setting<?>> BY_NAME = byName();
 

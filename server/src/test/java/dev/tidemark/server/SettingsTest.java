@@ -2,6 +2,7 @@ package dev.tidemark.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tidemark.server.api.QueryConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -142,7 +143,7 @@ class SettingsTest {
 
   /**
    * Setting every shown literal default through the file/command-line path gives the config a new
-   * builder starts from.
+   * builder starts from; and the query API's defaults are {@link QueryConfig#DEFAULTS}.
    */
   @Test
   void shownDefaultsGivenAsSettingsChangeNothing() {
@@ -155,6 +156,7 @@ class SettingsTest {
       }
     }
     assertThat(b.build().toString()).isEqualTo(ServerConfig.defaults().toString());
+    assertThat(ServerConfig.defaults().queryConfig()).isEqualTo(QueryConfig.DEFAULTS);
   }
 
   /** Every constant of a choice's enumeration is named in its description or default. */
