@@ -157,6 +157,7 @@ final class Setting<T> {
 
   /** A secret: messages never repeat the value ({@link SettingValue#token()}). */
   static Draft<String> token(String name, String label) {
+    // a secret is never shown, not even as a default
     return new Draft<>(name, label, SettingValue::token, v -> v == null ? "" : "(set)");
   }
 
