@@ -69,6 +69,13 @@ final class Compactor {
   private final TreeSet<TimeBucket> buckets;
   private final int[] codes;
 
+  /**
+   * Groups whose merge met a record that does not decode: skipped until the next start (their
+   * buckets stay as they are and read as before; {@code tidemark verify --repair} mends them).
+   * Only the background thread touches it.
+   */
+  private final java.util.Set<TimeBucket> unmergeable = new java.util.HashSet<>();
+
   /** Test hook: called before each write of a compaction (null in production). */
   volatile Runnable beforeWrite;
 
@@ -163,7 +170,7 @@ final class Compactor {
             continue; // retention drops it whole anyway
           }
           List<TimeBucket> members = membersLocked(target);
-          if (members.size() >= 2 && quietLocked(members)) {
+          if (members.size() >= 2 && quietLocked(members) && !unmergeable.contains(target)) {
             return new Plan(target, members);
           }
         }
@@ -229,6 +236,13 @@ final class Compactor {
     long written;
     try (snap) {
       written = new Merge(snap, target, p.members).run();
+    } catch (CorruptRecordException e) {
+      head.compactionFailures.increment();
+      dropQuietly(target);
+      unmergeable.add(target);
+      LOG.log(Level.WARNING, "compaction into " + target + " met a record that does not decode; its buckets"
+          + " stay as they are until the next start (run tidemark verify)", e);
+      return false;
     } catch (RuntimeException | Error e) {
       head.compactionFailures.increment();
       dropQuietly(target);

@@ -303,6 +303,32 @@ class CompactionTest {
     }
   }
 
+  @Test
+  void aGroupWithAnUndecodableChunkStaysAsItIsAndIsNotRetried() {
+    ManualClock clock = new ManualClock(START);
+    EngineConfig config = config(clock, Duration.ofDays(30));
+    InMemoryKvStore kv = new InMemoryKvStore();
+    Engine engine = Engine.open(kv, config);
+    try {
+      fill(engine, clock, 16);
+      engine.close();
+      kv.write(new WriteBatch().put(Keys.timeSeries(new TimeBucket(1, (int) (START / 60_000 + 120)), 3), new byte[] {1, 5}));
+      engine = Engine.open(kv, config);
+      // hour 2 is unreadable: the 8 h, 4 h and 2 h groups holding it stay; the rest compacts
+      assertThat(engine.compactNow()).isEqualTo(3);
+      assertThat(engine.buckets()).extracting(TimeBucket::sizeHours).containsExactly(2, 1, 1, 4, 8);
+      assertThat(engine.stats().compactionFailures()).isEqualTo(3);
+      assertThat(engine.compactNow()).isZero();
+      assertThat(engine.stats().compactionFailures()).isEqualTo(3);
+      engine.close();
+      engine = Engine.open(kv, config);
+      assertThat(engine.compactNow()).isZero(); // tried again after a restart, failing again
+      assertThat(engine.buckets()).extracting(TimeBucket::sizeHours).containsExactly(2, 1, 1, 4, 8);
+    } finally {
+      engine.close();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Crashes
 
