@@ -233,6 +233,7 @@ final class Compactor {
     } finally {
       lock.readLock().unlock();
     }
+    LOG.log(Level.INFO, "compacting {0} buckets into {1}", p.members.size(), target);
     long written;
     try (snap) {
       written = new Merge(snap, target, p.members).run();
