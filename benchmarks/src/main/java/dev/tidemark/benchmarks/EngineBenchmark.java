@@ -470,6 +470,7 @@ public final class EngineBenchmark {
               engineConfig(clock, fsync).toBuilder()
                   .compactionLevels(compactLevels)
                   .compactionInterval(java.time.Duration.ZERO) // compacted on demand, measured
+                  .compactionDelay(java.time.Duration.ZERO)
                   .build());
     }
 

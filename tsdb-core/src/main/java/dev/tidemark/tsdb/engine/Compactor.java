@@ -149,7 +149,7 @@ final class Compactor {
       if (head.hasHeadMaxT) {
         horizon = Math.max(horizon, head.headMaxT);
       }
-      horizon -= head.oooMillis;
+      horizon -= Math.max(head.oooMillis, config.compactionDelay().toMillis());
       long expired = config.clock().millis() - head.retentionMillis;
       for (int level = codes.length - 1; level >= 1; level--) {
         int code = codes[level];

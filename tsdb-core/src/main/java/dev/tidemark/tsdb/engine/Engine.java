@@ -37,8 +37,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>This class is the public facade; the work is done by package-private parts over one shared
  * {@link HeadState}, each answering one question: {@link Appends} (the write path and its
  * all-or-nothing undo), {@link Reads} (select, series, label names and values), {@link Sealer}
- * (sealing and the background thread), {@link Retention}, {@link Deletion} and {@link Recovery}
- * (schema check, head-log replay, reopening a sealed bucket).
+ * (sealing and the background thread), {@link Retention}, {@link Deletion}, {@link Recovery}
+ * (schema check, head-log replay, reopening a sealed bucket) and {@link Compactor} (merging sealed
+ * buckets into coarser ones).
  */
 public final class Engine implements Appender, Querier, AutoCloseable {
 
@@ -161,8 +162,8 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    * EngineConfig#compactionLevels()} now, on the background thread, and waits; returns how many
    * coarse buckets it made. The background compactor does the same, one group at a time, every
    * {@link EngineConfig#compactionInterval()}. A group is due once its whole range lies more than
-   * the out-of-order window behind both the clock and the newest sample, and none of its buckets
-   * is open. See {@code docs/architecture.md}, Compaction.
+   * {@link EngineConfig#compactionDelay()} (and the out-of-order window) behind both the clock and
+   * the newest sample, and none of its buckets is open. See {@code docs/architecture.md}, Compaction.
    */
   public int compactNow() {
     return compactor.compactNow();

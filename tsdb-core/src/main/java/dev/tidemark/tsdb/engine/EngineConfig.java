@@ -23,6 +23,10 @@ import java.util.Objects;
  *     ({@code docs/architecture.md}, Compaction): the first is one hour (what ingestion writes),
  *     each next one a larger power of two hours up to 16384 h; a list of one hour alone disables
  *     compaction (default {@link #DEFAULT_COMPACTION_LEVELS})
+ * @param compactionDelay how far a bucket group's end must lie behind the clock and the newest
+ *     sample before it is compacted (at least the out-of-order window is always waited): recent
+ *     data stays in one-hour buckets, where a late sample reopens one hour, not a coarse bucket
+ *     (default {@link #DEFAULT_COMPACTION_DELAY})
  * @param compactionInterval how often the compactor looks for due bucket groups; zero disables
  *     the background compactor ({@link Engine#compactNow()} still works) (default {@link
  *     #DEFAULT_COMPACTION_INTERVAL})
@@ -36,6 +40,7 @@ public record EngineConfig(
     long maxHeadBytes,
     Duration retentionInterval,
     List<Duration> compactionLevels,
+    Duration compactionDelay,
     Duration compactionInterval,
     Clock clock) {
 
@@ -54,6 +59,8 @@ public record EngineConfig(
   /** Compaction disabled: ingestion's one-hour buckets only. */
   public static final List<Duration> NO_COMPACTION = List.of(Duration.ofHours(1));
   public static final Duration DEFAULT_COMPACTION_INTERVAL = Duration.ofMinutes(1);
+  /** Eight hours: the last 8 to 16 hours stay in one-hour buckets. */
+  public static final Duration DEFAULT_COMPACTION_DELAY = Duration.ofHours(8);
 
   /** The only bucket size ingestion writes: 1 hour (size code 1). */
   public static final int BUCKET_SIZE_CODE = 1;
@@ -64,6 +71,7 @@ public record EngineConfig(
     requireNonNegative("maxFutureSkew", maxFutureSkew);
     requireNonNegative("retentionInterval", retentionInterval);
     requireNonNegative("compactionInterval", compactionInterval);
+    requireNonNegative("compactionDelay", compactionDelay);
     compactionLevels = List.copyOf(Objects.requireNonNull(compactionLevels, "compactionLevels"));
     checkLevels(compactionLevels);
     Objects.requireNonNull(retention, "retention");
@@ -122,6 +130,7 @@ public record EngineConfig(
         .maxHeadBytes(maxHeadBytes)
         .retentionInterval(retentionInterval)
         .compactionLevels(compactionLevels)
+        .compactionDelay(compactionDelay)
         .compactionInterval(compactionInterval)
         .clock(clock);
   }
@@ -136,6 +145,7 @@ public record EngineConfig(
     private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
     private List<Duration> compactionLevels = DEFAULT_COMPACTION_LEVELS;
     private Duration compactionInterval = DEFAULT_COMPACTION_INTERVAL;
+    private Duration compactionDelay = DEFAULT_COMPACTION_DELAY;
     private Clock clock = Clock.systemUTC();
 
     public Builder outOfOrderWindow(Duration v) {
@@ -173,6 +183,11 @@ public record EngineConfig(
       return this;
     }
 
+    public Builder compactionDelay(Duration v) {
+      compactionDelay = v;
+      return this;
+    }
+
     public Builder compactionInterval(Duration v) {
       compactionInterval = v;
       return this;
@@ -192,6 +207,7 @@ public record EngineConfig(
           maxHeadBytes,
           retentionInterval,
           compactionLevels,
+          compactionDelay,
           compactionInterval,
           clock);
     }

@@ -76,6 +76,7 @@ class CompactionGoldenTest {
             .retention(Duration.ofDays(3650))
             .retentionInterval(Duration.ZERO)
             .compactionInterval(Duration.ZERO)
+            .compactionDelay(Duration.ZERO)
             .compactionLevels(List.of(Duration.ofHours(1), Duration.ofHours(2)))
             .build();
     InMemoryKvStore kv = new InMemoryKvStore();

@@ -55,6 +55,7 @@ class CompactionTest {
         .retentionInterval(Duration.ZERO)
         .compactionLevels(LEVELS)
         .compactionInterval(Duration.ZERO)
+        .compactionDelay(Duration.ZERO)
         .build();
   }
 
@@ -205,6 +206,25 @@ class CompactionTest {
       assertClean(kv, "after compaction");
       engine = Engine.open(kv, config);
       assertThat(dump(engine)).isEqualTo(before);
+    } finally {
+      engine.close();
+    }
+  }
+
+  @Test
+  void theDelayKeepsRecentGroupsInOneHourBuckets() {
+    ManualClock clock = new ManualClock(START);
+    EngineConfig config = config(clock, Duration.ofDays(30)).toBuilder().compactionDelay(Duration.ofHours(8)).build();
+    InMemoryKvStore kv = new InMemoryKvStore();
+    Engine engine = Engine.open(kv, config);
+    try {
+      fill(engine, clock, 16); // the clock ends at 17 h
+      assertThat(engine.compactNow()).isEqualTo(1); // [0 h, 8 h) ended 9 h ago; [8 h, 16 h) only 1 h ago
+      assertThat(engine.buckets()).extracting(TimeBucket::sizeHours)
+          .containsExactly(8, 1, 1, 1, 1, 1, 1, 1, 1);
+      clock.set(START + 24 * HOUR);
+      assertThat(engine.compactNow()).isEqualTo(1);
+      assertThat(engine.buckets()).extracting(TimeBucket::sizeHours).containsExactly(8, 8);
     } finally {
       engine.close();
     }

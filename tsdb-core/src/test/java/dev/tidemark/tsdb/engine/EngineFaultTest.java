@@ -64,6 +64,7 @@ class EngineFaultTest {
             .retentionInterval(Duration.ZERO)
             .compactionLevels(List.of(Duration.ofHours(1), Duration.ofHours(2), Duration.ofHours(4)))
             .compactionInterval(Duration.ZERO)
+            .compactionDelay(Duration.ZERO)
             .build();
     FailingKvStore kv = new FailingKvStore(new InMemoryKvStore());
     Engine[] live = {Engine.open(kv, config)};

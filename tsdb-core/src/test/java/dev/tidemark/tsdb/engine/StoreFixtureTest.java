@@ -162,6 +162,7 @@ class StoreFixtureTest {
             .retention(Duration.ofDays(100_000))
             .retentionInterval(Duration.ZERO)
             .compactionInterval(Duration.ZERO)
+            .compactionDelay(Duration.ZERO)
             .compactionLevels(List.of(Duration.ofHours(1), Duration.ofHours(2)))
             .build();
     try (Engine engine = Engine.open(kv, config)) {
