@@ -76,6 +76,16 @@ final class Compactor {
    */
   private final java.util.Set<TimeBucket> unmergeable = new java.util.HashSet<>();
 
+  /** Set by {@link Engine#close()}: a merge in progress gives up at its next series. */
+  volatile boolean stopping;
+
+  /** Thrown inside a merge when the engine closes; the group is abandoned. */
+  private static final class Stopping extends RuntimeException {
+    Stopping() {
+      super("engine closing", null, false, false);
+    }
+  }
+
   /** Test hook: called before each write of a compaction (null in production). */
   volatile Runnable beforeWrite;
 
@@ -137,7 +147,7 @@ final class Compactor {
 
   /** The next due group, coarsest level first, oldest first; null if none. */
   Plan nextPlan() {
-    if (!enabled()) {
+    if (!enabled() || stopping) {
       return null;
     }
     lock.readLock().lock();
@@ -211,6 +221,7 @@ final class Compactor {
   /** Whether the plan still holds: its members are what the range lists, all sealed. Under the lock. */
   private boolean stillValidLocked(Plan p) {
     return !head.closed
+        && !stopping
         && !buckets.contains(p.target)
         && membersLocked(p.target).equals(p.members)
         && quietLocked(p.members);
@@ -237,6 +248,11 @@ final class Compactor {
     long written;
     try (snap) {
       written = new Merge(snap, target, p.members).run();
+    } catch (Stopping e) {
+      head.compactionsAbandoned.increment();
+      dropQuietly(target);
+      LOG.log(Level.INFO, "compaction into {0} abandoned: the engine is closing", target);
+      return false;
     } catch (CorruptRecordException e) {
       head.compactionFailures.increment();
       dropQuietly(target);
@@ -262,7 +278,8 @@ final class Compactor {
     if (!switched) {
       head.compactionsAbandoned.increment();
       dropQuietly(target);
-      LOG.log(Level.INFO, "compaction into {0} abandoned: a bucket of the group changed", target);
+      LOG.log(Level.INFO, "compaction into {0} abandoned: {1}", target,
+          stopping ? "the engine is closing" : "a bucket of the group changed");
       return false;
     }
     if (config.fsync()) {
@@ -476,6 +493,9 @@ final class Compactor {
         int nextId = 0;
         List<int[]> entries = new ArrayList<>();
         while (!queue.isEmpty()) {
+          if (stopping) {
+            throw new Stopping();
+          }
           int first = queue.poll();
           byte[] fingerprintKey = keys[first];
           entries.clear();

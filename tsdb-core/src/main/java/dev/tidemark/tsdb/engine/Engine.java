@@ -174,6 +174,11 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     compactor.beforeWrite = beforeWrite;
   }
 
+  /** Test hook: whether {@link #close()} has told the compactor to stop. */
+  boolean compactorStopping() {
+    return compactor.stopping;
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Deletion
 
@@ -370,6 +375,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     } finally {
       lock.readLock().unlock();
     }
+    compactor.stopping = true; // a long compaction must not hold the close back
     try {
       flush();
     } finally {
@@ -385,6 +391,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
 
   /** Stops without sealing, as a crash would (for tests of recovery). */
   void abandon() {
+    compactor.stopping = true;
     lock.writeLock().lock();
     try {
       head.closed = true;

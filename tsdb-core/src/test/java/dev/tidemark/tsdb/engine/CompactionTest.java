@@ -349,6 +349,38 @@ class CompactionTest {
     }
   }
 
+  @Test
+  void closingDuringACompactionAbandonsItAndReadsTheSame() throws Exception {
+    ManualClock clock = new ManualClock(START);
+    EngineConfig config = config(clock, Duration.ofDays(30));
+    InMemoryKvStore kv = new InMemoryKvStore();
+    Engine engine = Engine.open(kv, config);
+    fill(engine, clock, 8);
+    List<String> want = dump(engine);
+    Thread[] closer = new Thread[1];
+    engine.compactionFaults(
+        () -> {
+          if (closer[0] == null) {
+            closer[0] = new Thread(engine::close, "closer");
+            closer[0].start();
+            while (!engine.compactorStopping()) {
+              Thread.onSpinWait();
+            }
+          }
+        });
+    assertThat(engine.compactNow()).isZero();
+    closer[0].join();
+    assertThat(engine.stats().compactionsAbandoned()).isEqualTo(1);
+    assertClean(kv, "after a close during a compaction");
+    Engine reopened = Engine.open(kv, config);
+    try {
+      assertThat(reopened.buckets()).hasSize(8).allMatch(b -> b.sizeHours() == 1);
+      assertThat(dump(reopened)).isEqualTo(want);
+    } finally {
+      reopened.close();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Crashes
 
