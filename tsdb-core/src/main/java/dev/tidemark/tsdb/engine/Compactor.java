@@ -538,13 +538,19 @@ final class Compactor {
             int id = nextId++;
             ids[s] = id;
             chunk.reset();
+            scratch.reset();
             for (int[] e : byLabels.get(labels)) {
               maps[e[0]].put(e[1], id);
-              appendChunk(chunk, decoders, members.get(e[0]), e[1]);
+              appendChunk(chunk, scratch, decoders, members.get(e[0]), e[1]);
             }
             put(Keys.forwardIndex(target, id), newestForward.get(labels));
             if (chunk.count() > 0) {
-              put(Keys.timeSeries(target, id), TimeSeriesValue.encodeSmallest(chunk, scratch));
+              // The seal's rule (TimeSeriesValue.encodeSmallest), both encoders fed in one pass.
+              put(
+                  Keys.timeSeries(target, id),
+                  scratch.encodedSizeBytes() < chunk.encodedSizeBytes()
+                      ? TimeSeriesValue.encode(scratch)
+                      : TimeSeriesValue.encode(chunk));
             }
           }
           put(
@@ -568,7 +574,8 @@ final class Compactor {
     }
 
     /** Appends a member's chunk of series {@code id}; samples not after the last one are dropped. */
-    private void appendChunk(GorillaEncoder chunk, TimeSeriesValue.Decoders decoders, TimeBucket b, int id) {
+    private void appendChunk(
+        GorillaEncoder chunk, DecimalEncoder decimal, TimeSeriesValue.Decoders decoders, TimeBucket b, int id) {
       byte[] v = snap.get(Keys.timeSeries(b, id));
       if (v == null) {
         return;
@@ -580,6 +587,7 @@ final class Compactor {
           continue;
         }
         chunk.append(t, d.valueBits());
+        decimal.append(t, d.valueBits());
       }
     }
 
