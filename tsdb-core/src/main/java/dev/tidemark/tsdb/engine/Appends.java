@@ -1,6 +1,5 @@
 package dev.tidemark.tsdb.engine;
 
-import static dev.tidemark.tsdb.engine.HeadState.CODE;
 import static dev.tidemark.tsdb.engine.HeadState.LOG;
 
 import dev.tidemark.tsdb.append.AppendResult;
@@ -249,7 +248,7 @@ final class Appends {
       }
       hs = latest;
     } else {
-      TimeBucket b = TimeBucket.containing(t, CODE);
+      TimeBucket b = head.bucketFor(t);
       if (ref == null) {
         long max = newestAtOrAfter(labels, b);
         if (max != Long.MIN_VALUE) {
@@ -303,7 +302,7 @@ final class Appends {
     if (hs == null) {
       // New to its bucket when checked; an earlier point of this batch may have created it since.
       Labels labels = batch.labels(k);
-      TimeBucket b = TimeBucket.containing(t, CODE);
+      TimeBucket b = head.bucketFor(t);
       HeadBucket hb = open.get(b);
       if (hb == null) {
         hb = new HeadBucket(b);

@@ -320,6 +320,15 @@ final class Sealer {
     }
   }
 
+  /** Queues {@code task} on the background thread without waiting; dropped when shutting down. */
+  void submit(Runnable task) {
+    try {
+      background.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // shutting down
+    }
+  }
+
   /** Runs {@code task} on the background thread every {@code everyMillis}, the first time after one period. */
   void scheduleWithFixedDelay(Runnable task, long everyMillis) {
     background.scheduleWithFixedDelay(task, everyMillis, everyMillis, TimeUnit.MILLISECONDS);
