@@ -528,6 +528,11 @@ final class Reads implements Querier {
     public SampleIterator iterator() {
       return new ChunkIterator(chunks, minT, maxT);
     }
+
+    @Override
+    public SampleIterator iterator(SampleIterator reuse) {
+      return reuse instanceof ChunkIterator c ? c.reset(chunks, minT, maxT) : iterator();
+    }
   }
 
   @Override
