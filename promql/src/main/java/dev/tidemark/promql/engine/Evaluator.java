@@ -38,6 +38,9 @@ import java.util.concurrent.Future;
  * sliding window (see {@link #rangeCall}).
  */
 final class Evaluator {
+  /** Points a {@link Window} reads from its cursor at once, at first (it grows with the window). */
+  static final int INITIAL_WINDOW_BUFFER = 256;
+
   /** A range function runs in parallel slices only with at least this many series per slice. */
   static final int MIN_SERIES_PER_PART = 16;
 
@@ -139,7 +142,7 @@ final class Evaluator {
       List<Value.Series> out = new ArrayList<>();
       Window w = new Window();
       for (int s = 0; s < src.size(); s++) {
-        w.reset(cursorOf(src, s));
+        w.reset(cursorOf(src, s, w));
         w.advance(windowEnd(src, 0) - src.rangeMs, windowEnd(src, 0));
         if (w.hi > w.lo) {
           Labels l = src.dropName(s) ? dropName(src.labels(s)) : src.labels(s);
@@ -339,10 +342,11 @@ final class Evaluator {
     long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers());
     List<StepSeries> out = new ArrayList<>();
+    SampleIterator it = null;
     while (set.next()) {
       Series s = set.at();
       StepSeries r = new StepSeries(s.labels(), n);
-      SampleIterator it = s.iterator();
+      it = s.iterator(it);
       boolean more = it.next();
       boolean haveCur = false;
       long curT = 0;
@@ -373,50 +377,72 @@ final class Evaluator {
 
   // ---------------------------------------------------------------- range vectors
 
-  /** A cursor over (time, value) points in time order, stale markers excluded. */
+  /**
+   * A source of (time, value) points in time order, stale markers excluded, read in bulk into a
+   * {@link Window}'s buffers.
+   */
   interface Cursor {
-    boolean next();
+    /**
+     * Reads up to {@code max} points after the last one read into {@code w.t}/{@code w.v} from
+     * {@code off} ({@code w.bits} is scratch of the same length); fewer only at the end.
+     */
+    int read(Window w, int off, int max);
 
-    boolean seek(long t);
-
-    long t();
-
-    double v();
+    /** Skips to the first point at or after {@code t} (never backwards), then reads as {@link #read}. */
+    int seekAndRead(long t, Window w, int off, int max);
   }
 
+  /** A series' samples; one per window, re-pointed at each series (no allocation per series). */
   static final class IteratorCursor implements Cursor {
-    private final SampleIterator it;
+    private SampleIterator it;
 
-    IteratorCursor(SampleIterator it) {
+    IteratorCursor reset(SampleIterator it) {
       this.it = it;
+      return this;
     }
 
     @Override
-    public boolean next() {
-      while (it.next()) {
-        if (it.valueBits() != SampleBatch.STALE_NAN_BITS) {
-          return true;
+    public int read(Window w, int off, int max) {
+      int n = 0;
+      while (n < max) {
+        int want = max - n;
+        int got = it.next(w.t, w.bits, off + n, want);
+        n += keepFresh(w, off + n, got);
+        if (got < want) {
+          break;
         }
       }
-      return false;
+      return n;
     }
 
     @Override
-    public boolean seek(long t) {
+    public int seekAndRead(long t, Window w, int off, int max) {
       if (!it.seek(t)) {
-        return false;
+        return 0;
       }
-      return it.valueBits() != SampleBatch.STALE_NAN_BITS || next();
+      int n = 0;
+      if (it.valueBits() != SampleBatch.STALE_NAN_BITS) {
+        w.t[off] = it.timestampMillis();
+        w.v[off] = it.value();
+        n = 1;
+      }
+      return n + read(w, off + n, max - n);
     }
 
-    @Override
-    public long t() {
-      return it.timestampMillis();
-    }
-
-    @Override
-    public double v() {
-      return it.value();
+    /** Turns {@code got} points at {@code from} into values, dropping stale markers; how many stay. */
+    private static int keepFresh(Window w, int from, int got) {
+      long[] t = w.t;
+      double[] v = w.v;
+      long[] bits = w.bits;
+      int k = from;
+      for (int i = from, end = from + got; i < end; i++) {
+        long b = bits[i];
+        if (b != SampleBatch.STALE_NAN_BITS) {
+          t[k] = t[i];
+          v[k++] = Double.longBitsToDouble(b);
+        }
+      }
+      return k - from;
     }
   }
 
@@ -424,7 +450,7 @@ final class Evaluator {
     private final long[] ts;
     private final double[] vs;
     private final int len;
-    private int i = -1;
+    private int i;
 
     ArrayCursor(long[] ts, double[] vs, int len) {
       this.ts = ts;
@@ -433,30 +459,20 @@ final class Evaluator {
     }
 
     @Override
-    public boolean next() {
-      i++;
-      return i < len;
+    public int read(Window w, int off, int max) {
+      int n = Math.min(max, len - i);
+      System.arraycopy(ts, i, w.t, off, n);
+      System.arraycopy(vs, i, w.v, off, n);
+      i += n;
+      return n;
     }
 
     @Override
-    public boolean seek(long t) {
-      if (i < 0) {
-        i = 0;
-      }
+    public int seekAndRead(long t, Window w, int off, int max) {
       while (i < len && ts[i] < t) {
         i++;
       }
-      return i < len;
-    }
-
-    @Override
-    public long t() {
-      return ts[i];
-    }
-
-    @Override
-    public double v() {
-      return vs[i];
+      return read(w, off, max);
     }
   }
 
@@ -561,24 +577,40 @@ final class Evaluator {
     return src;
   }
 
-  Cursor cursorOf(RangeSource src, int i) {
+  /** Series {@code i}'s points, through {@code w}'s reused iterator cursor where it is a series. */
+  Cursor cursorOf(RangeSource src, int i, Window w) {
     Object d = src.data.get(i);
     if (d instanceof Series s) {
-      return new IteratorCursor(s.iterator());
+      w.iterator = s.iterator(w.iterator);
+      return w.iteratorCursor.reset(w.iterator);
     }
     Object[] arr = (Object[]) d;
     long[] ts = (long[]) arr[0];
     return new ArrayCursor(ts, (double[]) arr[1], ts.length);
   }
 
-  /** The points of one series inside the current window {@code (start, end]}: {@code t[lo..hi)}. */
+  /**
+   * The points of one series inside the current window {@code (start, end]}: {@code t[lo..hi)}.
+   * Points are read from the cursor in bulk into the same buffers: {@code t[hi..filled)} are read
+   * but not yet in the window. Since points are in time order, the window holds exactly the points
+   * in {@code (start, end]} however it is filled.
+   */
   final class Window {
-    long[] t = new long[16];
-    double[] v = new double[16];
+    long[] t = new long[INITIAL_WINDOW_BUFFER];
+    double[] v = new double[INITIAL_WINDOW_BUFFER];
+    /** Scratch for value bits as read, before stale markers are dropped. */
+    long[] bits = new long[INITIAL_WINDOW_BUFFER];
     int lo;
     int hi;
+    /** End of the points read from the cursor. */
+    int filled;
+    /** How many points of the window are below their predecessor ({@code v[i] < v[i-1]}, lo < i < hi). */
+    int decreases;
     Cursor cur;
+    /** Whether the cursor may have points after {@code t[filled-1]}. */
     boolean more;
+    final IteratorCursor iteratorCursor = new IteratorCursor();
+    SampleIterator iterator;
     long start;
     long end;
     long rangeMs;
@@ -592,39 +624,62 @@ final class Evaluator {
       cur = c;
       lo = 0;
       hi = 0;
-      more = c.next();
+      filled = 0;
+      decreases = 0;
+      more = true;
     }
 
     void advance(long wStart, long wEnd) {
       start = wStart;
       end = wEnd;
       while (lo < hi && t[lo] <= wStart) {
+        if (lo + 1 < hi && v[lo + 1] < v[lo]) {
+          decreases--;
+        }
         lo++;
       }
       if (lo == hi) {
-        lo = 0;
-        hi = 0;
-        if (more && cur.t() <= wStart) {
-          more = cur.seek(wStart + 1);
+        decreases = 0;
+        while (hi < filled && t[hi] <= wStart) {
+          hi++;
+        }
+        lo = hi;
+        if (hi == filled) {
+          lo = 0;
+          hi = 0;
+          filled = 0;
+          if (more) {
+            filled = cur.seekAndRead(wStart + 1, this, 0, t.length);
+            more = filled == t.length;
+          }
         }
       }
-      while (more && cur.t() <= wEnd) {
-        if (cur.t() > wStart) {
-          if (hi == t.length) {
-            if (lo > 0) {
-              System.arraycopy(t, lo, t, 0, hi - lo);
-              System.arraycopy(v, lo, v, 0, hi - lo);
-              hi -= lo;
-              lo = 0;
-            } else {
-              t = Arrays.copyOf(t, t.length * 2);
-              v = Arrays.copyOf(v, v.length * 2);
-            }
+      while (true) {
+        while (hi < filled && t[hi] <= wEnd) {
+          if (hi > lo && v[hi] < v[hi - 1]) {
+            decreases++;
           }
-          t[hi] = cur.t();
-          v[hi++] = cur.v();
+          hi++;
         }
-        more = cur.next();
+        if (hi < filled || !more) {
+          return;
+        }
+        if (lo > 0) {
+          System.arraycopy(t, lo, t, 0, filled - lo);
+          System.arraycopy(v, lo, v, 0, filled - lo);
+          filled -= lo;
+          hi -= lo;
+          lo = 0;
+        }
+        if (filled == t.length) {
+          t = Arrays.copyOf(t, t.length * 2);
+          v = Arrays.copyOf(v, v.length * 2);
+          bits = new long[t.length];
+        }
+        int want = t.length - filled;
+        int got = cur.read(this, filled, want);
+        filled += got;
+        more = got == want;
       }
     }
 
@@ -719,7 +774,7 @@ final class Evaluator {
     int ticks = 0;
     for (int s = from; s < to; s++) {
       checkNow();
-      w.reset(cursorOf(src, s));
+      w.reset(cursorOf(src, s, w));
       w.labels = src.labels(s);
       StepSeries r = new StepSeries(src.labels(s), n);
       r.dropName = dropName || src.dropName(s);

@@ -556,7 +556,7 @@ final class Functions {
     long lastT = w.t[w.hi - 1];
     double first = w.v[w.lo];
     double result = w.v[w.hi - 1] - first;
-    if (isCounter) {
+    if (isCounter && w.decreases > 0) { // the window counts them as it slides: most have none
       for (int i = w.lo + 1; i < w.hi; i++) {
         if (w.v[i] < w.v[i - 1]) {
           result += w.v[i - 1];
@@ -675,13 +675,7 @@ final class Functions {
   }
 
   static boolean resets(Window w) {
-    int r = 0;
-    for (int i = w.lo + 1; i < w.hi; i++) {
-      if (w.v[i] < w.v[i - 1]) {
-        r++;
-      }
-    }
-    return out(w, r);
+    return out(w, w.decreases); // v[i] < v[i-1] inside the window, counted as it slides
   }
 
   static boolean changes(Window w) {
