@@ -534,13 +534,18 @@ final class Functions {
 
   /** Kahan increment: returns the new sum, the compensation in {@code c[0]}. */
   static double kahanInc(double inc, double sum, double[] c) {
+    return kahanInc(inc, sum, c, 0);
+  }
+
+  /** {@link #kahanInc(double, double, double[])} with the compensation in {@code c[i]}. */
+  static double kahanInc(double inc, double sum, double[] c, int i) {
     double t = sum + inc;
     if (Double.isInfinite(t)) {
-      c[0] = 0;
+      c[i] = 0;
     } else if (Math.abs(sum) >= Math.abs(inc)) {
-      c[0] += (sum - t) + inc;
+      c[i] += (sum - t) + inc;
     } else {
-      c[0] += (inc - t) + sum;
+      c[i] += (inc - t) + sum;
     }
     return t;
   }
