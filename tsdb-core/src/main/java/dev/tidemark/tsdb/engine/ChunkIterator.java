@@ -49,31 +49,23 @@ final class ChunkIterator implements SampleIterator {
   }
 
   /**
-   * Inside a chunk without late samples (every sealed chunk), copies straight from the decoder;
-   * elsewhere (late samples to merge, chunk boundaries) it is {@link #next()}.
+   * Inside a chunk without late samples (every sealed chunk), copies straight from the decoder
+   * ({@link ChunkDecoder#copyUpTo}); elsewhere (late samples to merge, chunk boundaries) it is
+   * {@link #next()}.
    */
   @Override
   public int next(long[] timestamps, long[] valueBits, int offset, int max) {
     int n = 0;
     while (n < max) {
       if (!done && decoderHas && current.lateCount() == 0) {
-        ChunkDecoder d = decoder;
-        long lo = minT;
-        long hi = maxT;
-        do {
-          long st = d.timestampMillis();
-          if (st > hi) {
-            done = true;
-            onSample = false;
-            return n;
-          }
-          long sb = d.valueBits();
-          decoderHas = d.next();
-          if (st >= lo) {
-            timestamps[offset + n] = st;
-            valueBits[offset + n++] = sb;
-          }
-        } while (n < max && decoderHas);
+        // Every sample of such a chunk from the decoder's position on is >= minT (openNext seeks).
+        n += decoder.copyUpTo(timestamps, valueBits, offset + n, max - n, maxT);
+        decoderHas = decoder.onSample();
+        if (decoderHas && n < max) { // stopped at a sample after maxT
+          done = true;
+          onSample = false;
+          return n;
+        }
         if (n > 0) {
           t = timestamps[offset + n - 1];
           bits = valueBits[offset + n - 1];
