@@ -33,7 +33,8 @@ import java.util.HashMap;
  * <p>Labels are interned through a weak interner while a table is built, so one series has one
  * {@link Labels} instance in every bucket it lives in: the cross-bucket join of a select then
  * compares references ({@link Labels#equals} checks identity first) instead of strings, and the
- * cache holds each label set once.
+ * cache holds each label set once. Their names and values are interned too, so sorting label sets
+ * compares references until the values that differ.
  *
  * <p>Thread-safe: tables are immutable once built; {@link #incarnation} is called under the engine's
  * read lock, {@link #invalidate} under its write lock.
@@ -66,6 +67,7 @@ final class LabelCache {
 
   private final Cache<Key, Table> tables;
   private final Interner<Labels> interner = Interner.newWeakInterner();
+  private final Interner<String> strings = Interner.newWeakInterner();
   // Guarded by the engine's lock: written under the write lock, read under the read lock.
   private final HashMap<TimeBucket, Long> incarnations = new HashMap<>();
   private long lastIncarnation;
@@ -110,6 +112,14 @@ final class LabelCache {
     if (tables != null) {
       tables.put(key, table);
     }
+  }
+
+  /**
+   * The one instance of this label name or value among the tables: sorting label sets then mostly
+   * compares references ({@link Labels#compareUtf8} checks identity first).
+   */
+  String intern(String s) {
+    return strings.intern(s);
   }
 
   /** The one instance of these labels among the tables (and the selects using them). */

@@ -426,7 +426,7 @@ final class Reads implements Querier {
         int id = Keys.seriesId(c.key());
         ForwardIndexValue fi;
         try {
-          fi = ForwardIndexValue.decode(c.value());
+          fi = ForwardIndexValue.decode(c.value(), labelCache::intern);
         } catch (CorruptRecordException e) {
           continue;
         }
