@@ -632,55 +632,65 @@ final class Evaluator {
     void advance(long wStart, long wEnd) {
       start = wStart;
       end = wEnd;
-      while (lo < hi && t[lo] <= wStart) {
-        if (lo + 1 < hi && v[lo + 1] < v[lo]) {
-          decreases--;
+      // Locals in the per-point loops: the fields are written back once.
+      long[] ts = t;
+      double[] vs = v;
+      int l = lo;
+      int h = hi;
+      int dec = decreases;
+      while (l < h && ts[l] <= wStart) {
+        if (l + 1 < h && vs[l + 1] < vs[l]) {
+          dec--;
         }
-        lo++;
+        l++;
       }
-      if (lo == hi) {
-        decreases = 0;
-        while (hi < filled && t[hi] <= wStart) {
-          hi++;
+      if (l == h) {
+        dec = 0;
+        while (h < filled && ts[h] <= wStart) {
+          h++;
         }
-        lo = hi;
-        if (hi == filled) {
-          lo = 0;
-          hi = 0;
+        l = h;
+        if (h == filled) {
+          l = 0;
+          h = 0;
           filled = 0;
           if (more) {
-            filled = cur.seekAndRead(wStart + 1, this, 0, t.length);
-            more = filled == t.length;
+            filled = cur.seekAndRead(wStart + 1, this, 0, ts.length);
+            more = filled == ts.length;
           }
         }
       }
       while (true) {
-        while (hi < filled && t[hi] <= wEnd) {
-          if (hi > lo && v[hi] < v[hi - 1]) {
-            decreases++;
+        int f = filled;
+        while (h < f && ts[h] <= wEnd) {
+          if (h > l && vs[h] < vs[h - 1]) {
+            dec++;
           }
-          hi++;
+          h++;
         }
-        if (hi < filled || !more) {
-          return;
+        if (h < f || !more) {
+          break;
         }
-        if (lo > 0) {
-          System.arraycopy(t, lo, t, 0, filled - lo);
-          System.arraycopy(v, lo, v, 0, filled - lo);
-          filled -= lo;
-          hi -= lo;
-          lo = 0;
+        if (l > 0) {
+          System.arraycopy(ts, l, ts, 0, f - l);
+          System.arraycopy(vs, l, vs, 0, f - l);
+          f -= l;
+          h -= l;
+          l = 0;
         }
-        if (filled == t.length) {
-          t = Arrays.copyOf(t, t.length * 2);
-          v = Arrays.copyOf(v, v.length * 2);
-          bits = new long[t.length];
+        if (f == ts.length) {
+          ts = t = Arrays.copyOf(ts, ts.length * 2);
+          vs = v = Arrays.copyOf(vs, vs.length * 2);
+          bits = new long[ts.length];
         }
-        int want = t.length - filled;
-        int got = cur.read(this, filled, want);
-        filled += got;
+        int want = ts.length - f;
+        int got = cur.read(this, f, want);
+        filled = f + got;
         more = got == want;
       }
+      lo = l;
+      hi = h;
+      decreases = dec;
     }
 
     int size() {
