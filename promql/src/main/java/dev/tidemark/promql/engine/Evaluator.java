@@ -26,9 +26,10 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Evaluates one expression over the steps {@code start, start+interval, ..., end}. Every node is
@@ -40,6 +41,9 @@ import java.util.concurrent.Future;
 final class Evaluator {
   /** Points a {@link Window} reads from its cursor at once, at first (it grows with the window). */
   static final int INITIAL_WINDOW_BUFFER = 256;
+
+  /** Slices per thread of a parallel range function: enough to even out threads slowed by others. */
+  static final int SLICES_PER_THREAD = 4;
 
   /** A range function runs in parallel slices only with at least this many series per slice. */
   static final int MIN_SERIES_PER_PART = 16;
@@ -722,7 +726,7 @@ final class Evaluator {
     int parts = Math.min(sh.options.parallelism(), size / MIN_SERIES_PER_PART);
     List<StepSeries> out;
     if (parts <= 1) {
-      out = rangeSlice(src, 0, size, k, dropName, p0, p1, stepDependent);
+      out = rangeSlice(src, new Window(), 0, size, k, dropName, p0, p1, stepDependent);
     } else {
       out = rangeParallel(src, parts, k, dropName, p0, p1, stepDependent);
     }
@@ -732,51 +736,117 @@ final class Evaluator {
 
   /**
    * Series are independent until something combines them, so a range function over many series
-   * runs in {@code parts} contiguous slices: the caller's thread takes the first, common-pool
-   * workers the others; the output keeps the series order. Kernels are stateless functions of
-   * their {@link Window}; each slice has its own. The sample budget is checked per window against
-   * what the query held before (each slice holds one window at a time).
+   * runs on {@code threads} threads: the caller's and common-pool workers. The series are cut into
+   * contiguous slices, a few per thread, which the threads take in turn from a shared counter, so a
+   * thread slowed down by other work on the machine takes fewer; a worker that has not started when
+   * the caller ran out of slices is told not to (the caller never waits for an idle pool). The
+   * output keeps the series order. Kernels are stateless functions of their {@link Window}; each
+   * thread has its own. The sample budget is checked per window against what the query held before
+   * (each thread holds one window at a time).
    */
   private List<StepSeries> rangeParallel(
-      RangeSource src, int parts, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+      RangeSource src, int threads, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     int size = src.size();
-    int per = (size + parts - 1) / parts;
-    List<Future<List<StepSeries>>> others = new ArrayList<>(parts - 1);
-    for (int from = per; from < size; from += per) {
-      int f = from;
-      int to = Math.min(size, from + per);
-      others.add(ForkJoinPool.commonPool().submit(() -> rangeSlice(src, f, to, k, dropName, p0, p1, stepDependent)));
+    int slices = Math.min(size / MIN_SERIES_PER_PART, threads * SLICES_PER_THREAD);
+    int per = (size + slices - 1) / slices;
+    slices = (size + per - 1) / per;
+    @SuppressWarnings("unchecked")
+    List<StepSeries>[] results = new List[slices];
+    AtomicInteger next = new AtomicInteger();
+    int count = slices;
+    Runnable work =
+        () -> {
+          Window w = new Window();
+          for (int i; (i = next.getAndIncrement()) < count; ) {
+            results[i] = rangeSlice(src, w, i * per, Math.min(size, (i + 1) * per), k, dropName, p0, p1, stepDependent);
+          }
+        };
+    Helper[] helpers = new Helper[threads - 1];
+    for (int h = 0; h < helpers.length; h++) {
+      helpers[h] = new Helper(work);
+      ForkJoinPool.commonPool().execute(helpers[h]);
+    }
+    Throwable failure = null;
+    try {
+      work.run();
+    } catch (RuntimeException | Error e) {
+      failure = e;
+      next.set(count); // the helpers stop after their current slice
+    }
+    for (Helper h : helpers) {
+      Throwable t = h.await();
+      if (failure == null) {
+        failure = t;
+      } else if (t != null && t != failure) {
+        failure.addSuppressed(t);
+      }
+    }
+    if (failure instanceof RuntimeException re) {
+      throw re;
+    }
+    if (failure instanceof Error err) {
+      throw err;
+    }
+    if (Thread.currentThread().isInterrupted()) { // as a Future.get() interrupted while waiting
+      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
     }
     List<StepSeries> out = new ArrayList<>(size);
-    try {
-      out.addAll(rangeSlice(src, 0, Math.min(size, per), k, dropName, p0, p1, stepDependent));
-      for (Future<List<StepSeries>> f : others) {
-        out.addAll(f.get());
+    for (List<StepSeries> r : results) {
+      out.addAll(r);
+    }
+    return out;
+  }
+
+  /** A thread's share of a parallel range function, run at most once: by a pool worker, or not at all. */
+  private static final class Helper implements Runnable {
+    private final Runnable work;
+    private final AtomicBoolean claimed = new AtomicBoolean();
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile Throwable failure;
+
+    Helper(Runnable work) {
+      this.work = work;
+    }
+
+    @Override
+    public void run() {
+      if (!claimed.compareAndSet(false, true)) {
+        return;
       }
-      return out;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
+      try {
+        work.run();
+      } catch (Throwable t) {
+        failure = t;
+      } finally {
+        done.countDown();
       }
-      if (e.getCause() instanceof Error err) {
-        throw err;
+    }
+
+    /** Waits for the share if a worker took it; otherwise makes sure none will. */
+    Throwable await() {
+      if (claimed.compareAndSet(false, true)) {
+        return null;
       }
-      throw new IllegalStateException(e.getCause());
-    } finally {
-      for (Future<List<StepSeries>> f : others) {
-        f.cancel(true); // a no-op for the finished ones; stops the rest after a failure
+      boolean interrupted = false;
+      while (true) {
+        try {
+          done.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true; // the worker shares the query's state: wait for it regardless
+        }
       }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      return failure;
     }
   }
 
   /** Series {@code [from, to)} of a range function, each in one pass with a sliding window. */
   private List<StepSeries> rangeSlice(
-      RangeSource src, int from, int to, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+      RangeSource src, Window w, int from, int to, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     List<StepSeries> out = new ArrayList<>();
-    Window w = new Window();
     w.rangeMs = src.rangeMs;
     // With @ every step sees the same window: the value is reused unless the kernel reads the
     // step's time (predict_linear's intercept).
