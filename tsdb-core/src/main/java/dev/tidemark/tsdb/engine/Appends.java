@@ -202,6 +202,7 @@ final class Appends {
       hb.maxTimestamp = maxTimestamp;
       if (created) {
         open.remove(hb.bucket);
+        head.labelCache.invalidate(hb.bucket);
         hb.state = HeadBucket.State.SEALED; // unreachable now; a stale reference must not append
         if (listed) {
           buckets.remove(hb.bucket);
@@ -308,6 +309,7 @@ final class Appends {
         hb = new HeadBucket(b);
         boolean listed = buckets.add(b);
         open.put(b, hb);
+        head.labelCache.invalidate(b); // new, or reopened: reads go to the head now
         undo.bucket(hb, true, listed);
         if (listed) {
           wb.put(Keys.bucketList(), BucketListValue.encode(buckets));

@@ -337,6 +337,11 @@ final class Compactor {
     buckets.removeAll(p.members);
     buckets.add(p.target);
     head.noteSize(p.target);
+    // the members' records are gone and the target's are new: no table built before may be used
+    for (TimeBucket b : p.members) {
+      head.labelCache.invalidate(b);
+    }
+    head.labelCache.invalidate(p.target);
     return true;
   }
 

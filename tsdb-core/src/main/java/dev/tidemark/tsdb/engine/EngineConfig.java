@@ -31,6 +31,12 @@ import java.util.Objects;
  *     the background compactor ({@link Engine#compactNow()} still works) (default {@link
  *     #DEFAULT_COMPACTION_INTERVAL})
  * @param clock the clock for retention and future checks
+ * @param labelCacheBytes the bound, in estimated heap bytes, of the decoded ForwardIndex tables of
+ *     sealed buckets that selects keep (per bucket {@code series id → labels}; docs/architecture.md,
+ *     Read path); 0 disables the cache (default {@link #DEFAULT_LABEL_CACHE_BYTES})
+ * @param readParallelism how many threads one select may use to read sealed buckets (the caller's
+ *     and {@code ForkJoinPool.commonPool()} workers); 1 reads them on the caller's thread (default
+ *     {@link #DEFAULT_READ_PARALLELISM})
  */
 public record EngineConfig(
     Duration outOfOrderWindow,
@@ -42,7 +48,9 @@ public record EngineConfig(
     List<Duration> compactionLevels,
     Duration compactionDelay,
     Duration compactionInterval,
-    Clock clock) {
+    Clock clock,
+    long labelCacheBytes,
+    int readParallelism) {
 
   public static final Duration DEFAULT_OUT_OF_ORDER_WINDOW = Duration.ofMinutes(30);
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(15);
@@ -61,6 +69,13 @@ public record EngineConfig(
   public static final Duration DEFAULT_COMPACTION_INTERVAL = Duration.ofMinutes(1);
   /** Eight hours: the last 8 to 16 hours stay in one-hour buckets. */
   public static final Duration DEFAULT_COMPACTION_DELAY = Duration.ofHours(8);
+  /**
+   * 256 MiB: about 400,000 series-buckets of 10 labels held alone (a series' tables share its
+   * labels, so more in practice), e.g. 16,000 series over 24 hour buckets.
+   */
+  public static final long DEFAULT_LABEL_CACHE_BYTES = 256L << 20;
+  /** The machine's processors, as the PromQL engine's parallelism. */
+  public static final int DEFAULT_READ_PARALLELISM = Runtime.getRuntime().availableProcessors();
 
   /** The only bucket size ingestion writes: 1 hour (size code 1). */
   public static final int BUCKET_SIZE_CODE = 1;
@@ -80,6 +95,12 @@ public record EngineConfig(
     }
     if (maxHeadBytes <= 0) {
       throw new IllegalArgumentException("maxHeadBytes must be positive, was " + maxHeadBytes);
+    }
+    if (labelCacheBytes < 0) {
+      throw new IllegalArgumentException("labelCacheBytes must not be negative, was " + labelCacheBytes);
+    }
+    if (readParallelism < 1) {
+      throw new IllegalArgumentException("readParallelism must be at least 1, was " + readParallelism);
     }
   }
 
@@ -132,7 +153,9 @@ public record EngineConfig(
         .compactionLevels(compactionLevels)
         .compactionDelay(compactionDelay)
         .compactionInterval(compactionInterval)
-        .clock(clock);
+        .clock(clock)
+        .labelCacheBytes(labelCacheBytes)
+        .readParallelism(readParallelism);
   }
 
   /** Builder with the documented defaults. */
@@ -147,6 +170,8 @@ public record EngineConfig(
     private Duration compactionInterval = DEFAULT_COMPACTION_INTERVAL;
     private Duration compactionDelay = DEFAULT_COMPACTION_DELAY;
     private Clock clock = Clock.systemUTC();
+    private long labelCacheBytes = DEFAULT_LABEL_CACHE_BYTES;
+    private int readParallelism = DEFAULT_READ_PARALLELISM;
 
     public Builder outOfOrderWindow(Duration v) {
       outOfOrderWindow = v;
@@ -198,6 +223,16 @@ public record EngineConfig(
       return this;
     }
 
+    public Builder labelCacheBytes(long v) {
+      labelCacheBytes = v;
+      return this;
+    }
+
+    public Builder readParallelism(int v) {
+      readParallelism = v;
+      return this;
+    }
+
     public EngineConfig build() {
       return new EngineConfig(
           outOfOrderWindow,
@@ -209,7 +244,9 @@ public record EngineConfig(
           compactionLevels,
           compactionDelay,
           compactionInterval,
-          clock);
+          clock,
+          labelCacheBytes,
+          readParallelism);
     }
   }
 }

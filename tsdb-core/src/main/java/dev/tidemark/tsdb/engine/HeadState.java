@@ -32,6 +32,12 @@ final class HeadState {
 
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
+  /**
+   * Decoded ForwardIndex tables of sealed buckets. Whoever changes a bucket's stored records, or
+   * moves it into or out of the head, calls {@link LabelCache#invalidate} under the write lock.
+   */
+  final LabelCache labelCache;
+
   // Guarded by lock.
   final TreeMap<TimeBucket, HeadBucket> open = new TreeMap<>();
   /** The buckets whose seal is in progress; each is also in {@link #open} (docs/architecture.md, Sealing). */
@@ -80,6 +86,7 @@ final class HeadState {
     this.config = config;
     this.oooMillis = config.outOfOrderWindow().toMillis();
     this.retentionMillis = config.retention().toMillis();
+    this.labelCache = new LabelCache(config.labelCacheBytes());
   }
 
   /** The head's copy of a bucket (open, perhaps being sealed), or null. Under the lock. */

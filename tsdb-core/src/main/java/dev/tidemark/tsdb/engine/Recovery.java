@@ -131,6 +131,7 @@ final class Recovery {
     head.headSeries += series;
     head.headSampleBytes += bytes;
     open.put(b, hb);
+    head.labelCache.invalidate(b); // reads go to the head now; the next seal rewrites the records
     return hb;
   }
 

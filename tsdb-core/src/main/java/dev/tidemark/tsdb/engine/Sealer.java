@@ -250,6 +250,7 @@ final class Sealer {
         return false; // appended to during the seal: its newer head log keeps it open
       }
       open.remove(b);
+      head.labelCache.invalidate(b); // its stored records were just (re)written
       hb.state = HeadBucket.State.SEALED;
       head.headSeries -= hb.seriesCount();
       for (HeadSeries hs : hb.series()) {
