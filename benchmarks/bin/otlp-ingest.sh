@@ -16,6 +16,10 @@
 #   KEEP_DATA=1       keep the run folder (data, server log)
 #   SERVER_JFR=FILE   record the server with JFR (settings=profile) into FILE over the timed phase
 #                     (the generator's --server-jfr, through jcmd)
+#   BUCKET_COMPACTION_WAIT_S=N   after the second start, wait up to N s for the server's bucket
+#                     compactor (tidemark_bucket_compactions_total > 0, then no change for 10 s)
+#                     before the full compaction; pass --start-ms so the data lies in a bucket
+#                     group that is already due (e.g. an 8-hour range two days ago)
 # Output: the generator's RESULT lines, then RESULT disk / RESULT server lines.
 set -euo pipefail
 
@@ -118,6 +122,21 @@ if [[ "${RESTART_CHECK:-1}" == 1 && "$stop_rc" == 0 ]]; then
   done
   ready_s=$(echo "$(date +%s.%N) - $t0" | bc)
   head_series="$(curl -fsS "http://127.0.0.1:$api_port/metrics" | awk '/^tidemark_head_series /{print $2}')"
+  bucket_compactions() {
+    curl -fsS "http://127.0.0.1:$api_port/metrics" | awk '/^tidemark_bucket_compactions_total /{print $2+0}'
+  }
+  if [[ "${BUCKET_COMPACTION_WAIT_S:-0}" -gt 0 ]]; then
+    t1=$(date +%s.%N)
+    last=""; stable=0
+    for _ in $(seq 1 "$BUCKET_COMPACTION_WAIT_S"); do
+      n="$(bucket_compactions)"
+      if [[ "${n:-0}" != 0 && "$n" == "$last" ]]; then stable=$((stable + 1)); else stable=0; fi
+      last="$n"
+      [[ "$stable" -ge 10 ]] && break
+      sleep 1
+    done
+    echo "RESULT bucket-compaction compactions=${last:-0} waited_s=$(echo "$(date +%s.%N) - $t1" | bc)"
+  fi
   if [[ ${#admin_args[@]} -gt 0 ]]; then
     # Full compaction through the admin API: drops what sealing deleted (head log ranges).
     t1=$(date +%s.%N)
@@ -125,6 +144,7 @@ if [[ "${RESTART_CHECK:-1}" == 1 && "$stop_rc" == 0 ]]; then
       || { echo "admin compact failed:"; cat "$run/compact.out"; }
     echo "RESULT compact s=$(echo "$(date +%s.%N) - $t1" | bc)"
   fi
+  echo "RESULT bucket-compactions-before-stop $(bucket_compactions) (tidemark_bucket_compactions_total)"
   kill -TERM "$server_pid"; wait "$server_pid" || true; server_pid=""
   bytes2="$(du -sb "$run/data" | cut -f1)"
   sst2="$(find "$run/data" -name '*.sst' -printf '%s\n' | awk '{s+=$1} END {print s+0}')"

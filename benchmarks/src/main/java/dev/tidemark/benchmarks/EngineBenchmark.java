@@ -116,6 +116,8 @@ public final class EngineBenchmark {
     boolean keep = false;
     boolean childIngest = false;
     Path childDir;
+    /** Bucket compaction levels for the ingest phase's compaction step; one hour alone: no step. */
+    List<java.time.Duration> compactLevels = EngineConfig.NO_COMPACTION;
 
     static Options parse(String[] args) {
       Options o = new Options();
@@ -166,6 +168,13 @@ public final class EngineBenchmark {
               case "--runs" -> o.runs = Integer.parseInt(v);
               case "--dir" -> o.root = Path.of(v);
               case "--child-dir" -> o.childDir = Path.of(v);
+              case "--compact-levels" -> {
+                List<java.time.Duration> levels = new ArrayList<>();
+                for (String h : v.split(",")) {
+                  levels.add(java.time.Duration.ofHours(Long.parseLong(h.strip().replace("h", ""))));
+                }
+                o.compactLevels = List.copyOf(levels);
+              }
               default -> throw new IllegalArgumentException("unknown option " + a + " (try --help)");
             }
           }
@@ -195,6 +204,9 @@ public final class EngineBenchmark {
             --recovery-minutes M, --recovery-series N   data for the kill/recover phase (20, --series)
             --select-series N, --select-minutes M       data for the select phase (10000, 60)
             --warmup W, --runs R                        select runs (3, 7)
+            --compact-levels 1h,8h,64h   after the ingest phase's storage figures, compact the
+                                buckets into these levels (Engine.compactNow) and measure storage
+                                and query cost again (default: no compaction step)
             --dir PATH          parent folder of the fresh stores (default /tmp)
             --keep              keep the store folders
             --smoke             small sizes: finishes in seconds""");
@@ -446,9 +458,20 @@ public final class EngineBenchmark {
     final Engine engine;
 
     Ctx(Path dir, boolean fsync) {
+      this(dir, fsync, EngineConfig.NO_COMPACTION);
+    }
+
+    Ctx(Path dir, boolean fsync, List<java.time.Duration> compactLevels) {
       this.dir = dir;
       this.store = RocksDbKvStore.open(dir, RocksDbConfig.defaults());
-      this.engine = Engine.open(store, engineConfig(clock, fsync));
+      this.engine =
+          Engine.open(
+              store,
+              engineConfig(clock, fsync).toBuilder()
+                  .compactionLevels(compactLevels)
+                  .compactionInterval(java.time.Duration.ZERO) // compacted on demand, measured
+                  .compactionDelay(java.time.Duration.ZERO)
+                  .build());
     }
 
     void close() {
@@ -600,7 +623,7 @@ public final class EngineBenchmark {
     Workload wl = new Workload(o.series);
     shapeReport(o.series);
     Path dir = Files.createTempDirectory(o.root, "tidemark-engine-bench-ingest-");
-    Ctx ctx = new Ctx(dir, o.fsync);
+    Ctx ctx = new Ctx(dir, o.fsync, o.compactLevels);
     try {
       int steps = o.minutes * 4;
       int hourMark = Math.min(steps, 240);
@@ -660,6 +683,9 @@ public final class EngineBenchmark {
           st.get(RocksDbKvStore.STAT_COMPACTION_BYTES_READ) / (double) samples,
           st.get(RocksDbKvStore.STAT_COMPACTION_BYTES_WRITTEN) / (double) samples);
       storage(ctx, samples, tag);
+      if (o.compactLevels.size() > 1) {
+        compaction(ctx, samples, tag, o);
+      }
     } finally {
       ctx.close();
       cleanup(o, dir);
@@ -737,6 +763,65 @@ public final class EngineBenchmark {
         "%.3f (TimeSeries values incl. encoding byte; with keys %.3f)",
         ts[2] / (double) samples, (ts[1] + ts[2]) / (double) samples);
     result("storage." + tag + ".raw_records", "%s total %,d B = %.3f B/sample", sb, total, total / (double) samples);
+  }
+
+  /**
+   * The bucket compaction step: query cost on the hourly store, {@code compactNow()} into {@code
+   * --compact-levels}, storage figures again, query cost again.
+   */
+  static void compaction(Ctx ctx, long samples, String tag, Options o) {
+    String levels = o.compactLevels.stream().map(d -> d.toHours() + "h").reduce((a, b) -> a + "," + b).orElse("");
+    long hours = o.minutes / 60;
+    long mid = START_MILLIS + (hours / 2) * 3_600_000L;
+    long end = START_MILLIS + o.minutes * 60_000L;
+    List<LabelMatcher> oneMetric = List.of(LabelMatcher.equal(Labels.METRIC_NAME, (String) METRIC_DEFS[0][0]));
+    queryCost(ctx.engine, "hourly.one_metric_1h", mid, mid + 3_600_000L - 1, oneMetric, o);
+    queryCost(ctx.engine, "hourly.one_metric_all", START_MILLIS, end, oneMetric, o);
+    labelCost(ctx.engine, "hourly.label_values_instance_1h", mid, mid + 3_600_000L - 1, o);
+    int bucketsBefore = ctx.engine.buckets().size();
+    ctx.clock.millis.set(end + 3_600_000L); // the last group is due: its end is past the window
+    long c0 = System.nanoTime();
+    long cpu0 = processCpuNanos();
+    int made = ctx.engine.compactNow();
+    long nanos = System.nanoTime() - c0;
+    long cpu = processCpuNanos() - cpu0;
+    Engine.Stats s = ctx.engine.stats();
+    result(
+        "compaction." + levels,
+        "%d buckets -> %d (%d coarse made), %.1f s wall, %.1f CPU-s, %,d bytes written (%.2f B/sample)",
+        bucketsBefore, ctx.engine.buckets().size(), made, nanos / 1e9, cpu / 1e9,
+        s.compactionBytesWritten(), s.compactionBytesWritten() / (double) samples);
+    storage(ctx, samples, tag + ".compacted_" + levels);
+    queryCost(ctx.engine, "compacted.one_metric_1h", mid, mid + 3_600_000L - 1, oneMetric, o);
+    queryCost(ctx.engine, "compacted.one_metric_all", START_MILLIS, end, oneMetric, o);
+    labelCost(ctx.engine, "compacted.label_values_instance_1h", mid, mid + 3_600_000L - 1, o);
+  }
+
+  /** A select and full decode, median of {@code --runs} after {@code --warmup}. */
+  static void queryCost(Engine engine, String what, long minT, long maxT, List<LabelMatcher> matchers, Options o) {
+    long expected = 0;
+    for (Series sr : engine.select(minT, maxT, matchers).toList()) {
+      SampleIterator it = sr.iterator();
+      while (it.next()) {
+        expected++;
+      }
+    }
+    selectRuns(engine, "query." + what, minT, maxT, matchers, expected, o);
+  }
+
+  /** {@code labelValues("instance")} over the range, median time of {@code --runs}. */
+  static void labelCost(Engine engine, String what, long minT, long maxT, Options o) {
+    long[] times = new long[o.runs];
+    int values = 0;
+    for (int run = 0; run < o.warmup + o.runs; run++) {
+      long t0 = System.nanoTime();
+      values = engine.labelValues("instance", minT, maxT, List.of()).size();
+      if (run >= o.warmup) {
+        times[run - o.warmup] = System.nanoTime() - t0;
+      }
+    }
+    Arrays.sort(times);
+    result("query." + what, "%.1f ms median of %d (%,d values)", times[times.length / 2] / 1e6, o.runs, values);
   }
 
   static void recoveryPhase(Options o) throws Exception {

@@ -22,7 +22,8 @@ import java.util.Set;
  *
  * <p>Families: {@code tidemark_head_series}, {@code tidemark_head_bytes}, {@code
  * tidemark_head_bytes_per_series}, {@code tidemark_head_open_buckets}, {@code tidemark_buckets},
- * {@code tidemark_samples_appended_total}, {@code tidemark_samples_rejected_total}, {@code
+ * {@code tidemark_samples_appended_total}, {@code tidemark_samples_rejected_total}, the bucket
+ * compactor's {@code tidemark_buckets_coarse} and {@code tidemark_bucket_compaction*} families, {@code
  * tidemark_recovery_seconds}, {@code tidemark_storage_bytes} and {@code tidemark_rocksdb_<stat>}
  * for every key of {@link RocksDbKvStore#statistics()} (cumulative tickers as counters with {@code
  * _total}, the rest as gauges). Thread-safe.
@@ -56,6 +57,13 @@ final class EngineMetrics implements MultiCollector {
                 "tidemark_buckets",
                 "tidemark_samples_appended",
                 "tidemark_samples_rejected",
+                "tidemark_buckets_coarse",
+                "tidemark_bucket_compactions",
+                "tidemark_bucket_compaction_merged_buckets",
+                "tidemark_bucket_compaction_written_bytes",
+                "tidemark_bucket_compaction_seconds",
+                "tidemark_bucket_compactions_abandoned",
+                "tidemark_bucket_compaction_failures",
                 "tidemark_read_unreadable_records",
                 "tidemark_recovery_seconds",
                 "tidemark_storage_bytes"));
@@ -81,8 +89,43 @@ final class EngineMetrics implements MultiCollector {
             "tidemark_head_bytes_per_series",
             "Head bytes per head series (0 with an empty head).",
             s.headBytesPerSeries()));
-    out.add(gauge("tidemark_head_open_buckets", "Hour buckets open in the head.", s.openBuckets()));
-    out.add(gauge("tidemark_buckets", "Hour buckets holding data (open and sealed).", s.buckets()));
+    out.add(gauge("tidemark_head_open_buckets", "Buckets open in the head.", s.openBuckets()));
+    out.add(gauge("tidemark_buckets", "Buckets holding data (open and sealed, of every size).", s.buckets()));
+    out.add(
+        gauge(
+            "tidemark_buckets_coarse",
+            "Buckets coarser than one hour, made by the bucket compactor.",
+            s.coarseBuckets()));
+    out.add(
+        counter(
+            "tidemark_bucket_compactions",
+            "Coarse buckets the bucket compactor made since start.",
+            s.compactions()));
+    out.add(
+        counter(
+            "tidemark_bucket_compaction_merged_buckets",
+            "Finer buckets merged into coarse ones since start.",
+            s.compactedBuckets()));
+    out.add(
+        counter(
+            "tidemark_bucket_compaction_written_bytes",
+            "Key and value bytes the bucket compactor wrote since start.",
+            s.compactionBytesWritten()));
+    out.add(
+        counter(
+            "tidemark_bucket_compaction_seconds",
+            "Time the bucket compactor spent since start.",
+            s.compactionMillis() / 1000.0));
+    out.add(
+        counter(
+            "tidemark_bucket_compactions_abandoned",
+            "Bucket groups given up because a late sample reopened one of their buckets meanwhile.",
+            s.compactionsAbandoned()));
+    out.add(
+        counter(
+            "tidemark_bucket_compaction_failures",
+            "Bucket compactions that failed on a store error since start (retried later).",
+            s.compactionFailures()));
     out.add(
         counter(
             "tidemark_samples_appended",

@@ -8,6 +8,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.logging.ConsoleHandler;
 import java.util.logging.Filter;
 import java.util.logging.Handler;
 import java.util.logging.Level;
@@ -71,6 +72,23 @@ final class Logging {
     Logger connections = keep(GRPC_CONNECTIONS_LOGGER);
     connections.setLevel(Level.INFO);
     connections.setFilter(new BadConnectionFilter(new RateLimitedLogger(System.getLogger(BAD_CONNECTIONS_LOGGER))));
+  }
+
+  /**
+   * For a one-shot command ({@code tidemark admin ...}, {@code tidemark verify ...}): log records go
+   * to standard error, warnings only, because standard output is the command's answer (a table,
+   * JSON, a report) and a script may parse it. {@link Main} calls this for every subcommand but
+   * {@code serve}, so the commands themselves need not know how the process logs.
+   */
+  static void quietForOneShotCommand() {
+    Logger root = Logger.getLogger("");
+    for (Handler h : root.getHandlers()) {
+      root.removeHandler(h);
+    }
+    ConsoleHandler stderr = new ConsoleHandler();
+    stderr.setLevel(Level.WARNING);
+    root.addHandler(stderr);
+    root.setLevel(Level.WARNING);
   }
 
   /** The logger of the rate-limited lines about bad gRPC connections. */

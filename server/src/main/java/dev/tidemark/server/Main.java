@@ -4,14 +4,13 @@ import dev.tidemark.server.admin.AdminCommand;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.OptionSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -38,6 +37,7 @@ import picocli.CommandLine.Spec;
       "tidemark (-h | --help | -V | --version)"
     },
     subcommands = {Main.Serve.class, AdminCommand.class, VerifyCommand.class},
+    modelTransformer = Main.ServeOptions.class,
     description = {
       "Tidemark, a time series database for OpenTelemetry metrics.",
       "Without a subcommand, runs the server (same as 'tidemark serve').",
@@ -60,8 +60,6 @@ public final class Main implements Callable<Integer> {
   public static final int EXIT_OK = 0;
   public static final int EXIT_FAILURE = 1;
   public static final int EXIT_USAGE = 2;
-
-  @Mixin ServeOptions options;
 
   @Spec CommandSpec spec;
 
@@ -98,6 +96,14 @@ public final class Main implements Callable<Integer> {
           w.flush();
           return EXIT_USAGE;
         });
+    cl.setExecutionStrategy(
+        parseResult -> {
+          if (parseResult.hasSubcommand()
+              && !(parseResult.subcommand().commandSpec().userObject() instanceof Serve)) {
+            Logging.quietForOneShotCommand();
+          }
+          return new CommandLine.RunLast().execute(parseResult);
+        });
     cl.setExecutionExceptionHandler(
         (ex, c, parseResult) -> {
           PrintWriter w = c.getErr();
@@ -118,7 +124,7 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    return options.serve(spec);
+    return ServeOptions.serve(spec);
   }
 
   /**
@@ -128,13 +134,9 @@ public final class Main implements Callable<Integer> {
    * @throws ConfigException for a bad setting
    */
   static ServerConfig parseConfig(String... args) {
-    Main main = new Main();
-    CommandLine.ParseResult parsed = new CommandLine(main).parseArgs(args);
-    if (parsed.hasSubcommand()) {
-      Serve serve = (Serve) parsed.subcommand().commandSpec().userObject();
-      return ServerConfig.load(serve.options.configFile, serve.options.overrides(serve.spec));
-    }
-    return ServerConfig.load(main.options.configFile, main.options.overrides(main.spec));
+    CommandLine.ParseResult parsed = new CommandLine(new Main()).parseArgs(args);
+    return ServeOptions.load(
+        parsed.hasSubcommand() ? parsed.subcommand().commandSpec() : parsed.commandSpec());
   }
 
   /** {@code tidemark serve}: the same as {@code tidemark} alone. */
@@ -145,261 +147,138 @@ public final class Main implements Callable<Integer> {
       sortOptions = false,
       usageHelpWidth = 100,
       customSynopsis = {"tidemark serve [OPTIONS]"},
-      description = {"Runs the server.", ""})
+      description = {"Runs the server.", ""},
+      modelTransformer = Main.ServeOptions.class)
   static final class Serve implements Callable<Integer> {
-    @Mixin ServeOptions options;
-
     @Spec CommandSpec spec;
 
     @CommandLine.ParentCommand Main parent;
 
     @Override
     public Integer call() throws Exception {
-      if (!parent.options.overrides(parent.spec).isEmpty() || parent.options.configFile != null) {
+      if (ServeOptions.anyGiven(parent.spec)) {
         throw new ConfigException("put the server options after 'serve': tidemark serve --retention 30d");
       }
-      return options.serve(spec);
+      return ServeOptions.serve(spec);
     }
   }
 
-  /** The server's options: one per {@link ServerConfig#SETTINGS} entry, plus --config and --listen-all. */
-  static final class ServeOptions {
-    @Option(
-        names = "--config",
-        paramLabel = "FILE",
-        description = "YAML file with settings (keys are the option names without '--').")
-    Path configFile;
+  /**
+   * The server's options, which picocli adds to {@code tidemark} and to {@code tidemark serve} when
+   * it builds their specs: {@code --config}, one option per setting declared in {@link
+   * Settings#ALL} (name, value label, description and default from the declaration; booleans are
+   * negatable: {@code --[no-]fsync}), and {@code --listen-all}, shown after {@code
+   * --listen-address}. The options hold the text as given (null when absent); {@link
+   * ServerConfig#load} parses it with the declaration's parser, so a value is checked, and its
+   * message worded, the same way whether it comes from the command line or from the file.
+   */
+  static final class ServeOptions implements CommandLine.IModelTransformer {
+    static final String CONFIG = "--config";
+    static final String LISTEN_ALL = "--listen-all";
 
-    @Option(
-        names = "--data-dir",
-        paramLabel = "DIR",
-        description = "Folder of the embedded RocksDB store. Default: ./data")
-    String dataDir;
+    @Override
+    public CommandSpec transform(CommandSpec spec) {
+      // -h and -V (mixinStandardHelpOptions) are already in; move them after the server's options
+      List<OptionSpec> standard =
+          spec.options().stream().filter(o -> o.usageHelp() || o.versionHelp()).toList();
+      standard.forEach(spec::remove);
+      addServerOptions(spec);
+      standard.forEach(spec::addOption);
+      return spec;
+    }
 
-    @Option(
-        names = "--listen-address",
-        paramLabel = "ADDR",
-        description = "Address every port binds. Default: 127.0.0.1 (this machine only).")
-    String listenAddress;
-
-    @Option(
-        names = "--listen-all",
-        description = "Listen on all interfaces (0.0.0.0): exposes every port to the network.")
-    boolean listenAll;
-
-    @Option(names = "--otlp-grpc-port", paramLabel = "PORT", description = "OTLP/gRPC port. Default: 4317")
-    String otlpGrpcPort;
-
-    @Option(names = "--otlp-http-port", paramLabel = "PORT", description = "OTLP/HTTP port. Default: 4318")
-    String otlpHttpPort;
-
-    @Option(
-        names = "--http-port",
-        paramLabel = "PORT",
-        description = "HTTP API port: /metrics, /-/healthy, /-/ready. Default: 9090")
-    String httpPort;
-
-    @Option(
-        names = "--admin-port",
-        paramLabel = "PORT",
-        description = "Admin gRPC API port (tidemark admin), with gRPC health and reflection. Default: 9091")
-    String adminPort;
-
-    @Option(
-        names = "--admin-token",
-        paramLabel = "TOKEN",
-        description = {
-          "Bearer token every admin API call must carry (or env TIDEMARK_ADMIN_TOKEN).",
-          "Default: none (the admin API is open to whoever reaches its port)."
-        })
-    String adminToken;
-
-    @Option(names = "--retention", paramLabel = "DURATION", description = "How long data is kept (at least 1h). Default: 15d")
-    String retention;
-
-    @Option(
-        names = "--out-of-order-window",
-        paramLabel = "DURATION",
-        description = "How far behind its series' newest sample a sample may arrive. Default: 30m")
-    String outOfOrderWindow;
-
-    @Option(
-        names = "--max-future-skew",
-        paramLabel = "DURATION",
-        description = "How far ahead of the clock a sample may be. Default: 10m")
-    String maxFutureSkew;
-
-    @Option(
-        names = "--fsync",
-        negatable = true,
-        description = {
-          "Acknowledge exports only after an fsync (survives power loss; group commit).",
-          "Default: false (acknowledged exports survive a process crash via the RocksDB WAL)."
-        })
-    Boolean fsync;
-
-    @Option(
-        names = "--head-memory-limit",
-        paramLabel = "SIZE",
-        description = {
-          "Memory budget of the in-memory head; beyond it exports get UNAVAILABLE/503.",
-          "Default: 4GiB or half the JVM's max heap, whichever is smaller."
-        })
-    String headMemoryLimit;
-
-    @Option(names = "--block-cache-size", paramLabel = "SIZE", description = "RocksDB block cache. Default: 256MiB")
-    String blockCacheSize;
-
-    @Option(
-        names = "--otlp-grpc-max-message-size",
-        paramLabel = "SIZE",
-        description = "Largest OTLP/gRPC message (after decompression). Default: 4MiB")
-    String otlpGrpcMaxMessageSize;
-
-    @Option(
-        names = "--otlp-http-max-body-size",
-        paramLabel = "SIZE",
-        description = "Largest OTLP/HTTP body (after decompression). Default: 64MiB")
-    String otlpHttpMaxBodySize;
-
-    @Option(
-        names = "--otlp-max-in-flight-size",
-        paramLabel = "SIZE",
-        description = "OTLP request bytes processed at once; beyond it UNAVAILABLE/503. Default: 256MiB")
-    String otlpMaxInFlightSize;
-
-    @Option(
-        names = "--otlp-retry-after",
-        paramLabel = "DURATION",
-        description = "Retry delay suggested to overloaded clients. Default: 1s")
-    String otlpRetryAfter;
-
-    @Option(
-        names = "--shutdown-timeout",
-        paramLabel = "DURATION",
-        description = "How long a stop waits for in-flight requests. Default: 30s")
-    String shutdownTimeout;
-
-    @Option(
-        names = "--translation-strategy",
-        paramLabel = "STRATEGY",
-        description = {
-          "OTLP to Prometheus names: UnderscoreEscapingWithSuffixes,",
-          "UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation.",
-          "Default: UnderscoreEscapingWithSuffixes"
-        })
-    String translationStrategy;
-
-    @Option(names = "--metric-namespace", paramLabel = "PREFIX", description = "Prefix for every metric name. Default: none")
-    String metricNamespace;
-
-    @Option(
-        names = "--promote-resource-attributes",
-        paramLabel = "ATTR,...",
-        description = "Resource attributes added as labels to every series. Default: none")
-    String promoteResourceAttributes;
-
-    @Option(
-        names = "--promote-all-resource-attributes",
-        negatable = true,
-        description = "Promote every resource attribute (except --ignore-resource-attributes). Default: false")
-    Boolean promoteAllResourceAttributes;
-
-    @Option(
-        names = "--ignore-resource-attributes",
-        paramLabel = "ATTR,...",
-        description = "With --promote-all-resource-attributes: attributes not promoted. Default: none")
-    String ignoreResourceAttributes;
-
-    @Option(
-        names = "--keep-identifying-resource-attributes",
-        negatable = true,
-        description = "Keep service.name, service.namespace, service.instance.id on target_info. Default: false")
-    Boolean keepIdentifyingResourceAttributes;
-
-    @Option(
-        names = "--promote-scope-metadata",
-        negatable = true,
-        description = "Add otel_scope_name/version/... labels. Default: true")
-    Boolean promoteScopeMetadata;
-
-    @Option(
-        names = "--external-labels",
-        paramLabel = "NAME=VALUE,...",
-        description = "Labels added to every series that lacks them. Default: none")
-    String externalLabels;
-
-    @Option(
-        names = "--exponential-histogram-mode",
-        paramLabel = "MODE",
-        description = "classic (convert to _bucket{le}), count-sum-only or drop. Default: classic")
-    String exponentialHistogramMode;
-
-    @Option(
-        names = "--exponential-histogram-scale",
-        paramLabel = "N",
-        description = "Target scale of the classic conversion, -4..8. Default: 2")
-    String exponentialHistogramScale;
-
-    @Option(
-        names = "--exponential-histogram-max-buckets",
-        paramLabel = "N",
-        description = "Bucket cap per converted exponential series. Default: 160")
-    String exponentialHistogramMaxBuckets;
-
-    @Option(names = "--delta-mode", paramLabel = "MODE", description = "Delta temporality: accumulate or reject. Default: accumulate")
-    String deltaMode;
-
-    @Option(
-        names = "--delta-max-stale",
-        paramLabel = "DURATION",
-        description = "A delta stream idle longer than this is forgotten. Default: 5m")
-    String deltaMaxStale;
-
-    @Option(names = "--delta-max-streams", paramLabel = "N", description = "Most delta streams accumulated at once. Default: 100000")
-    String deltaMaxStreams;
-
-    @Option(
-        names = "--start-time-mode",
-        paramLabel = "MODE",
-        description = "Use of start_time_unix_nano: ignore or inject-zero. Default: ignore")
-    String startTimeMode;
-
-    @Option(
-        names = "--zero-timestamp-policy",
-        paramLabel = "POLICY",
-        description = "Points with time_unix_nano 0: reject or use-receive-time. Default: reject")
-    String zeroTimestampPolicy;
-
-    @Option(names = "--le-format", paramLabel = "FORMAT", description = "le/quantile label values: go (1, 0.5) or openmetrics (1.0). Default: go")
-    String leFormat;
-
-    /** The settings given on this command line, by setting name. */
-    Map<String, Object> overrides(CommandSpec spec) {
-      Map<String, Object> out = new LinkedHashMap<>();
-      for (OptionSpec o : spec.options()) {
-        String name = o.longestName().replaceFirst("^--", "");
-        if (!ServerConfig.SETTINGS.contains(name)) {
-          continue;
-        }
-        Object v = o.getValue();
-        if (v != null) {
-          out.put(name, v);
+    private static void addServerOptions(CommandSpec spec) {
+      spec.addOption(
+          OptionSpec.builder(CONFIG)
+              .paramLabel("FILE")
+              .type(Path.class)
+              .description("YAML file with settings (keys are the option names without '--').")
+              .build());
+      Setting<?> listenAddress = Settings.named("listen-address");
+      for (Setting<?> s : Settings.ALL) {
+        spec.addOption(optionOf(s));
+        if (s == listenAddress) {
+          spec.addOption(
+              OptionSpec.builder(LISTEN_ALL)
+                  .type(Boolean.class)
+                  .description(
+                      "Same as --listen-address " + ServerConfig.ALL_INTERFACES
+                          + ": exposes every port on all interfaces.")
+                  .build());
         }
       }
-      if (listenAll) {
-        Object given = out.get("listen-address");
-        if (given != null && !ServerConfig.ALL_INTERFACES.equals(String.valueOf(given).strip())) {
-          throw new ConfigException(
-              "--listen-all and --listen-address " + given + " contradict each other; give one");
+    }
+
+    /** The option of one setting: {@code --retention=DURATION}, or a negatable flag for a boolean. */
+    static OptionSpec optionOf(Setting<?> s) {
+      OptionSpec.Builder o = OptionSpec.builder("--" + s.name()).description(helpText(s));
+      if (s.isFlag()) {
+        o.type(Boolean.class).negatable(true);
+      } else {
+        o.type(String.class).paramLabel(s.valueLabel());
+      }
+      return o.build();
+    }
+
+    /**
+     * The setting's line in {@code --help}: its description, capitalized as a sentence, and its
+     * default, both without Markdown ({@code %} doubled: picocli reads descriptions as format
+     * strings).
+     */
+    static String helpText(Setting<?> s) {
+      String d = s.description();
+      if (!d.startsWith("`")) { // a sentence, unless it starts with a literal value ("`classic` (...)")
+        d = Character.toUpperCase(d.charAt(0)) + d.substring(1);
+      }
+      return (Setting.plain(d) + ". Default: " + Setting.plain(s.shownDefault())).replace("%", "%%");
+    }
+
+    /** The config the options of {@code spec} (a parsed {@code tidemark} or {@code tidemark serve}) name. */
+    static ServerConfig load(CommandSpec spec) {
+      return ServerConfig.load(configFile(spec), overrides(spec));
+    }
+
+    static Path configFile(CommandSpec spec) {
+      return spec.findOption(CONFIG).getValue();
+    }
+
+    /** Whether any server option was given on {@code spec}'s command line. */
+    static boolean anyGiven(CommandSpec spec) {
+      return configFile(spec) != null || listenAll(spec) || !settingsGiven(spec).isEmpty();
+    }
+
+    private static boolean listenAll(CommandSpec spec) {
+      return Boolean.TRUE.equals(spec.findOption(LISTEN_ALL).getValue());
+    }
+
+    /** The settings given as options, by setting name, as given. */
+    private static Map<String, Object> settingsGiven(CommandSpec spec) {
+      Map<String, Object> out = new LinkedHashMap<>();
+      for (Setting<?> s : Settings.ALL) {
+        Object v = spec.findOption("--" + s.name()).getValue();
+        if (v != null) {
+          out.put(s.name(), v);
         }
-        out.put("listen-address", ServerConfig.ALL_INTERFACES);
       }
       return out;
     }
 
-    int serve(CommandSpec spec) throws InterruptedException {
-      ServerConfig config = ServerConfig.load(configFile, overrides(spec));
+    /** The settings given on this command line, by setting name, with {@code --listen-all} applied. */
+    static Map<String, Object> overrides(CommandSpec spec) {
+      Map<String, Object> out = settingsGiven(spec);
+      if (listenAll(spec)) {
+        Object given = out.get("listen-address");
+        if (given != null && !ServerConfig.ALL_INTERFACES.equals(String.valueOf(given).strip())) {
+          throw new ConfigException(
+              LISTEN_ALL + " and --listen-address " + given + " contradict each other; give one");
+        }
+        out.put(Settings.named("listen-address").name(), ServerConfig.ALL_INTERFACES);
+      }
+      return out;
+    }
+
+    static int serve(CommandSpec spec) throws InterruptedException {
+      ServerConfig config = load(spec);
       TidemarkServer server = new TidemarkServer(config);
       Thread hook =
           new Thread(

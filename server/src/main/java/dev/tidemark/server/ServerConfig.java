@@ -5,7 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
-import dev.tidemark.translator.TranslationStrategy;
+import dev.tidemark.server.admin.AdminAuthInterceptor;
+import dev.tidemark.server.admin.AdminServer;
+import dev.tidemark.server.api.QueryConfig;
+import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
 import java.io.IOException;
@@ -16,26 +19,23 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
-import java.util.stream.Collectors;
 
 /**
  * Every setting of a Tidemark server, with its default. Immutable.
  *
  * <p>Settings come from three places, later ones winning: the defaults (the {@code DEFAULT_*}
- * constants here and in {@link EngineConfig}, {@link RocksDbConfig}, {@link ReceiverConfig} and
- * {@link TranslatorConfig}), an optional YAML file ({@link #load}), and the command line. Each
- * setting has one name, used both as the YAML key and as the long option ({@code retention:
- * 30d} / {@code --retention 30d}); {@link #SETTINGS} lists them. A bad value, an unknown key or two
- * settings that contradict each other throw {@link ConfigException} naming the setting, the value
- * and its source.
+ * constants here and in {@link EngineConfig}, {@link RocksDbConfig}, {@link ReceiverConfig}, {@link
+ * TranslatorConfig} and {@link QueryConfig}), an optional YAML file ({@link #load}), and the
+ * command line. Each setting is declared once, in {@link Settings#ALL}: its name, used both as the
+ * YAML key and as the long option ({@code retention: 30d} / {@code --retention 30d}), its default,
+ * its parser and the builder setter it feeds; {@link #settingNames()} lists the names. A bad value,
+ * an unknown key or two settings that contradict each other throw {@link ConfigException} naming
+ * the setting, the value and its source.
  *
  * <p>Value syntax: durations as Prometheus writes them ({@code 15d}, {@code 30m}, {@code 1h30m},
  * {@code 500ms}); sizes with a unit ({@code 4MiB}, {@code 512MB}; KB/MB/GB are powers of 1000,
@@ -56,14 +56,14 @@ public final class ServerConfig {
   public static final int DEFAULT_OTLP_GRPC_PORT = 4317;
   public static final int DEFAULT_OTLP_HTTP_PORT = 4318;
 
-  /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} (and later the query API). */
+  /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} and the query API ({@link #queryConfig()}). */
   public static final int DEFAULT_HTTP_PORT = 9090;
 
   /** The admin gRPC API ({@code tidemark admin}), with gRPC health and reflection. */
-  public static final int DEFAULT_ADMIN_PORT = 9091;
+  public static final int DEFAULT_ADMIN_PORT = AdminServer.DEFAULT_PORT;
 
   /** Environment variable holding the admin token when {@code admin-token} is not given. */
-  public static final String ADMIN_TOKEN_ENV = "TIDEMARK_ADMIN_TOKEN";
+  public static final String ADMIN_TOKEN_ENV = AdminAuthInterceptor.TOKEN_ENV;
 
   /** How long a graceful stop waits for in-flight requests before cutting them off: 30 s. */
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
@@ -72,46 +72,15 @@ public final class ServerConfig {
   public static final long MAX_DEFAULT_HEAD_BYTES = EngineConfig.DEFAULT_MAX_HEAD_BYTES;
 
   /**
-   * The setting names, in documentation order. Each is a YAML key and (with {@code --}) a long
-   * command-line option.
+   * The setting names, in documentation order ({@link Settings#ALL}). Each is a YAML key and (with
+   * {@code --}) a long command-line option.
    */
-  public static final List<String> SETTINGS =
-      List.of(
-          "data-dir",
-          "listen-address",
-          "otlp-grpc-port",
-          "otlp-http-port",
-          "http-port",
-          "admin-port",
-          "admin-token",
-          "retention",
-          "out-of-order-window",
-          "max-future-skew",
-          "fsync",
-          "head-memory-limit",
-          "block-cache-size",
-          "otlp-grpc-max-message-size",
-          "otlp-http-max-body-size",
-          "otlp-max-in-flight-size",
-          "otlp-retry-after",
-          "shutdown-timeout",
-          "translation-strategy",
-          "metric-namespace",
-          "promote-resource-attributes",
-          "promote-all-resource-attributes",
-          "ignore-resource-attributes",
-          "keep-identifying-resource-attributes",
-          "promote-scope-metadata",
-          "external-labels",
-          "exponential-histogram-mode",
-          "exponential-histogram-scale",
-          "exponential-histogram-max-buckets",
-          "delta-mode",
-          "delta-max-stale",
-          "delta-max-streams",
-          "start-time-mode",
-          "zero-timestamp-policy",
-          "le-format");
+  public static List<String> settingNames() {
+    return Settings.names();
+  }
+
+  /** The text of each setting given explicitly, by name (for {@link #settingValues()}). */
+  private final Map<String, String> given;
 
   private final Path dataDir;
   private final String listenAddress;
@@ -126,8 +95,10 @@ public final class ServerConfig {
   private final ReceiverConfig receiverConfig;
   private final TranslatorConfig translatorConfig;
   private final Duration shutdownTimeout;
+  private final QueryConfig queryConfig;
 
   private ServerConfig(Builder b, InetAddress address) {
+    given = Map.copyOf(b.given);
     dataDir = b.dataDir;
     listenAddress = b.listenAddress;
     listenInetAddress = address;
@@ -141,6 +112,7 @@ public final class ServerConfig {
     receiverConfig = b.receiverConfig;
     translatorConfig = b.translatorConfig;
     shutdownTimeout = b.shutdownTimeout;
+    queryConfig = b.queryConfig;
   }
 
   /** Every setting at its default. */
@@ -288,18 +260,28 @@ public final class ServerConfig {
     return shutdownTimeout;
   }
 
-  /** The query API's settings. */
-  public dev.tidemark.server.api.QueryConfig queryConfig() {
-    return dev.tidemark.server.api.QueryConfig.DEFAULTS;
+  /** The query API's settings ({@code query-timeout}, {@code query-max-samples}, ...). */
+  public QueryConfig queryConfig() {
+    return queryConfig;
   }
 
-  /** Every setting's value as text (the admin token hidden), for {@code /api/v1/status/flags}. */
+  /**
+   * Every setting by name with its value as given (file, environment or command line) or its
+   * default as {@code --help} shows it; the admin token is never shown. For {@code
+   * /api/v1/status/flags}.
+   */
   public Map<String, String> settingValues() {
     Map<String, String> out = new LinkedHashMap<>();
-    out.put("data-dir", dataDir.toString());
-    out.put("listen-address", listenAddress);
-    out.put("http-port", Integer.toString(httpPort));
-    out.put("retention", formatDuration(engineConfig.retention()));
+    for (Setting<?> setting : Settings.ALL) {
+      String name = setting.name();
+      String v = given.get(name);
+      if (name.equals("admin-token")) {
+        v = adminToken == null ? "" : "<secret>";
+      } else if (v == null) {
+        v = Setting.plain(setting.shownDefault());
+      }
+      out.put(name, v);
+    }
     return out;
   }
 
@@ -309,7 +291,7 @@ public final class ServerConfig {
         + otlpGrpcPort + ", otlpHttpPort=" + otlpHttpPort + ", httpPort=" + httpPort + ", adminPort=" + adminPort
         + ", adminToken=" + (adminToken == null ? "none" : "set") + ", engine="
         + engineConfig + ", rocksdb=" + rocksDbConfig + ", receiver=" + receiverConfig + ", "
-        + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + "}";
+        + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + ", query=" + queryConfig + "}";
   }
 
   /**
@@ -326,34 +308,51 @@ public final class ServerConfig {
    * {@link #set} for text from a file or the command line. Not thread-safe; build once.
    */
   public static final class Builder {
-    private Path dataDir = DEFAULT_DATA_DIR;
-    private String listenAddress = DEFAULT_LISTEN_ADDRESS;
-    private int otlpGrpcPort = DEFAULT_OTLP_GRPC_PORT;
-    private int otlpHttpPort = DEFAULT_OTLP_HTTP_PORT;
-    private int httpPort = DEFAULT_HTTP_PORT;
-    private int adminPort = DEFAULT_ADMIN_PORT;
+    // Every field starts at its setting's declared default (the constructor); see Settings.ALL.
+    private Path dataDir;
+    private String listenAddress;
+    private int otlpGrpcPort;
+    private int otlpHttpPort;
+    private int httpPort;
+    private int adminPort;
     private String adminToken;
-    private Duration retention = EngineConfig.DEFAULT_RETENTION;
-    private Duration outOfOrderWindow = EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW;
-    private Duration maxFutureSkew = EngineConfig.DEFAULT_MAX_FUTURE_SKEW;
+    private Duration retention;
+    private Duration outOfOrderWindow;
+    private Duration maxFutureSkew;
     private boolean fsync;
-    private long maxHeadBytes = defaultMaxHeadBytes();
-    private long blockCacheBytes = RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES;
-    private long maxGrpcMessageBytes = ReceiverConfig.defaults().maxGrpcMessageBytes();
-    private long maxHttpBodyBytes = ReceiverConfig.defaults().maxHttpBodyBytes();
-    private long maxInFlightBytes = ReceiverConfig.defaults().maxInFlightBytes();
-    private Duration retryAfter = ReceiverConfig.defaults().retryAfter();
-    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private long maxHeadBytes;
+    private long blockCacheBytes;
+    private List<Duration> compactionLevels;
+    private Duration compactionDelay;
+    private Duration compactionInterval;
+    private long labelCacheBytes;
+    private long maxGrpcMessageBytes;
+    private long maxHttpBodyBytes;
+    private long maxInFlightBytes;
+    private Duration retryAfter;
+    private Duration shutdownTimeout;
     private final TranslatorConfig.Builder translator = TranslatorConfig.builder();
+    private Duration queryTimeout;
+    private long queryMaxSamples;
+    private int queryMaxConcurrency;
+    private int queryMaxQueued;
+    private Duration queryLookbackDelta;
+    private boolean queryExperimentalFunctions;
     private final Map<String, String> sources = new LinkedHashMap<>();
+    private final Map<String, String> given = new LinkedHashMap<>();
 
     // built
     private EngineConfig engineConfig;
     private RocksDbConfig rocksDbConfig;
     private ReceiverConfig receiverConfig;
     private TranslatorConfig translatorConfig;
+    private QueryConfig queryConfig;
 
-    private Builder() {}
+    private Builder() {
+      for (Setting<?> s : Settings.ALL) {
+        s.applyDefault(this);
+      }
+    }
 
     public Builder dataDir(Path v) {
       dataDir = Objects.requireNonNull(v, "dataDir");
@@ -421,6 +420,26 @@ public final class ServerConfig {
       return this;
     }
 
+    public Builder compactionLevels(List<Duration> v) {
+      compactionLevels = List.copyOf(v);
+      return this;
+    }
+
+    public Builder compactionDelay(Duration v) {
+      compactionDelay = Objects.requireNonNull(v, "compactionDelay");
+      return this;
+    }
+
+    public Builder compactionInterval(Duration v) {
+      compactionInterval = Objects.requireNonNull(v, "compactionInterval");
+      return this;
+    }
+
+    public Builder labelCacheBytes(long v) {
+      labelCacheBytes = v;
+      return this;
+    }
+
     public Builder blockCacheBytes(long v) {
       blockCacheBytes = v;
       return this;
@@ -451,6 +470,42 @@ public final class ServerConfig {
       return this;
     }
 
+    /** {@link QueryConfig#timeout()}. */
+    public Builder queryTimeout(Duration v) {
+      queryTimeout = Objects.requireNonNull(v, "queryTimeout");
+      return this;
+    }
+
+    /** {@link QueryConfig#maxSamples()}. */
+    public Builder queryMaxSamples(long v) {
+      queryMaxSamples = v;
+      return this;
+    }
+
+    /** {@link QueryConfig#maxConcurrency()}. */
+    public Builder queryMaxConcurrency(int v) {
+      queryMaxConcurrency = v;
+      return this;
+    }
+
+    /** {@link QueryConfig#maxQueued()}. */
+    public Builder queryMaxQueued(int v) {
+      queryMaxQueued = v;
+      return this;
+    }
+
+    /** {@link QueryConfig#lookbackDelta()}. */
+    public Builder queryLookbackDelta(Duration v) {
+      queryLookbackDelta = Objects.requireNonNull(v, "queryLookbackDelta");
+      return this;
+    }
+
+    /** {@link QueryConfig#experimentalFunctions()}. */
+    public Builder queryExperimentalFunctions(boolean v) {
+      queryExperimentalFunctions = v;
+      return this;
+    }
+
     /** Edits the translator's settings ({@code maxFutureSkew} is taken from this builder). */
     public Builder translator(Consumer<TranslatorConfig.Builder> edit) {
       edit.accept(translator);
@@ -473,129 +528,20 @@ public final class ServerConfig {
      * @throws ConfigException for an unknown name or a bad value
      */
     public Builder set(String name, Object value, String source) {
-      if (!SETTINGS.contains(name)) {
+      Setting<?> setting = Settings.find(name);
+      if (setting == null) {
         throw new ConfigException(
-            "unknown setting '" + name + "' in " + source + suggestion(name)
-                + "; known settings: " + String.join(", ", SETTINGS));
+            "unknown setting '" + name + "' in " + source + Settings.suggestion(name)
+                + "; known settings: " + String.join(", ", Settings.names()));
       }
-      Setter s = new Setter(name, value, source);
-      switch (name) {
-        case "data-dir":
-          dataDir = s.path();
-          break;
-        case "listen-address":
-          listenAddress = s.text();
-          break;
-        case "otlp-grpc-port":
-          otlpGrpcPort = s.port();
-          break;
-        case "otlp-http-port":
-          otlpHttpPort = s.port();
-          break;
-        case "http-port":
-          httpPort = s.port();
-          break;
-        case "admin-port":
-          adminPort = s.port();
-          break;
-        case "admin-token":
-          adminToken = s.token();
-          break;
-        case "retention":
-          retention = s.duration(Duration.ofHours(1), "at least 1h");
-          break;
-        case "out-of-order-window":
-          outOfOrderWindow = s.duration(Duration.ZERO, null);
-          break;
-        case "max-future-skew":
-          maxFutureSkew = s.duration(Duration.ZERO, null);
-          break;
-        case "fsync":
-          fsync = s.bool();
-          break;
-        case "head-memory-limit":
-          maxHeadBytes = s.size(1);
-          break;
-        case "block-cache-size":
-          blockCacheBytes = s.size(1);
-          break;
-        case "otlp-grpc-max-message-size":
-          maxGrpcMessageBytes = s.size(1);
-          break;
-        case "otlp-http-max-body-size":
-          maxHttpBodyBytes = s.size(1);
-          break;
-        case "otlp-max-in-flight-size":
-          maxInFlightBytes = s.size(1);
-          break;
-        case "otlp-retry-after":
-          retryAfter = s.duration(Duration.ofSeconds(1), "at least 1s");
-          break;
-        case "shutdown-timeout":
-          shutdownTimeout = s.duration(Duration.ZERO, null);
-          break;
-        case "translation-strategy":
-          translator.translationStrategy(s.enumValue(TranslationStrategy.class));
-          break;
-        case "metric-namespace":
-          translator.namespace(s.text());
-          break;
-        case "promote-resource-attributes":
-          translator.promoteResourceAttributes(s.list());
-          break;
-        case "promote-all-resource-attributes":
-          translator.promoteAllResourceAttributes(s.bool());
-          break;
-        case "ignore-resource-attributes":
-          translator.ignoreResourceAttributes(s.list());
-          break;
-        case "keep-identifying-resource-attributes":
-          translator.keepIdentifyingResourceAttributes(s.bool());
-          break;
-        case "promote-scope-metadata":
-          translator.promoteScopeMetadata(s.bool());
-          break;
-        case "external-labels":
-          translator.externalLabels(s.map());
-          break;
-        case "exponential-histogram-mode":
-          translator.exponentialHistogramMode(
-              s.enumValue(TranslatorConfig.ExponentialHistogramMode.class));
-          break;
-        case "exponential-histogram-scale":
-          translator.exponentialHistogramScale(
-              s.integer(TranslatorConfig.MIN_SCALE, TranslatorConfig.MAX_SCALE));
-          break;
-        case "exponential-histogram-max-buckets":
-          translator.exponentialHistogramMaxBuckets(s.integer(2, Integer.MAX_VALUE));
-          break;
-        case "delta-mode":
-          translator.deltaMode(s.enumValue(TranslatorConfig.DeltaMode.class));
-          break;
-        case "delta-max-stale":
-          translator.maxStale(s.duration(Duration.ofMillis(1), "positive"));
-          break;
-        case "delta-max-streams":
-          translator.maxStreams(s.integer(1, Integer.MAX_VALUE));
-          break;
-        case "start-time-mode":
-          translator.startTimeMode(s.enumValue(TranslatorConfig.StartTimeMode.class));
-          break;
-        case "zero-timestamp-policy":
-          translator.zeroTimestampPolicy(s.enumValue(TranslatorConfig.ZeroTimestampPolicy.class));
-          break;
-        case "le-format":
-          translator.leFormat(s.enumValue(TranslatorConfig.LeFormat.class));
-          break;
-        default:
-          throw new AssertionError(name);
-      }
+      setting.apply(this, value, source);
       sources.put(name, source);
+      given.put(setting.name(), String.valueOf(value));
       return this;
     }
 
     private String sourceOf(String name) {
-      String s = sources.get(name);
+      String s = sources.get(Settings.named(name).name());
       return s == null ? "" : " (" + s + ")";
     }
 
@@ -645,6 +591,10 @@ public final class ServerConfig {
                       .maxFutureSkew(maxFutureSkew)
                       .fsync(fsync)
                       .maxHeadBytes(maxHeadBytes)
+                      .compactionLevels(compactionLevels)
+                      .compactionDelay(compactionDelay)
+                      .compactionInterval(compactionInterval)
+                      .labelCacheBytes(labelCacheBytes)
                       .clock(Clock.systemUTC())
                       .build());
       rocksDbConfig =
@@ -663,6 +613,17 @@ public final class ServerConfig {
                       (int) maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter));
       translatorConfig =
           wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
+      queryConfig =
+          wrap(
+              "query",
+              () ->
+                  new QueryConfig(
+                      queryTimeout,
+                      queryMaxSamples,
+                      queryMaxConcurrency,
+                      queryMaxQueued,
+                      queryLookbackDelta,
+                      queryExperimentalFunctions));
       return new ServerConfig(this, address);
     }
 
@@ -701,217 +662,6 @@ public final class ServerConfig {
       } catch (IllegalArgumentException | NullPointerException e) {
         throw new ConfigException("invalid " + what + " settings: " + e.getMessage(), e);
       }
-    }
-
-    private static String suggestion(String name) {
-      String n = name.toLowerCase(Locale.ROOT).replace('_', '-');
-      for (String known : SETTINGS) {
-        if (known.equals(n) || levenshtein(known, n) <= 2) {
-          return " (did you mean '" + known + "'?)";
-        }
-      }
-      return "";
-    }
-
-    private static int levenshtein(String a, String b) {
-      int[] prev = new int[b.length() + 1];
-      int[] cur = new int[b.length() + 1];
-      for (int j = 0; j <= b.length(); j++) {
-        prev[j] = j;
-      }
-      for (int i = 1; i <= a.length(); i++) {
-        cur[0] = i;
-        for (int j = 1; j <= b.length(); j++) {
-          int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-          cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-        }
-        int[] t = prev;
-        prev = cur;
-        cur = t;
-      }
-      return prev[b.length()];
-    }
-  }
-
-  /** Parses one value of one setting, with messages naming both. */
-  private static final class Setter {
-    private final String name;
-    private final Object value;
-    private final String source;
-
-    Setter(String name, Object value, String source) {
-      this.name = name;
-      this.value = value;
-      this.source = source;
-    }
-
-    private ConfigException bad(String expected) {
-      String shown =
-          value instanceof List || value instanceof Map ? String.valueOf(value) : text(value);
-      return new ConfigException(
-          "invalid " + name + " '" + shown + "' (" + source + "): " + expected);
-    }
-
-    private static String text(Object v) {
-      return v == null ? "" : String.valueOf(v);
-    }
-
-    String text() {
-      if (value instanceof List || value instanceof Map) {
-        throw bad("expected a single value");
-      }
-      return text(value);
-    }
-
-    /** A secret: messages never show the value. */
-    String token() {
-      if (value instanceof List || value instanceof Map) {
-        throw new ConfigException("invalid " + name + " (" + source + "): expected a single value");
-      }
-      String t = text(value);
-      String why = Builder.tokenProblem(t);
-      if (why != null) {
-        throw new ConfigException("invalid " + name + " (" + source + "): " + why);
-      }
-      return t;
-    }
-
-    Path path() {
-      String t = text().strip();
-      if (t.isEmpty()) {
-        throw bad("expected a folder path");
-      }
-      try {
-        return Path.of(t);
-      } catch (java.nio.file.InvalidPathException e) {
-        throw bad("not a valid path: " + e.getReason());
-      }
-    }
-
-    int port() {
-      int p;
-      try {
-        p = Integer.parseInt(text().strip());
-      } catch (NumberFormatException e) {
-        throw bad("expected a port number between 0 and 65535");
-      }
-      if (p < 0 || p > 65535) {
-        throw bad("expected a port number between 0 and 65535");
-      }
-      return p;
-    }
-
-    int integer(int min, int max) {
-      int v;
-      try {
-        v = Integer.parseInt(text().strip());
-      } catch (NumberFormatException e) {
-        throw bad("expected an integer between " + min + " and " + max);
-      }
-      if (v < min || v > max) {
-        throw bad("expected an integer between " + min + " and " + max);
-      }
-      return v;
-    }
-
-    boolean bool() {
-      String t = text().strip().toLowerCase(Locale.ROOT);
-      if (t.equals("true")) {
-        return true;
-      }
-      if (t.equals("false")) {
-        return false;
-      }
-      throw bad("expected true or false");
-    }
-
-    Duration duration(Duration min, String minText) {
-      Duration d;
-      try {
-        d = ConfigValues.parseDuration(text());
-      } catch (IllegalArgumentException e) {
-        throw bad(e.getMessage());
-      }
-      if (d.compareTo(min) < 0) {
-        throw bad("must be " + minText);
-      }
-      return d;
-    }
-
-    long size(long min) {
-      long v;
-      try {
-        v = ConfigValues.parseSize(text());
-      } catch (IllegalArgumentException e) {
-        throw bad(e.getMessage());
-      }
-      if (v < min) {
-        throw bad("must be at least " + min + "B");
-      }
-      return v;
-    }
-
-    <E extends Enum<E>> E enumValue(Class<E> type) {
-      String wanted = normalize(text());
-      for (E e : type.getEnumConstants()) {
-        if (normalize(e.name()).equals(wanted)) {
-          return e;
-        }
-      }
-      throw bad(
-          "expected one of "
-              + Arrays.stream(type.getEnumConstants())
-                  .map(e -> e.name().toLowerCase(Locale.ROOT).replace('_', '-'))
-                  .collect(Collectors.joining(", ")));
-    }
-
-    private static String normalize(String s) {
-      return s.strip().replace("-", "").replace("_", "").toLowerCase(Locale.ROOT);
-    }
-
-    List<String> list() {
-      List<String> out = new ArrayList<>();
-      if (value instanceof List) {
-        for (Object o : (List<?>) value) {
-          if (o instanceof List || o instanceof Map) {
-            throw bad("expected a list of names");
-          }
-          out.add(text(o).strip());
-        }
-      } else {
-        String t = text().strip();
-        if (!t.isEmpty()) {
-          for (String part : t.split(",", -1)) {
-            out.add(part.strip());
-          }
-        }
-      }
-      return out;
-    }
-
-    Map<String, String> map() {
-      Map<String, String> out = new LinkedHashMap<>();
-      if (value instanceof Map) {
-        for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
-          if (e.getValue() instanceof List || e.getValue() instanceof Map) {
-            throw bad("expected label names mapped to string values");
-          }
-          out.put(text(e.getKey()), text(e.getValue()));
-        }
-        return out;
-      }
-      String t = text().strip();
-      if (t.isEmpty()) {
-        return out;
-      }
-      for (String pair : t.split(",", -1)) {
-        int eq = pair.indexOf('=');
-        if (eq <= 0) {
-          throw bad("expected name=value pairs separated by commas");
-        }
-        out.put(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
-      }
-      return out;
     }
   }
 }

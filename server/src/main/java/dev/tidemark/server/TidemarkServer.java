@@ -192,7 +192,7 @@ public final class TidemarkServer implements AutoCloseable {
         adminPort(),
         config.adminToken() == null ? "no token" : "token required",
         dataFolder(),
-        ConfigValues.formatDuration(config.engineConfig().retention()),
+        ServerConfig.formatDuration(config.engineConfig().retention()),
         recoveryTime.toMillis() / 1000.0,
         stats.headSeries());
   }
@@ -511,7 +511,7 @@ public final class TidemarkServer implements AutoCloseable {
         LOG.log(
             System.Logger.Level.WARNING,
             "OTLP/gRPC calls still running after "
-                + ConfigValues.formatDuration(config.shutdownTimeout())
+                + ServerConfig.formatDuration(config.shutdownTimeout())
                 + "; cancelling them");
         grpcServer.shutdownNow();
         grpcServer.awaitTermination(5, TimeUnit.SECONDS);

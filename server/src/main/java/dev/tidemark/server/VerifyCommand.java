@@ -11,10 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.logging.ConsoleHandler;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -73,7 +69,6 @@ final class VerifyCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    quietLogging();
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
     Path dir;
@@ -139,17 +134,5 @@ final class VerifyCommand implements Callable<Integer> {
     err.println("Try 'tidemark verify --help'.");
     err.flush();
     return EXIT_USAGE;
-  }
-
-  /** Log records go to standard error, warnings only: standard output is the report. */
-  private static void quietLogging() {
-    Logger root = Logger.getLogger("");
-    for (Handler h : root.getHandlers()) {
-      root.removeHandler(h);
-    }
-    ConsoleHandler stderr = new ConsoleHandler();
-    stderr.setLevel(Level.WARNING);
-    root.addHandler(stderr);
-    root.setLevel(Level.WARNING);
   }
 }

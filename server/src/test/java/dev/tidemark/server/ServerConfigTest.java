@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
+import dev.tidemark.server.api.QueryConfig;
+import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslationStrategy;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
@@ -130,14 +132,14 @@ class ServerConfigTest {
 
   @Test
   void everySettingHasAnOption() {
-    ServerConfig.SETTINGS.forEach(
+    ServerConfig.settingNames().forEach(
         name ->
             assertThat(ServerConfig.builder().set(name, sampleValue(name), "test"))
                 .as(name)
                 .isNotNull());
     StringWriter help = new StringWriter();
     assertThat(Main.run(new PrintWriter(help), new PrintWriter(new StringWriter()), "--help")).isZero();
-    for (String name : ServerConfig.SETTINGS) {
+    for (String name : ServerConfig.settingNames()) {
       assertThat(help.toString()).containsAnyOf("--" + name + "=", "--[no-]" + name);
     }
     assertThat(help.toString()).contains("--listen-all", "--config", "--version", "Default: 15d");
@@ -174,10 +176,12 @@ class ServerConfigTest {
         if (name.endsWith("-size") || name.endsWith("-limit")) {
           return "1MiB";
         }
-        if (name.startsWith("promote") || name.startsWith("keep") || name.equals("fsync")) {
+        if (name.startsWith("promote") || name.startsWith("keep") || name.equals("fsync")
+            || name.equals("query-experimental-functions")) {
           return true;
         }
-        if (name.contains("scale") || name.contains("buckets") || name.contains("streams")) {
+        if (name.contains("scale") || name.contains("buckets") || name.contains("streams")
+            || name.startsWith("query-max-")) {
           return 4;
         }
         return "2h";
@@ -372,6 +376,60 @@ class ServerConfigTest {
     }
     assertThat(ConfigValues.formatSize(4L << 20)).isEqualTo("4MiB");
     assertThat(ConfigValues.formatSize(1000)).isEqualTo("1000B");
+  }
+
+  @Test
+  void querySettingsFromFlagsAndFile() throws IOException {
+    assertThat(Main.parseConfig().queryConfig()).isEqualTo(QueryConfig.DEFAULTS);
+    assertThat(
+            Main.parseConfig(
+                    "--query-timeout", "30s",
+                    "--query-max-samples", "1000",
+                    "--query-max-concurrency", "4",
+                    "--query-max-queued", "0",
+                    "--query-lookback-delta", "1m",
+                    "--query-experimental-functions")
+                .queryConfig())
+        .isEqualTo(new QueryConfig(Duration.ofSeconds(30), 1000, 4, 0, Duration.ofMinutes(1), true));
+    Path yml =
+        Files.writeString(
+            dir.resolve("query.yml"),
+            "query-timeout: 1m\nquery-max-samples: 5000000000\nquery-experimental-functions: true\n");
+    QueryConfig q = Main.parseConfig("--config", yml.toString(), "--no-query-experimental-functions").queryConfig();
+    assertThat(q.timeout()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(q.maxSamples()).isEqualTo(5_000_000_000L);
+    assertThat(q.experimentalFunctions()).isFalse();
+    assertThat(q.maxConcurrency()).isEqualTo(QueryConfig.DEFAULT_MAX_CONCURRENCY);
+    assertThat(ServerConfig.builder().queryMaxQueued(7).build().queryConfig().maxQueued()).isEqualTo(7);
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "--query-timeout | 0s | invalid query-timeout '0s' (--query-timeout): must be positive",
+        "--query-timeout | 2 | invalid query-timeout '2' (--query-timeout): expected a duration",
+        "--query-max-samples | 0 | invalid query-max-samples '0' (--query-max-samples): expected an integer between 1 and 9223372036854775807",
+        "--query-max-samples | 50M | invalid query-max-samples '50M' (--query-max-samples): expected an integer",
+        "--query-max-concurrency | 0 | invalid query-max-concurrency '0' (--query-max-concurrency): expected an integer between 1 and 2147483647",
+        "--query-max-queued | -1 | invalid query-max-queued '-1' (--query-max-queued): expected an integer between 0 and 2147483647",
+        "--query-lookback-delta | 0 | invalid query-lookback-delta '0' (--query-lookback-delta): must be positive",
+      })
+  void badQuerySettingNamesTheSettingAndTheValue(String flag, String value, String message) {
+    assertThatThrownBy(() -> Main.parseConfig(flag, value))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(message.strip());
+  }
+
+  @Test
+  void misspeltQuerySettingInAFileGetsASuggestion() throws IOException {
+    Path yml = Files.writeString(dir.resolve("q.yml"), "query-timout: 1m\n");
+    assertThatThrownBy(() -> Main.parseConfig("--config", yml.toString()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("unknown setting 'query-timout' in " + yml + " (did you mean 'query-timeout'?)");
+    assertThatThrownBy(() -> ServerConfig.builder().queryMaxConcurrency(0).build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessage("invalid query settings: query max concurrency must be at least 1, was 0");
   }
 
   @Test

@@ -10,6 +10,7 @@ import dev.tidemark.promql.parser.AggregateExpr;
 import dev.tidemark.promql.parser.AggregateOp;
 import dev.tidemark.tsdb.model.Labels;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -64,7 +65,24 @@ final class Aggregations {
     Map<Labels, Integer> groupIndex = new LinkedHashMap<>();
     List<Labels> groupLabels = new ArrayList<>();
     int[] groupOf = new int[input.size()];
+    // With "by", series with the same values of the grouping labels share a group: the group's
+    // labels are built once per group, not once per series.
+    String[] byNames = a.without() ? null : new java.util.TreeSet<>(a.grouping()).toArray(new String[0]);
+    Map<List<String>, Integer> byValues = new HashMap<>();
     for (int s = 0; s < input.size(); s++) {
+      List<String> key = null;
+      if (byNames != null) {
+        String[] values = new String[byNames.length];
+        for (int k = 0; k < values.length; k++) {
+          values[k] = input.get(s).labels.get(byNames[k]);
+        }
+        key = Arrays.asList(values);
+        Integer known = byValues.get(key);
+        if (known != null) {
+          groupOf[s] = known;
+          continue;
+        }
+      }
       Labels g = groupLabels(input.get(s).labels, a.grouping(), a.without());
       Integer gi = groupIndex.get(g);
       if (gi == null) {
@@ -73,6 +91,9 @@ final class Aggregations {
         groupLabels.add(g);
       }
       groupOf[s] = gi;
+      if (key != null) {
+        byValues.put(key, gi);
+      }
     }
     int groups = groupLabels.size();
     List<List<Integer>> members = new ArrayList<>();
@@ -107,6 +128,16 @@ final class Aggregations {
           }
         }
         List<StepSeries> out = new ArrayList<>();
+        if (op == AggregateOp.SUM) {
+          for (int g = 0; g < groups; g++) {
+            StepSeries r = sum(ev, groupLabels.get(g), input, members.get(g), n);
+            if (r.count() > 0) {
+              out.add(r);
+            }
+          }
+          ev.done(in);
+          return ev.track(new Vec(out));
+        }
         double[] buf = new double[input.size()];
         for (int g = 0; g < groups; g++) {
           StepSeries r = new StepSeries(groupLabels.get(g), n);
@@ -137,6 +168,42 @@ final class Aggregations {
     }
     ev.done(in);
     return ev.track((Vec) result);
+  }
+
+  /**
+   * {@code sum} of one group, member by member over whole step arrays instead of step by step over
+   * the members (each series' values are read in order, and nothing is gathered per step): at
+   * every step the present members are added in member order with the same Kahan steps as {@link
+   * #reduce}, so the bits are the same.
+   */
+  static StepSeries sum(Evaluator ev, Labels labels, List<StepSeries> input, List<Integer> members, int n) {
+    StepSeries r = new StepSeries(labels, n);
+    double[] sum = r.v;
+    boolean[] has = r.has;
+    double[] c = new double[n];
+    for (int m : members) {
+      ev.tick();
+      StepSeries s = input.get(m);
+      r.dropName |= s.dropName;
+      double[] v = s.v;
+      boolean[] present = s.has;
+      for (int i = 0; i < n; i++) {
+        if (present[i]) {
+          if (has[i]) {
+            sum[i] = Functions.kahanInc(v[i], sum[i], c, i);
+          } else {
+            sum[i] = v[i];
+            has[i] = true;
+          }
+        }
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      if (has[i]) {
+        sum[i] += c[i];
+      }
+    }
+    return r;
   }
 
   static double reduce(AggregateOp op, double[] v, int cnt, double param) {

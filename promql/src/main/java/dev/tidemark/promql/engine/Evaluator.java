@@ -26,9 +26,10 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Evaluates one expression over the steps {@code start, start+interval, ..., end}. Every node is
@@ -38,6 +39,12 @@ import java.util.concurrent.Future;
  * sliding window (see {@link #rangeCall}).
  */
 final class Evaluator {
+  /** Points a {@link Window} reads from its cursor at once, at first (it grows with the window). */
+  static final int INITIAL_WINDOW_BUFFER = 256;
+
+  /** Slices per thread of a parallel range function: enough to even out threads slowed by others. */
+  static final int SLICES_PER_THREAD = 4;
+
   /** A range function runs in parallel slices only with at least this many series per slice. */
   static final int MIN_SERIES_PER_PART = 16;
 
@@ -140,7 +147,7 @@ final class Evaluator {
       List<Value.Series> out = new ArrayList<>();
       Window w = new Window();
       for (int s = 0; s < src.size(); s++) {
-        w.reset(cursorOf(src, s));
+        w.reset(cursorOf(src, s, w));
         w.advance(windowEnd(src, 0) - src.rangeMs, windowEnd(src, 0));
         if (w.hi > w.lo) {
           acquire(w.hi - w.lo); // a range-vector result is held whole, as in Prometheus
@@ -345,10 +352,11 @@ final class Evaluator {
     long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers());
     List<StepSeries> out = new ArrayList<>();
+    SampleIterator it = null;
     while (set.next()) {
       Series s = set.at();
       StepSeries r = new StepSeries(s.labels(), n);
-      SampleIterator it = s.iterator();
+      it = s.iterator(it);
       boolean more = it.next();
       boolean haveCur = false;
       long curT = 0;
@@ -379,50 +387,72 @@ final class Evaluator {
 
   // ---------------------------------------------------------------- range vectors
 
-  /** A cursor over (time, value) points in time order, stale markers excluded. */
+  /**
+   * A source of (time, value) points in time order, stale markers excluded, read in bulk into a
+   * {@link Window}'s buffers.
+   */
   interface Cursor {
-    boolean next();
+    /**
+     * Reads up to {@code max} points after the last one read into {@code w.t}/{@code w.v} from
+     * {@code off} ({@code w.bits} is scratch of the same length); fewer only at the end.
+     */
+    int read(Window w, int off, int max);
 
-    boolean seek(long t);
-
-    long t();
-
-    double v();
+    /** Skips to the first point at or after {@code t} (never backwards), then reads as {@link #read}. */
+    int seekAndRead(long t, Window w, int off, int max);
   }
 
+  /** A series' samples; one per window, re-pointed at each series (no allocation per series). */
   static final class IteratorCursor implements Cursor {
-    private final SampleIterator it;
+    private SampleIterator it;
 
-    IteratorCursor(SampleIterator it) {
+    IteratorCursor reset(SampleIterator it) {
       this.it = it;
+      return this;
     }
 
     @Override
-    public boolean next() {
-      while (it.next()) {
-        if (it.valueBits() != SampleBatch.STALE_NAN_BITS) {
-          return true;
+    public int read(Window w, int off, int max) {
+      int n = 0;
+      while (n < max) {
+        int want = max - n;
+        int got = it.next(w.t, w.bits, off + n, want);
+        n += keepFresh(w, off + n, got);
+        if (got < want) {
+          break;
         }
       }
-      return false;
+      return n;
     }
 
     @Override
-    public boolean seek(long t) {
+    public int seekAndRead(long t, Window w, int off, int max) {
       if (!it.seek(t)) {
-        return false;
+        return 0;
       }
-      return it.valueBits() != SampleBatch.STALE_NAN_BITS || next();
+      int n = 0;
+      if (it.valueBits() != SampleBatch.STALE_NAN_BITS) {
+        w.t[off] = it.timestampMillis();
+        w.v[off] = it.value();
+        n = 1;
+      }
+      return n + read(w, off + n, max - n);
     }
 
-    @Override
-    public long t() {
-      return it.timestampMillis();
-    }
-
-    @Override
-    public double v() {
-      return it.value();
+    /** Turns {@code got} points at {@code from} into values, dropping stale markers; how many stay. */
+    private static int keepFresh(Window w, int from, int got) {
+      long[] t = w.t;
+      double[] v = w.v;
+      long[] bits = w.bits;
+      int k = from;
+      for (int i = from, end = from + got; i < end; i++) {
+        long b = bits[i];
+        if (b != SampleBatch.STALE_NAN_BITS) {
+          t[k] = t[i];
+          v[k++] = Double.longBitsToDouble(b);
+        }
+      }
+      return k - from;
     }
   }
 
@@ -430,7 +460,7 @@ final class Evaluator {
     private final long[] ts;
     private final double[] vs;
     private final int len;
-    private int i = -1;
+    private int i;
 
     ArrayCursor(long[] ts, double[] vs, int len) {
       this.ts = ts;
@@ -439,30 +469,20 @@ final class Evaluator {
     }
 
     @Override
-    public boolean next() {
-      i++;
-      return i < len;
+    public int read(Window w, int off, int max) {
+      int n = Math.min(max, len - i);
+      System.arraycopy(ts, i, w.t, off, n);
+      System.arraycopy(vs, i, w.v, off, n);
+      i += n;
+      return n;
     }
 
     @Override
-    public boolean seek(long t) {
-      if (i < 0) {
-        i = 0;
-      }
+    public int seekAndRead(long t, Window w, int off, int max) {
       while (i < len && ts[i] < t) {
         i++;
       }
-      return i < len;
-    }
-
-    @Override
-    public long t() {
-      return ts[i];
-    }
-
-    @Override
-    public double v() {
-      return vs[i];
+      return read(w, off, max);
     }
   }
 
@@ -567,24 +587,40 @@ final class Evaluator {
     return src;
   }
 
-  Cursor cursorOf(RangeSource src, int i) {
+  /** Series {@code i}'s points, through {@code w}'s reused iterator cursor where it is a series. */
+  Cursor cursorOf(RangeSource src, int i, Window w) {
     Object d = src.data.get(i);
     if (d instanceof Series s) {
-      return new IteratorCursor(s.iterator());
+      w.iterator = s.iterator(w.iterator);
+      return w.iteratorCursor.reset(w.iterator);
     }
     Object[] arr = (Object[]) d;
     long[] ts = (long[]) arr[0];
     return new ArrayCursor(ts, (double[]) arr[1], ts.length);
   }
 
-  /** The points of one series inside the current window {@code (start, end]}: {@code t[lo..hi)}. */
+  /**
+   * The points of one series inside the current window {@code (start, end]}: {@code t[lo..hi)}.
+   * Points are read from the cursor in bulk into the same buffers: {@code t[hi..filled)} are read
+   * but not yet in the window. Since points are in time order, the window holds exactly the points
+   * in {@code (start, end]} however it is filled.
+   */
   final class Window {
-    long[] t = new long[16];
-    double[] v = new double[16];
+    long[] t = new long[INITIAL_WINDOW_BUFFER];
+    double[] v = new double[INITIAL_WINDOW_BUFFER];
+    /** Scratch for value bits as read, before stale markers are dropped. */
+    long[] bits = new long[INITIAL_WINDOW_BUFFER];
     int lo;
     int hi;
+    /** End of the points read from the cursor. */
+    int filled;
+    /** How many points of the window are below their predecessor ({@code v[i] < v[i-1]}, lo < i < hi). */
+    int decreases;
     Cursor cur;
+    /** Whether the cursor may have points after {@code t[filled-1]}. */
     boolean more;
+    final IteratorCursor iteratorCursor = new IteratorCursor();
+    SampleIterator iterator;
     long start;
     long end;
     long rangeMs;
@@ -598,40 +634,73 @@ final class Evaluator {
       cur = c;
       lo = 0;
       hi = 0;
-      more = c.next();
+      filled = 0;
+      decreases = 0;
+      more = true;
     }
 
     void advance(long wStart, long wEnd) {
       start = wStart;
       end = wEnd;
-      while (lo < hi && t[lo] <= wStart) {
-        lo++;
-      }
-      if (lo == hi) {
-        lo = 0;
-        hi = 0;
-        if (more && cur.t() <= wStart) {
-          more = cur.seek(wStart + 1);
+      // Locals in the per-point loops: the fields are written back once.
+      long[] ts = t;
+      double[] vs = v;
+      int l = lo;
+      int h = hi;
+      int dec = decreases;
+      while (l < h && ts[l] <= wStart) {
+        if (l + 1 < h && vs[l + 1] < vs[l]) {
+          dec--;
         }
+        l++;
       }
-      while (more && cur.t() <= wEnd) {
-        if (cur.t() > wStart) {
-          if (hi == t.length) {
-            if (lo > 0) {
-              System.arraycopy(t, lo, t, 0, hi - lo);
-              System.arraycopy(v, lo, v, 0, hi - lo);
-              hi -= lo;
-              lo = 0;
-            } else {
-              t = Arrays.copyOf(t, t.length * 2);
-              v = Arrays.copyOf(v, v.length * 2);
-            }
+      if (l == h) {
+        dec = 0;
+        while (h < filled && ts[h] <= wStart) {
+          h++;
+        }
+        l = h;
+        if (h == filled) {
+          l = 0;
+          h = 0;
+          filled = 0;
+          if (more) {
+            filled = cur.seekAndRead(wStart + 1, this, 0, ts.length);
+            more = filled == ts.length;
           }
-          t[hi] = cur.t();
-          v[hi++] = cur.v();
         }
-        more = cur.next();
       }
+      while (true) {
+        int f = filled;
+        while (h < f && ts[h] <= wEnd) {
+          if (h > l && vs[h] < vs[h - 1]) {
+            dec++;
+          }
+          h++;
+        }
+        if (h < f || !more) {
+          break;
+        }
+        if (l > 0) {
+          System.arraycopy(ts, l, ts, 0, f - l);
+          System.arraycopy(vs, l, vs, 0, f - l);
+          f -= l;
+          h -= l;
+          l = 0;
+        }
+        if (f == ts.length) {
+          ts = t = Arrays.copyOf(ts, ts.length * 2);
+          vs = v = Arrays.copyOf(vs, vs.length * 2);
+          bits = new long[ts.length];
+        }
+        int want = ts.length - f;
+        int got = cur.read(this, f, want);
+        filled = f + got;
+        more = got == want;
+      }
+      lo = l;
+      hi = h;
+      decreases = dec;
     }
 
     int size() {
@@ -663,7 +732,7 @@ final class Evaluator {
     int parts = Math.min(sh.options.parallelism(), size / MIN_SERIES_PER_PART);
     List<StepSeries> out;
     if (parts <= 1) {
-      out = rangeSlice(src, 0, size, k, dropName, p0, p1, stepDependent);
+      out = rangeSlice(src, new Window(), 0, size, k, dropName, p0, p1, stepDependent);
     } else {
       out = rangeParallel(src, parts, k, dropName, p0, p1, stepDependent);
     }
@@ -673,51 +742,117 @@ final class Evaluator {
 
   /**
    * Series are independent until something combines them, so a range function over many series
-   * runs in {@code parts} contiguous slices: the caller's thread takes the first, common-pool
-   * workers the others; the output keeps the series order. Kernels are stateless functions of
-   * their {@link Window}; each slice has its own. The sample budget is checked per window against
-   * what the query held before (each slice holds one window at a time).
+   * runs on {@code threads} threads: the caller's and common-pool workers. The series are cut into
+   * contiguous slices, a few per thread, which the threads take in turn from a shared counter, so a
+   * thread slowed down by other work on the machine takes fewer; a worker that has not started when
+   * the caller ran out of slices is told not to (the caller never waits for an idle pool). The
+   * output keeps the series order. Kernels are stateless functions of their {@link Window}; each
+   * thread has its own. The sample budget is checked per window against what the query held before
+   * (each thread holds one window at a time).
    */
   private List<StepSeries> rangeParallel(
-      RangeSource src, int parts, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+      RangeSource src, int threads, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     int size = src.size();
-    int per = (size + parts - 1) / parts;
-    List<Future<List<StepSeries>>> others = new ArrayList<>(parts - 1);
-    for (int from = per; from < size; from += per) {
-      int f = from;
-      int to = Math.min(size, from + per);
-      others.add(ForkJoinPool.commonPool().submit(() -> rangeSlice(src, f, to, k, dropName, p0, p1, stepDependent)));
+    int slices = Math.min(size / MIN_SERIES_PER_PART, threads * SLICES_PER_THREAD);
+    int per = (size + slices - 1) / slices;
+    slices = (size + per - 1) / per;
+    @SuppressWarnings("unchecked")
+    List<StepSeries>[] results = new List[slices];
+    AtomicInteger next = new AtomicInteger();
+    int count = slices;
+    Runnable work =
+        () -> {
+          Window w = new Window();
+          for (int i; (i = next.getAndIncrement()) < count; ) {
+            results[i] = rangeSlice(src, w, i * per, Math.min(size, (i + 1) * per), k, dropName, p0, p1, stepDependent);
+          }
+        };
+    Helper[] helpers = new Helper[threads - 1];
+    for (int h = 0; h < helpers.length; h++) {
+      helpers[h] = new Helper(work);
+      ForkJoinPool.commonPool().execute(helpers[h]);
+    }
+    Throwable failure = null;
+    try {
+      work.run();
+    } catch (RuntimeException | Error e) {
+      failure = e;
+      next.set(count); // the helpers stop after their current slice
+    }
+    for (Helper h : helpers) {
+      Throwable t = h.await();
+      if (failure == null) {
+        failure = t;
+      } else if (t != null && t != failure) {
+        failure.addSuppressed(t);
+      }
+    }
+    if (failure instanceof RuntimeException re) {
+      throw re;
+    }
+    if (failure instanceof Error err) {
+      throw err;
+    }
+    if (Thread.currentThread().isInterrupted()) { // as a Future.get() interrupted while waiting
+      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
     }
     List<StepSeries> out = new ArrayList<>(size);
-    try {
-      out.addAll(rangeSlice(src, 0, Math.min(size, per), k, dropName, p0, p1, stepDependent));
-      for (Future<List<StepSeries>> f : others) {
-        out.addAll(f.get());
+    for (List<StepSeries> r : results) {
+      out.addAll(r);
+    }
+    return out;
+  }
+
+  /** A thread's share of a parallel range function, run at most once: by a pool worker, or not at all. */
+  private static final class Helper implements Runnable {
+    private final Runnable work;
+    private final AtomicBoolean claimed = new AtomicBoolean();
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile Throwable failure;
+
+    Helper(Runnable work) {
+      this.work = work;
+    }
+
+    @Override
+    public void run() {
+      if (!claimed.compareAndSet(false, true)) {
+        return;
       }
-      return out;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
+      try {
+        work.run();
+      } catch (Throwable t) {
+        failure = t;
+      } finally {
+        done.countDown();
       }
-      if (e.getCause() instanceof Error err) {
-        throw err;
+    }
+
+    /** Waits for the share if a worker took it; otherwise makes sure none will. */
+    Throwable await() {
+      if (claimed.compareAndSet(false, true)) {
+        return null;
       }
-      throw new IllegalStateException(e.getCause());
-    } finally {
-      for (Future<List<StepSeries>> f : others) {
-        f.cancel(true); // a no-op for the finished ones; stops the rest after a failure
+      boolean interrupted = false;
+      while (true) {
+        try {
+          done.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true; // the worker shares the query's state: wait for it regardless
+        }
       }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      return failure;
     }
   }
 
   /** Series {@code [from, to)} of a range function, each in one pass with a sliding window. */
   private List<StepSeries> rangeSlice(
-      RangeSource src, int from, int to, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+      RangeSource src, Window w, int from, int to, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     List<StepSeries> out = new ArrayList<>();
-    Window w = new Window();
     w.rangeMs = src.rangeMs;
     // With @ every step sees the same window: the value is reused unless the kernel reads the
     // step's time (predict_linear's intercept).
@@ -725,7 +860,7 @@ final class Evaluator {
     int ticks = 0;
     for (int s = from; s < to; s++) {
       checkNow();
-      w.reset(cursorOf(src, s));
+      w.reset(cursorOf(src, s, w));
       w.labels = src.labels(s);
       StepSeries r = new StepSeries(src.labels(s), n);
       r.dropName = dropName || src.dropName(s);

@@ -534,13 +534,18 @@ final class Functions {
 
   /** Kahan increment: returns the new sum, the compensation in {@code c[0]}. */
   static double kahanInc(double inc, double sum, double[] c) {
+    return kahanInc(inc, sum, c, 0);
+  }
+
+  /** {@link #kahanInc(double, double, double[])} with the compensation in {@code c[i]}. */
+  static double kahanInc(double inc, double sum, double[] c, int i) {
     double t = sum + inc;
     if (Double.isInfinite(t)) {
-      c[0] = 0;
+      c[i] = 0;
     } else if (Math.abs(sum) >= Math.abs(inc)) {
-      c[0] += (sum - t) + inc;
+      c[i] += (sum - t) + inc;
     } else {
-      c[0] += (inc - t) + sum;
+      c[i] += (inc - t) + sum;
     }
     return t;
   }
@@ -556,7 +561,7 @@ final class Functions {
     long lastT = w.t[w.hi - 1];
     double first = w.v[w.lo];
     double result = w.v[w.hi - 1] - first;
-    if (isCounter) {
+    if (isCounter && w.decreases > 0) { // the window counts them as it slides: most have none
       for (int i = w.lo + 1; i < w.hi; i++) {
         if (w.v[i] < w.v[i - 1]) {
           result += w.v[i - 1];
@@ -675,13 +680,7 @@ final class Functions {
   }
 
   static boolean resets(Window w) {
-    int r = 0;
-    for (int i = w.lo + 1; i < w.hi; i++) {
-      if (w.v[i] < w.v[i - 1]) {
-        r++;
-      }
-    }
-    return out(w, r);
+    return out(w, w.decreases); // v[i] < v[i-1] inside the window, counted as it slides
   }
 
   static boolean changes(Window w) {

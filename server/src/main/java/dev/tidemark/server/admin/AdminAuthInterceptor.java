@@ -21,6 +21,13 @@ import java.util.Objects;
  */
 public final class AdminAuthInterceptor implements ServerInterceptor {
 
+  /**
+   * Environment variable holding the token, read by the server (when {@code --admin-token} is not
+   * given) and by {@code tidemark admin} (when {@code --token} is not given), so that the token
+   * need not appear in a process list.
+   */
+  public static final String TOKEN_ENV = "TIDEMARK_ADMIN_TOKEN";
+
   static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 

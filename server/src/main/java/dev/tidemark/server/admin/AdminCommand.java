@@ -38,7 +38,7 @@ import dev.tidemark.admin.v1.SeriesSamples;
 import dev.tidemark.admin.v1.SetRetentionRequest;
 import dev.tidemark.admin.v1.SetRetentionResponse;
 import dev.tidemark.receiver.ErrorMessages;
-import dev.tidemark.server.ServerConfig;
+import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -57,10 +57,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.ConsoleHandler;
-import java.util.logging.Handler;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -118,7 +114,7 @@ public final class AdminCommand implements Callable<Integer> {
   public static final int EXIT_UNAUTHENTICATED = 3;
 
   /** The default {@code --address}: the server's default listen address and admin port. */
-  public static final String DEFAULT_ADDRESS = "127.0.0.1:" + ServerConfig.DEFAULT_ADMIN_PORT;
+  public static final String DEFAULT_ADDRESS = "127.0.0.1:" + AdminServer.DEFAULT_PORT;
 
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -178,7 +174,6 @@ public final class AdminCommand implements Callable<Integer> {
 
     @Override
     public final Integer call() throws Exception {
-      quietLogging();
       out = spec.commandLine().getOut();
       PrintWriter err = spec.commandLine().getErr();
       String name = spec.qualifiedName();
@@ -194,7 +189,7 @@ public final class AdminCommand implements Callable<Integer> {
         AdminServiceGrpc.AdminServiceBlockingStub stub =
             AdminServiceGrpc.newBlockingStub(channel)
                 .withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS);
-        String t = token != null ? token : System.getenv(ServerConfig.ADMIN_TOKEN_ENV);
+        String t = token != null ? token : System.getenv(AdminAuthInterceptor.TOKEN_ENV);
         if (t != null && !t.isEmpty()) {
           Metadata md = new Metadata();
           md.put(AdminAuthInterceptor.AUTHORIZATION, "Bearer " + t);
@@ -296,7 +291,7 @@ public final class AdminCommand implements Callable<Integer> {
       List<String[]> rows = new ArrayList<>();
       rows.add(new String[] {"version", r.getVersion()});
       rows.add(new String[] {"started", TimeArgs.format(r.getStartTimeMs())});
-      rows.add(new String[] {"uptime", ServerConfig.formatDuration(Duration.ofSeconds(r.getUptimeMs() / 1000))});
+      rows.add(new String[] {"uptime", ConfigValues.formatDuration(Duration.ofSeconds(r.getUptimeMs() / 1000))});
       rows.add(new String[] {"data folder", r.getDataDir()});
       rows.add(new String[] {"schema version", Integer.toString(r.getSchemaVersion())});
       rows.add(new String[] {"retention", r.getRetention()});
@@ -335,7 +330,7 @@ public final class AdminCommand implements Callable<Integer> {
       for (Bucket b : r.getBucketsList()) {
         rows.add(new String[] {
           TimeArgs.format(b.getStartTimeMs()),
-          ServerConfig.formatDuration(Duration.ofMillis(b.getSizeMs())),
+          ConfigValues.formatDuration(Duration.ofMillis(b.getSizeMs())),
           b.getOpen() ? "open" : "sealed",
           Long.toString(b.getSeriesCount()),
           bytes(b.getBytes())
@@ -591,8 +586,8 @@ public final class AdminCommand implements Callable<Integer> {
         printJson(toJson(r));
         return;
       }
-      out.println("retention " + ServerConfig.formatDuration(Duration.ofMillis(r.getRetentionMs()))
-          + " (was " + ServerConfig.formatDuration(Duration.ofMillis(r.getPreviousRetentionMs())) + ")");
+      out.println("retention " + ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs()))
+          + " (was " + ConfigValues.formatDuration(Duration.ofMillis(r.getPreviousRetentionMs())) + ")");
     }
   }
 
@@ -607,23 +602,11 @@ public final class AdminCommand implements Callable<Integer> {
         return;
       }
       out.printf(Locale.ROOT, "dropped %d buckets older than %s (%.3f s)%n", r.getBucketsDropped(),
-          ServerConfig.formatDuration(Duration.ofMillis(r.getRetentionMs())), r.getDurationMs() / 1000.0);
+          ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs())), r.getDurationMs() / 1000.0);
     }
   }
 
   // ---- helpers ----
-
-  /** Log records of the gRPC client go to standard error, warnings only: standard output is the answer. */
-  private static void quietLogging() {
-    Logger root = Logger.getLogger("");
-    for (Handler h : root.getHandlers()) {
-      root.removeHandler(h);
-    }
-    ConsoleHandler stderr = new ConsoleHandler();
-    stderr.setLevel(Level.WARNING);
-    root.addHandler(stderr);
-    root.setLevel(Level.WARNING);
-  }
 
   static long time(String option, String text, Instant now) {
     try {
@@ -635,7 +618,7 @@ public final class AdminCommand implements Callable<Integer> {
 
   static Duration duration(String option, String text) {
     try {
-      return ServerConfig.parseDuration(text);
+      return ConfigValues.parseDuration(text);
     } catch (IllegalArgumentException e) {
       throw new UsageException("invalid " + option + " '" + text + "': " + e.getMessage());
     }

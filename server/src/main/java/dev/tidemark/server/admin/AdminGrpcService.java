@@ -31,7 +31,7 @@ import dev.tidemark.admin.v1.SeriesSamples;
 import dev.tidemark.admin.v1.SetRetentionRequest;
 import dev.tidemark.admin.v1.SetRetentionResponse;
 import dev.tidemark.receiver.ErrorMessages;
-import dev.tidemark.server.ServerConfig;
+import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
@@ -130,7 +130,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
               .setDataDir(dataDir.toString())
               .setSchemaVersion(engine.schemaVersion())
               .setRetentionMs(engine.retention().toMillis())
-              .setRetention(ServerConfig.formatDuration(engine.retention()))
+              .setRetention(ConfigValues.formatDuration(engine.retention()))
               .setHeadSeries(stats.headSeries())
               .setHeadBytes(stats.headBytes())
               .setOpenBuckets(stats.openBuckets())
@@ -406,7 +406,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       Duration d;
       if (hasText) {
         try {
-          d = ServerConfig.parseDuration(request.getRetention());
+          d = ConfigValues.parseDuration(request.getRetention());
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("invalid retention '" + request.getRetention() + "': " + e.getMessage());
         }
@@ -415,13 +415,13 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       }
       if (d.compareTo(Duration.ofHours(1)) < 0) {
         throw new IllegalArgumentException(
-            "invalid retention " + ServerConfig.formatDuration(d.isNegative() ? Duration.ZERO : d)
+            "invalid retention " + ConfigValues.formatDuration(d.isNegative() ? Duration.ZERO : d)
                 + (d.isNegative() ? " (negative)" : "") + ": must be at least 1h");
       }
       Duration previous = engine.retention();
       engine.setRetention(d);
-      LOG.log(System.Logger.Level.INFO, "admin: retention set to " + ServerConfig.formatDuration(d)
-          + " (was " + ServerConfig.formatDuration(previous) + ") until the next restart");
+      LOG.log(System.Logger.Level.INFO, "admin: retention set to " + ConfigValues.formatDuration(d)
+          + " (was " + ConfigValues.formatDuration(previous) + ") until the next restart");
       return SetRetentionResponse.newBuilder()
           .setPreviousRetentionMs(previous.toMillis())
           .setRetentionMs(d.toMillis())

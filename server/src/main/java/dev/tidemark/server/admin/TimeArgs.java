@@ -1,6 +1,6 @@
 package dev.tidemark.server.admin;
 
-import dev.tidemark.server.ServerConfig;
+import dev.tidemark.server.text.ConfigValues;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
@@ -53,7 +53,7 @@ public final class TimeArgs {
     if (rel.startsWith("-") || rel.startsWith("+")) {
       Duration d;
       try {
-        d = ServerConfig.parseDuration(rel.substring(1));
+        d = ConfigValues.parseDuration(rel.substring(1));
       } catch (IllegalArgumentException e) {
         throw bad(text, e.getMessage());
       }

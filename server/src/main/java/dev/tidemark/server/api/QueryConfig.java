@@ -6,6 +6,12 @@ import java.util.Objects;
 /**
  * Settings of the Prometheus HTTP query API (Prometheus' {@code --query.*} flags).
  *
+ * <p>The server builds it from the settings {@code query-timeout}, {@code query-max-samples}, {@code
+ * query-max-concurrency}, {@code query-max-queued}, {@code query-lookback-delta} and {@code
+ * query-experimental-functions} (command line, YAML file, defaults: {@link #DEFAULTS}) and hands it
+ * out as {@code ServerConfig.queryConfig()}; a bad value stops the start with a message naming the
+ * setting before this record's own checks could see it.
+ *
  * @param timeout wall-clock budget of one query, time spent waiting for a slot included
  *     (Prometheus: {@code --query.timeout=2m}); a request's {@code timeout} parameter can only
  *     shorten it

@@ -89,7 +89,7 @@ class PrometheusApiTest {
                 Map.of(
                     "http_requests_total",
                     new FamilyMetadata("http_requests_total", PromType.COUNTER, "", "Requests served")),
-            () -> new Engine.Stats(4, 1000, 1, 1, 164, 0, 5, T0 + 600_000, 0),
+            () -> new Engine.Stats(4, 1000, 1, 1, 164, 0, 5, T0 + 600_000, 0, 0, 0, 0, 0, 0, 0, 0),
             Map.of("retention", "15d"),
             "9.9.9",
             Duration.ofDays(15),

@@ -61,4 +61,36 @@ public interface ChunkDecoder {
    * @throws CorruptRecordException if the stream is truncated or corrupt
    */
   boolean seek(long timestampMillis);
+
+  /** Whether the decoder stands on a sample (the last {@link #next()} or {@link #seek} returned true). */
+  boolean onSample();
+
+  /**
+   * Copies samples into {@code timestamps[offset..]} and {@code valueBits[offset..]}, from the
+   * current one on, while their timestamp is at most {@code maxTimestampMillis}, up to {@code max}
+   * of them; the decoder then stands on the first sample not copied, or is at the end ({@link
+   * #onSample()} false). The same as
+   *
+   * <pre>{@code
+   * while (n < max && onSample() && timestampMillis() <= maxTimestampMillis) {
+   *   timestamps[offset + n] = timestampMillis();
+   *   valueBits[offset + n++] = valueBits();
+   *   next();
+   * }
+   * }</pre>
+   *
+   * which is what this default does; a decoder that decodes in blocks copies whole runs.
+   *
+   * @return the number of samples copied
+   * @throws CorruptRecordException as {@link #next()}
+   */
+  default int copyUpTo(long[] timestamps, long[] valueBits, int offset, int max, long maxTimestampMillis) {
+    int n = 0;
+    while (n < max && onSample() && timestampMillis() <= maxTimestampMillis) {
+      timestamps[offset + n] = timestampMillis();
+      valueBits[offset + n++] = valueBits();
+      next();
+    }
+    return n;
+  }
 }

@@ -453,6 +453,42 @@ public final class DecimalDecoder implements ChunkDecoder {
     return blockBits[current];
   }
 
+  @Override
+  public boolean onSample() {
+    return onSample;
+  }
+
+  /** Copies runs of the decoded mini-block with {@code System.arraycopy}. */
+  @Override
+  public int copyUpTo(long[] timestamps, long[] valueBits, int offset, int max, long maxTimestampMillis) {
+    int n = 0;
+    while (n < max && onSample) {
+      int b = current;
+      int end = Math.min(blockLen, b + (max - n));
+      long[] bt = blockTimestamps;
+      int j = b;
+      while (j < end && bt[j] <= maxTimestampMillis) {
+        j++;
+      }
+      int c = j - b;
+      System.arraycopy(bt, b, timestamps, offset + n, c);
+      System.arraycopy(blockBits, b, valueBits, offset + n, c);
+      n += c;
+      if (j < blockLen) { // stopped inside the block, by the time or by max: stand on sample j
+        current = j;
+        blockNext = j + 1;
+        index += c;
+        return n;
+      }
+      // the rest of the block was copied: stand on its last sample, then step past it
+      current = blockLen - 1;
+      blockNext = blockLen;
+      index += c - 1;
+      next();
+    }
+    return n;
+  }
+
   /** {@code Double.longBitsToDouble(valueBits())}. */
   public double value() {
     return Double.longBitsToDouble(valueBits());

@@ -3,6 +3,7 @@ package dev.tidemark.tsdb.codec;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 
 /**
  * The ForwardIndex value ({@code docs/format.md}): what a series id of a bucket stands for.
@@ -65,6 +66,16 @@ public record ForwardIndexValue(MetricMetadata metadata, Labels labels) {
    *     not strictly ascending
    */
   public static ForwardIndexValue decode(byte[] value) {
+    return decode(value, UnaryOperator.identity());
+  }
+
+  /**
+   * {@link #decode(byte[])}, passing every decoded label name and value through {@code strings}
+   * (which must return an equal string), e.g. to share one instance of each among many label sets.
+   *
+   * @throws CorruptRecordException as {@link #decode(byte[])}
+   */
+  public static ForwardIndexValue decode(byte[] value, UnaryOperator<String> strings) {
     ValueReader r = new ValueReader(value, WHAT);
     String unit = r.optionalNonEmptyUtf8();
     int type = r.u8();
@@ -105,7 +116,7 @@ public record ForwardIndexValue(MetricMetadata metadata, Labels labels) {
                 + " then "
                 + ValueWriter.abbreviate(name));
       }
-      b.add(name, val);
+      b.add(strings.apply(name), strings.apply(val));
       prev = name;
     }
     r.expectEnd();

@@ -429,6 +429,11 @@ public final class GorillaDecoder implements ChunkDecoder {
     return valueBits;
   }
 
+  @Override
+  public boolean onSample() {
+    return onSample;
+  }
+
   /** {@code Double.longBitsToDouble(valueBits())}. */
   public double value() {
     return Double.longBitsToDouble(valueBits());

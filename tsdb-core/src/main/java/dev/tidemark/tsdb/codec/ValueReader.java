@@ -108,13 +108,17 @@ public final class ValueReader {
 
   /** Skips {@code n} bytes. */
   public void skip(int n) {
-    need(n, n + " bytes");
+    if (n < 0 || n > limit - pos) {
+      need(n, n + " bytes");
+    }
     pos += n;
   }
 
   /** Reads {@code n} bytes into a new array. */
   public byte[] bytes(int n) {
-    need(n, n + " bytes");
+    if (n < 0 || n > limit - pos) {
+      need(n, n + " bytes");
+    }
     byte[] out = new byte[n];
     System.arraycopy(buf, pos, out, 0, n);
     pos += n;
@@ -124,7 +128,9 @@ public final class ValueReader {
   /** Reads a {@code Utf8}: {@code u16} LE length, then that many bytes of valid UTF-8. */
   public String utf8() {
     int len = u16();
-    need(len, "string of " + len + " bytes");
+    if (len > limit - pos) { // the message is built only on failure: this runs per label
+      need(len, "string of " + len + " bytes");
+    }
     String s = decodeUtf8(buf, pos, len, what);
     pos += len;
     return s;

@@ -1,6 +1,5 @@
 package dev.tidemark.tsdb.engine;
 
-import static dev.tidemark.tsdb.engine.HeadState.CODE;
 import static dev.tidemark.tsdb.engine.HeadState.LOG;
 
 import dev.tidemark.tsdb.append.AppendResult;
@@ -203,6 +202,7 @@ final class Appends {
       hb.maxTimestamp = maxTimestamp;
       if (created) {
         open.remove(hb.bucket);
+        head.labelCache.invalidate(hb.bucket);
         hb.state = HeadBucket.State.SEALED; // unreachable now; a stale reference must not append
         if (listed) {
           buckets.remove(hb.bucket);
@@ -249,7 +249,7 @@ final class Appends {
       }
       hs = latest;
     } else {
-      TimeBucket b = TimeBucket.containing(t, CODE);
+      TimeBucket b = head.bucketFor(t);
       if (ref == null) {
         long max = newestAtOrAfter(labels, b);
         if (max != Long.MIN_VALUE) {
@@ -303,12 +303,13 @@ final class Appends {
     if (hs == null) {
       // New to its bucket when checked; an earlier point of this batch may have created it since.
       Labels labels = batch.labels(k);
-      TimeBucket b = TimeBucket.containing(t, CODE);
+      TimeBucket b = head.bucketFor(t);
       HeadBucket hb = open.get(b);
       if (hb == null) {
         hb = new HeadBucket(b);
         boolean listed = buckets.add(b);
         open.put(b, hb);
+        head.labelCache.invalidate(b); // new, or reopened: reads go to the head now
         undo.bucket(hb, true, listed);
         if (listed) {
           wb.put(Keys.bucketList(), BucketListValue.encode(buckets));

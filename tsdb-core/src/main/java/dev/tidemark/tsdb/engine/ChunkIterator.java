@@ -9,13 +9,13 @@ import java.util.List;
  * Walks a series' chunks, one per bucket in bucket order (buckets don't overlap in time), keeping
  * samples in {@code [minT, maxT]}. Inside a head chunk the in-order stream and the late samples are
  * merged by timestamp. One decoder per encoding is reused ({@link TimeSeriesValue.Decoders}): no
- * allocation per sample.
+ * allocation per sample, and none per series when the iterator is reused ({@link #reset}).
  */
 final class ChunkIterator implements SampleIterator {
 
-  private final List<ChunkSource> chunks;
-  private final long minT;
-  private final long maxT;
+  private List<ChunkSource> chunks;
+  private long minT;
+  private long maxT;
   private final TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
   private ChunkDecoder decoder;
 
@@ -30,9 +30,56 @@ final class ChunkIterator implements SampleIterator {
   private boolean onSample;
 
   ChunkIterator(List<ChunkSource> chunks, long minT, long maxT) {
+    reset(chunks, minT, maxT);
+  }
+
+  /** Starts over on other chunks, keeping the decoders. */
+  ChunkIterator reset(List<ChunkSource> chunks, long minT, long maxT) {
     this.chunks = chunks;
     this.minT = minT;
     this.maxT = maxT;
+    chunk = -1;
+    current = null;
+    decoder = null;
+    decoderHas = false;
+    late = 0;
+    done = false;
+    onSample = false;
+    return this;
+  }
+
+  /**
+   * Inside a chunk without late samples (every sealed chunk), copies straight from the decoder
+   * ({@link ChunkDecoder#copyUpTo}); elsewhere (late samples to merge, chunk boundaries) it is
+   * {@link #next()}.
+   */
+  @Override
+  public int next(long[] timestamps, long[] valueBits, int offset, int max) {
+    int n = 0;
+    while (n < max) {
+      if (!done && decoderHas && current.lateCount() == 0) {
+        // Every sample of such a chunk from the decoder's position on is >= minT (openNext seeks).
+        n += decoder.copyUpTo(timestamps, valueBits, offset + n, max - n, maxT);
+        decoderHas = decoder.onSample();
+        if (decoderHas && n < max) { // stopped at a sample after maxT
+          done = true;
+          onSample = false;
+          return n;
+        }
+        if (n > 0) {
+          t = timestamps[offset + n - 1];
+          bits = valueBits[offset + n - 1];
+          onSample = true;
+        }
+        continue;
+      }
+      if (!next()) {
+        return n;
+      }
+      timestamps[offset + n] = t;
+      valueBits[offset + n++] = bits;
+    }
+    return n;
   }
 
   @Override

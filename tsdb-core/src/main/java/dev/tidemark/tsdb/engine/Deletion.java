@@ -221,6 +221,7 @@ final class Deletion {
       }
     }
     kv.write(wb);
+    head.labelCache.invalidate(b); // records deleted: an id may be reused after a reopen
     if (dropBucket) {
       buckets.remove(b); // only once the store has dropped it too
     }

@@ -37,8 +37,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * <p>This class is the public facade; the work is done by package-private parts over one shared
  * {@link HeadState}, each answering one question: {@link Appends} (the write path and its
  * all-or-nothing undo), {@link Reads} (select, series, label names and values), {@link Sealer}
- * (sealing and the background thread), {@link Retention}, {@link Deletion} and {@link Recovery}
- * (schema check, head-log replay, reopening a sealed bucket).
+ * (sealing and the background thread), {@link Retention}, {@link Deletion}, {@link Recovery}
+ * (schema check, head-log replay, reopening a sealed bucket) and {@link Compactor} (merging sealed
+ * buckets into coarser ones).
  */
 public final class Engine implements Appender, Querier, AutoCloseable {
 
@@ -49,6 +50,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   private final Reads reads;
   private final Retention retention;
   private final Deletion deletion;
+  private final Compactor compactor;
   private final KvStore kv;
   private final EngineConfig config;
   private final ReentrantReadWriteLock lock;
@@ -68,6 +70,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     this.reads = new Reads(head);
     this.retention = new Retention(head, sealer);
     this.deletion = new Deletion(head, sealer);
+    this.compactor = new Compactor(head, sealer);
     this.kv = kv;
     this.config = config;
     this.lock = head.lock;
@@ -91,6 +94,10 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     long every = config.retentionInterval().toMillis();
     if (every > 0) {
       sealer.scheduleWithFixedDelay(retention::retentionQuietly, every);
+    }
+    long compactEvery = config.compactionInterval().toMillis();
+    if (compactEvery > 0 && compactor.enabled()) {
+      sealer.scheduleWithFixedDelay(compactor::compactOneQuietly, compactEvery);
     }
     sealer.scheduleSealIfDue();
   }
@@ -145,6 +152,31 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    */
   public void setRetention(Duration retention) {
     this.retention.setRetention(retention);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Compaction
+
+  /**
+   * Compacts every due group of sealed buckets into the coarser buckets of {@link
+   * EngineConfig#compactionLevels()} now, on the background thread, and waits; returns how many
+   * coarse buckets it made. The background compactor does the same, one group at a time, every
+   * {@link EngineConfig#compactionInterval()}. A group is due once its whole range lies more than
+   * {@link EngineConfig#compactionDelay()} (and the out-of-order window) behind both the clock and
+   * the newest sample, and none of its buckets is open. See {@code docs/architecture.md}, Compaction.
+   */
+  public int compactNow() {
+    return compactor.compactNow();
+  }
+
+  /** Test hook: runs before every write a compaction makes (null: none). */
+  void compactionFaults(Runnable beforeWrite) {
+    compactor.beforeWrite = beforeWrite;
+  }
+
+  /** Test hook: whether {@link #close()} has told the compactor to stop. */
+  boolean compactorStopping() {
+    return compactor.stopping;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -212,7 +244,18 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   // ---------------------------------------------------------------------------------------------
   // Status and lifecycle
 
-  /** A point-in-time view of the engine's state for metrics and the admin API. */
+  /**
+   * A point-in-time view of the engine's state for metrics and the admin API.
+   *
+   * @param buckets buckets with data, of every size
+   * @param coarseBuckets of those, the ones coarser than one hour (made by compaction)
+   * @param compactions coarse buckets the compactor made since start
+   * @param compactedBuckets finer buckets those replaced
+   * @param compactionBytesWritten key and value bytes the compactor wrote since start
+   * @param compactionMillis time the compactor spent since start (wall clock, per group)
+   * @param compactionsAbandoned groups given up because a bucket of theirs changed meanwhile
+   * @param compactionFailures compactions that failed (store errors); retried later
+   */
   public record Stats(
       long headSeries,
       long headBytes,
@@ -222,7 +265,14 @@ public final class Engine implements Appender, Querier, AutoCloseable {
       long samplesRejected,
       long recoveryMillis,
       long headMaxTimestampMillis,
-      long unreadableRecords) {
+      long unreadableRecords,
+      int coarseBuckets,
+      long compactions,
+      long compactedBuckets,
+      long compactionBytesWritten,
+      long compactionMillis,
+      long compactionsAbandoned,
+      long compactionFailures) {
     /** Head bytes per active series (0 with an empty head). */
     public long headBytesPerSeries() {
       return headSeries == 0 ? 0 : headBytes / headSeries;
@@ -247,7 +297,14 @@ public final class Engine implements Appender, Querier, AutoCloseable {
           head.samplesRejected.sum(),
           recoveryMillis,
           head.hasHeadMaxT ? head.headMaxT : Long.MIN_VALUE,
-          head.unreadableRecords.sum());
+          head.unreadableRecords.sum(),
+          Compactor.coarseCount(buckets),
+          head.compactions.sum(),
+          head.compactedBuckets.sum(),
+          head.compactionBytesWritten.sum(),
+          head.compactionNanos.sum() / 1_000_000,
+          head.compactionsAbandoned.sum(),
+          head.compactionFailures.sum());
     } finally {
       lock.readLock().unlock();
     }
@@ -318,6 +375,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     } finally {
       lock.readLock().unlock();
     }
+    compactor.stopping = true; // a long compaction must not hold the close back
     try {
       flush();
     } finally {
@@ -333,6 +391,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
 
   /** Stops without sealing, as a crash would (for tests of recovery). */
   void abandon() {
+    compactor.stopping = true;
     lock.writeLock().lock();
     try {
       head.closed = true;

@@ -2,6 +2,7 @@ package dev.tidemark.tsdb.engine;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -18,7 +19,24 @@ import java.util.Objects;
  *     StorageUnavailableException} until sealing frees memory (default {@link
  *     #DEFAULT_MAX_HEAD_BYTES})
  * @param retentionInterval how often retention runs in the background; zero disables it
+ * @param compactionLevels the bucket sizes the background compactor merges sealed buckets into
+ *     ({@code docs/architecture.md}, Compaction): the first is one hour (what ingestion writes),
+ *     each next one a larger power of two hours up to 16384 h; a list of one hour alone disables
+ *     compaction (default {@link #DEFAULT_COMPACTION_LEVELS})
+ * @param compactionDelay how far a bucket group's end must lie behind the clock and the newest
+ *     sample before it is compacted (at least the out-of-order window is always waited): recent
+ *     data stays in one-hour buckets, where a late sample reopens one hour, not a coarse bucket
+ *     (default {@link #DEFAULT_COMPACTION_DELAY})
+ * @param compactionInterval how often the compactor looks for due bucket groups; zero disables
+ *     the background compactor ({@link Engine#compactNow()} still works) (default {@link
+ *     #DEFAULT_COMPACTION_INTERVAL})
  * @param clock the clock for retention and future checks
+ * @param labelCacheBytes the bound, in estimated heap bytes, of the decoded ForwardIndex tables of
+ *     sealed buckets that selects keep (per bucket {@code series id → labels}; docs/architecture.md,
+ *     Read path); 0 disables the cache (default {@link #DEFAULT_LABEL_CACHE_BYTES})
+ * @param readParallelism how many threads one select may use to read sealed buckets (the caller's
+ *     and {@code ForkJoinPool.commonPool()} workers); 1 reads them on the caller's thread (default
+ *     {@link #DEFAULT_READ_PARALLELISM})
  */
 public record EngineConfig(
     Duration outOfOrderWindow,
@@ -27,13 +45,37 @@ public record EngineConfig(
     boolean fsync,
     long maxHeadBytes,
     Duration retentionInterval,
-    Clock clock) {
+    List<Duration> compactionLevels,
+    Duration compactionDelay,
+    Duration compactionInterval,
+    Clock clock,
+    long labelCacheBytes,
+    int readParallelism) {
 
   public static final Duration DEFAULT_OUT_OF_ORDER_WINDOW = Duration.ofMinutes(30);
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(15);
   public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.ofMinutes(10);
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
   public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(5);
+  /**
+   * 1 h → 8 h (size codes 1, 4), chosen by measurement (docs/benchmarks.md, "Bucket compaction"):
+   * 8-hour buckets take nearly all of the saving (the per-bucket index records), a 64-hour level
+   * saved 0.3 % more while a one-hour query and a late sample's reopening grow with the bucket.
+   */
+  public static final List<Duration> DEFAULT_COMPACTION_LEVELS =
+      List.of(Duration.ofHours(1), Duration.ofHours(8));
+  /** Compaction disabled: ingestion's one-hour buckets only. */
+  public static final List<Duration> NO_COMPACTION = List.of(Duration.ofHours(1));
+  public static final Duration DEFAULT_COMPACTION_INTERVAL = Duration.ofMinutes(1);
+  /** Eight hours: the last 8 to 16 hours stay in one-hour buckets. */
+  public static final Duration DEFAULT_COMPACTION_DELAY = Duration.ofHours(8);
+  /**
+   * 256 MiB: about 400,000 series-buckets of 10 labels held alone (a series' tables share its
+   * labels, so more in practice), e.g. 16,000 series over 24 hour buckets.
+   */
+  public static final long DEFAULT_LABEL_CACHE_BYTES = 256L << 20;
+  /** The machine's processors, as the PromQL engine's parallelism. */
+  public static final int DEFAULT_READ_PARALLELISM = Runtime.getRuntime().availableProcessors();
 
   /** The only bucket size ingestion writes: 1 hour (size code 1). */
   public static final int BUCKET_SIZE_CODE = 1;
@@ -43,6 +85,10 @@ public record EngineConfig(
     requireNonNegative("outOfOrderWindow", outOfOrderWindow);
     requireNonNegative("maxFutureSkew", maxFutureSkew);
     requireNonNegative("retentionInterval", retentionInterval);
+    requireNonNegative("compactionInterval", compactionInterval);
+    requireNonNegative("compactionDelay", compactionDelay);
+    compactionLevels = List.copyOf(Objects.requireNonNull(compactionLevels, "compactionLevels"));
+    checkLevels(compactionLevels);
     Objects.requireNonNull(retention, "retention");
     if (retention.compareTo(Duration.ofHours(1)) < 0) {
       throw new IllegalArgumentException("retention must be at least 1h, was " + retention);
@@ -50,6 +96,39 @@ public record EngineConfig(
     if (maxHeadBytes <= 0) {
       throw new IllegalArgumentException("maxHeadBytes must be positive, was " + maxHeadBytes);
     }
+    if (labelCacheBytes < 0) {
+      throw new IllegalArgumentException("labelCacheBytes must not be negative, was " + labelCacheBytes);
+    }
+    if (readParallelism < 1) {
+      throw new IllegalArgumentException("readParallelism must be at least 1, was " + readParallelism);
+    }
+  }
+
+  private static void checkLevels(List<Duration> levels) {
+    if (levels.isEmpty() || !levels.get(0).equals(Duration.ofHours(1))) {
+      throw new IllegalArgumentException("compactionLevels must start with 1h, was " + levels);
+    }
+    long previous = 0;
+    for (Duration d : levels) {
+      long hours = d.toHours();
+      if (!d.equals(Duration.ofHours(hours)) || Long.bitCount(hours) != 1 || hours > 16384) {
+        throw new IllegalArgumentException(
+            "compactionLevels must be powers of two hours up to 16384h, was " + d + " in " + levels);
+      }
+      if (hours <= previous) {
+        throw new IllegalArgumentException("compactionLevels must increase, was " + levels);
+      }
+      previous = hours;
+    }
+  }
+
+  /** The size codes of {@link #compactionLevels()}, finest (1) first. */
+  int[] compactionSizeCodes() {
+    int[] codes = new int[compactionLevels.size()];
+    for (int i = 0; i < codes.length; i++) {
+      codes[i] = 1 + Long.numberOfTrailingZeros(compactionLevels.get(i).toHours());
+    }
+    return codes;
   }
 
   private static void requireNonNegative(String name, Duration d) {
@@ -71,7 +150,12 @@ public record EngineConfig(
         .fsync(fsync)
         .maxHeadBytes(maxHeadBytes)
         .retentionInterval(retentionInterval)
-        .clock(clock);
+        .compactionLevels(compactionLevels)
+        .compactionDelay(compactionDelay)
+        .compactionInterval(compactionInterval)
+        .clock(clock)
+        .labelCacheBytes(labelCacheBytes)
+        .readParallelism(readParallelism);
   }
 
   /** Builder with the documented defaults. */
@@ -82,7 +166,12 @@ public record EngineConfig(
     private boolean fsync;
     private long maxHeadBytes = DEFAULT_MAX_HEAD_BYTES;
     private Duration retentionInterval = DEFAULT_RETENTION_INTERVAL;
+    private List<Duration> compactionLevels = DEFAULT_COMPACTION_LEVELS;
+    private Duration compactionInterval = DEFAULT_COMPACTION_INTERVAL;
+    private Duration compactionDelay = DEFAULT_COMPACTION_DELAY;
     private Clock clock = Clock.systemUTC();
+    private long labelCacheBytes = DEFAULT_LABEL_CACHE_BYTES;
+    private int readParallelism = DEFAULT_READ_PARALLELISM;
 
     public Builder outOfOrderWindow(Duration v) {
       outOfOrderWindow = v;
@@ -114,14 +203,50 @@ public record EngineConfig(
       return this;
     }
 
+    public Builder compactionLevels(List<Duration> v) {
+      compactionLevels = v;
+      return this;
+    }
+
+    public Builder compactionDelay(Duration v) {
+      compactionDelay = v;
+      return this;
+    }
+
+    public Builder compactionInterval(Duration v) {
+      compactionInterval = v;
+      return this;
+    }
+
     public Builder clock(Clock v) {
       clock = v;
       return this;
     }
 
+    public Builder labelCacheBytes(long v) {
+      labelCacheBytes = v;
+      return this;
+    }
+
+    public Builder readParallelism(int v) {
+      readParallelism = v;
+      return this;
+    }
+
     public EngineConfig build() {
       return new EngineConfig(
-          outOfOrderWindow, retention, maxFutureSkew, fsync, maxHeadBytes, retentionInterval, clock);
+          outOfOrderWindow,
+          retention,
+          maxFutureSkew,
+          fsync,
+          maxHeadBytes,
+          retentionInterval,
+          compactionLevels,
+          compactionDelay,
+          compactionInterval,
+          clock,
+          labelCacheBytes,
+          readParallelism);
     }
   }
 }

@@ -32,6 +32,12 @@ final class HeadState {
 
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
+  /**
+   * Decoded ForwardIndex tables of sealed buckets. Whoever changes a bucket's stored records, or
+   * moves it into or out of the head, calls {@link LabelCache#invalidate} under the write lock.
+   */
+  final LabelCache labelCache;
+
   // Guarded by lock.
   final TreeMap<TimeBucket, HeadBucket> open = new TreeMap<>();
   /** The buckets whose seal is in progress; each is also in {@link #open} (docs/architecture.md, Sealing). */
@@ -50,6 +56,20 @@ final class HeadState {
   final LongAdder samplesRejected = new LongAdder();
   final LongAdder unreadableRecords = new LongAdder();
 
+  /**
+   * Bit {@code n} set: the BucketList may hold buckets of size code {@code n > 1} (a compaction
+   * made one, or recovery found one). Only ever grows, so it may be a superset. Guarded by lock.
+   */
+  int coarseCodes;
+
+  // The compactor's counters (Compactor; Engine.Stats).
+  final LongAdder compactions = new LongAdder();
+  final LongAdder compactedBuckets = new LongAdder();
+  final LongAdder compactionBytesWritten = new LongAdder();
+  final LongAdder compactionNanos = new LongAdder();
+  final LongAdder compactionsAbandoned = new LongAdder();
+  final LongAdder compactionFailures = new LongAdder();
+
   /** What the engine knows of a series across buckets: its newest timestamp, exactly. */
   static final class SeriesRef {
     long maxT;
@@ -66,11 +86,33 @@ final class HeadState {
     this.config = config;
     this.oooMillis = config.outOfOrderWindow().toMillis();
     this.retentionMillis = config.retention().toMillis();
+    this.labelCache = new LabelCache(config.labelCacheBytes());
   }
 
   /** The head's copy of a bucket (open, perhaps being sealed), or null. Under the lock. */
   HeadBucket headBucketLocked(TimeBucket b) {
     return open.get(b);
+  }
+
+  /**
+   * The bucket a sample at {@code t} belongs to: the listed coarse bucket covering it (made by
+   * the compactor; a late sample reopens it), else the one-hour bucket. Under the lock.
+   */
+  TimeBucket bucketFor(long t) {
+    for (int codes = coarseCodes; codes != 0; codes &= codes - 1) {
+      TimeBucket c = TimeBucket.containing(t, Integer.numberOfTrailingZeros(codes));
+      if (buckets.contains(c)) {
+        return c;
+      }
+    }
+    return TimeBucket.containing(t, CODE);
+  }
+
+  /** Notes that a bucket of {@code b}'s size code may be listed ({@link #coarseCodes}). Under the write lock. */
+  void noteSize(TimeBucket b) {
+    if (b.sizeCode() != CODE) {
+      coarseCodes |= 1 << b.sizeCode();
+    }
   }
 
   void ensureOpen() {

@@ -25,12 +25,17 @@ import dev.tidemark.tsdb.query.Series;
 import dev.tidemark.tsdb.query.SeriesSet;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.roaringbitmap.IntIterator;
@@ -57,6 +62,7 @@ final class Reads implements Querier {
   private final TreeMap<TimeBucket, HeadBucket> sealing;
   private final TreeSet<TimeBucket> buckets;
   private final LongAdder unreadableRecords;
+  private final LabelCache labelCache;
 
   Reads(HeadState head) {
     this.head = head;
@@ -66,6 +72,7 @@ final class Reads implements Querier {
     this.sealing = head.sealing;
     this.buckets = head.buckets;
     this.unreadableRecords = head.unreadableRecords;
+    this.labelCache = head.labelCache;
   }
 
   List<BucketInfo> bucketInfo() {
@@ -150,6 +157,7 @@ final class Reads implements Querier {
   private List<Series> collect(long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
     requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
+    StoredHits[][] stored = new StoredHits[1][];
     visitBuckets(
         minT,
         maxT,
@@ -166,14 +174,23 @@ final class Reads implements Querier {
             }
           }
         },
-        (snap, b) -> collectStored(snap, b, matchers, withSamples, found));
-    List<Found> sorted = new ArrayList<>(found.values());
-    sorted.sort(Comparator.comparing(f -> f.labels));
-    List<Series> out = new ArrayList<>(sorted.size());
+        (snap, keys) -> stored[0] = selectStored(snap, keys, matchers, withSamples));
+    // Join across buckets by labels. Stored buckets' labels are interned (LabelCache), so a series
+    // met in several of them compares by reference.
+    for (StoredHits h : stored[0]) {
+      for (int i = 0; i < h.size; i++) {
+        found.computeIfAbsent(h.labels[i], Found::new).add(h.bucket, h.metadata[i], h.chunks == null ? null : h.chunks[i]);
+      }
+    }
+    Found[] sorted = found.values().toArray(new Found[0]);
+    Arrays.sort(sorted, (a, b) -> a.labels.compareTo(b.labels));
+    List<Series> out = new ArrayList<>(sorted.length);
     for (Found f : sorted) {
       if (withSamples) {
-        f.chunks.sort(Comparator.comparing(ChunkSource::bucket));
-        if (!insideRange(f.chunks, minT, maxT)) {
+        if (f.chunks.size() > 1) {
+          f.chunks.sort(Comparator.comparing(ChunkSource::bucket));
+        }
+        if (!surelyHasSampleInside(f.chunks, minT, maxT)) {
           ChunkIterator probe = new ChunkIterator(f.chunks, minT, maxT);
           if (!probe.next()) {
             continue; // no sample inside the range
@@ -186,44 +203,184 @@ final class Reads implements Querier {
   }
 
   /**
-   * Whether the chunks are not empty and every chunk's bucket lies inside {@code [minT, maxT]}:
-   * then the series has a sample in the range without decoding one, since no chunk is empty (the
-   * head captures only series with samples, a seal writes no TimeSeries record for an empty one).
+   * Whether some chunk's bucket lies inside {@code [minT, maxT]}: then the series has a sample in
+   * the range without decoding one, since no chunk is empty (the head captures only series with
+   * samples, a seal writes no TimeSeries record for an empty one). Only series whose every chunk
+   * straddles an end of the range are decoded to find out.
    */
-  private static boolean insideRange(List<ChunkSource> chunks, long minT, long maxT) {
-    if (chunks.isEmpty()) {
-      return false;
-    }
+  private static boolean surelyHasSampleInside(List<ChunkSource> chunks, long minT, long maxT) {
     for (ChunkSource c : chunks) {
-      if (c.bucket().startMillis() < minT || c.bucket().endMillis() - 1 > maxT) {
-        return false;
+      if (c.bucket().startMillis() >= minT && c.bucket().endMillis() - 1 <= maxT) {
+        return true;
       }
     }
-    return true;
+    return false;
   }
 
-  private void collectStored(
-      KvReader snap, TimeBucket b, List<LabelMatcher> matchers, boolean withSamples, Map<Labels, Found> found) {
+  /** What a select found in one stored bucket: parallel arrays, in series id order. */
+  private static final class StoredHits {
+    static final StoredHits NONE = new StoredHits(null, 0);
+
+    final TimeBucket bucket;
+    final int[] ids;
+    final Labels[] labels;
+    final MetricMetadata[] metadata;
+    ChunkSource[] chunks;
+    int size;
+
+    StoredHits(TimeBucket bucket, int capacity) {
+      this.bucket = bucket;
+      this.ids = new int[capacity];
+      this.labels = new Labels[capacity];
+      this.metadata = new MetricMetadata[capacity];
+    }
+
+    void add(int id, Labels l, MetricMetadata m) {
+      ids[size] = id;
+      labels[size] = l;
+      metadata[size++] = m;
+    }
+  }
+
+  /**
+   * Selects in every stored bucket, on up to {@link EngineConfig#readParallelism()} threads: the
+   * caller and common-pool helpers take buckets from a shared counter (a helper that has not
+   * started when the caller ran out of buckets is told not to, so the caller never waits for an
+   * idle pool). Buckets are independent until the join; results keep the bucket order.
+   */
+  private StoredHits[] selectStored(
+      KvReader snap, List<LabelCache.Key> keys, List<LabelMatcher> matchers, boolean withSamples) {
+    int n = keys.size();
+    StoredHits[] out = new StoredHits[n];
+    AtomicInteger next = new AtomicInteger();
+    Runnable work =
+        () -> {
+          for (int i; (i = next.getAndIncrement()) < n; ) {
+            out[i] = selectStored(snap, keys.get(i), matchers, withSamples);
+          }
+        };
+    int helpers = Math.min(head.config.readParallelism(), n) - 1;
+    if (helpers <= 0) {
+      work.run();
+      return out;
+    }
+    Helper[] started = new Helper[helpers];
+    for (int h = 0; h < helpers; h++) {
+      started[h] = new Helper(work);
+      ForkJoinPool.commonPool().execute(started[h]);
+    }
+    Throwable failure = null;
+    try {
+      work.run();
+    } catch (RuntimeException | Error e) {
+      failure = e;
+      next.set(n); // the helpers stop after their current bucket
+    }
+    for (Helper h : started) {
+      Throwable t = h.await();
+      if (failure == null) {
+        failure = t;
+      } else if (t != null && t != failure) {
+        failure.addSuppressed(t);
+      }
+    }
+    if (failure instanceof RuntimeException re) {
+      throw re;
+    }
+    if (failure instanceof Error err) {
+      throw err;
+    }
+    return out;
+  }
+
+  /** A share of a parallel select, run at most once: by a pool worker, or not at all. */
+  private static final class Helper implements Runnable {
+    private final Runnable work;
+    private final AtomicBoolean claimed = new AtomicBoolean();
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile Throwable failure;
+
+    Helper(Runnable work) {
+      this.work = work;
+    }
+
+    @Override
+    public void run() {
+      if (!claimed.compareAndSet(false, true)) {
+        return;
+      }
+      try {
+        work.run();
+      } catch (Throwable t) {
+        failure = t;
+      } finally {
+        done.countDown();
+      }
+    }
+
+    /** Waits for the share if a worker took it; otherwise makes sure none will. */
+    Throwable await() {
+      if (claimed.compareAndSet(false, true)) {
+        return null;
+      }
+      boolean interrupted = false;
+      while (true) {
+        try {
+          done.await();
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true; // the worker reads the caller's snapshot: wait for it regardless
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+      return failure;
+    }
+  }
+
+  /**
+   * The matching series of one stored bucket, with their labels from the bucket's {@link
+   * LabelCache} table (built here, from the snapshot, when a select reads a large share of the
+   * bucket and the cache has none) or from ForwardIndex point reads, and with their chunks.
+   */
+  private StoredHits selectStored(KvReader snap, LabelCache.Key key, List<LabelMatcher> matchers, boolean withSamples) {
+    TimeBucket b = key.bucket();
     KvPostings postings = new KvPostings(snap, b);
     RoaringBitmap ids = PostingsSelector.select(postings, matchers);
     if (ids.isEmpty()) {
-      return;
+      return StoredHits.NONE;
     }
     boolean dense = ids.getLongCardinality() * SCAN_DENSITY_DIVISOR > postings.all().getLongCardinality();
-    HashMap<Integer, Found> byId = new HashMap<>();
-    if (dense) {
+    LabelCache.Table table = labelCache.get(key);
+    if (table == null && dense && labelCache.enabled()) {
+      table = buildTable(snap, b);
+      labelCache.put(key, table);
+    }
+    StoredHits hits = new StoredHits(b, ids.getCardinality());
+    if (table != null) {
+      for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+        int id = it.next();
+        Labels l = table.labels(id);
+        if (l == null) {
+          unreadable(b, id, "its posting names it, but it has no readable ForwardIndex record");
+        } else {
+          hits.add(id, l, table.metadata[id]);
+        }
+      }
+    } else if (dense) {
       try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
         while (c.next()) {
           int id = Keys.seriesId(c.key());
           if (ids.contains(id)) {
-            addStored(found, byId, b, id, c.value());
+            addDecoded(hits, id, c.value());
           }
         }
       }
-      if (byId.size() < ids.getCardinality()) {
+      if (hits.size < ids.getCardinality()) {
         for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
           int id = it.next();
-          if (!byId.containsKey(id)) {
+          if (Arrays.binarySearch(hits.ids, 0, hits.size, id) < 0) {
             unreadable(b, id, "its posting names it, but it has no readable ForwardIndex record");
           }
         }
@@ -236,54 +393,92 @@ final class Reads implements Querier {
           unreadable(b, id, "its posting names it, but it has no ForwardIndex record");
           continue;
         }
-        addStored(found, byId, b, id, v);
+        addDecoded(hits, id, v);
       }
     }
-    if (!withSamples) {
-      return;
+    if (withSamples) {
+      addChunks(snap, hits, dense);
     }
+    return hits;
+  }
+
+  /** Adds a series read by id; a ForwardIndex value that does not decode is skipped and counted. */
+  private void addDecoded(StoredHits hits, int id, byte[] value) {
+    try {
+      ForwardIndexValue fi = ForwardIndexValue.decode(value);
+      hits.add(id, labelCache.intern(fi.labels()), fi.metadata());
+    } catch (CorruptRecordException e) {
+      unreadable(hits.bucket, id, "its ForwardIndex record does not decode: " + e.getMessage());
+    }
+  }
+
+  /**
+   * The bucket's whole ForwardIndex, decoded: one scan. A record that does not decode leaves its
+   * id empty (a select naming it counts it as unreadable).
+   */
+  private LabelCache.Table buildTable(KvReader snap, TimeBucket b) {
+    List<Labels> labels = new ArrayList<>();
+    List<MetricMetadata> metadata = new ArrayList<>();
+    HashMap<MetricMetadata, MetricMetadata> sameMetadata = new HashMap<>();
+    long bytes = 64;
+    try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
+      while (c.next()) {
+        int id = Keys.seriesId(c.key());
+        ForwardIndexValue fi;
+        try {
+          fi = ForwardIndexValue.decode(c.value(), labelCache::intern);
+        } catch (CorruptRecordException e) {
+          continue;
+        }
+        while (labels.size() <= id) {
+          labels.add(null);
+          metadata.add(null);
+        }
+        Labels l = labelCache.intern(fi.labels());
+        labels.set(id, l);
+        metadata.set(id, sameMetadata.computeIfAbsent(fi.metadata(), m -> m));
+        bytes += 8 + LabelCache.estimateBytes(l);
+      }
+    }
+    bytes += 8L * labels.size() + 64L * sameMetadata.size();
+    return new LabelCache.Table(labels.toArray(new Labels[0]), metadata.toArray(new MetricMetadata[0]), bytes);
+  }
+
+  /** The chunks of the hits: one scan of the bucket's TimeSeries records when dense, else point reads. */
+  private void addChunks(KvReader snap, StoredHits hits, boolean dense) {
+    hits.chunks = new ChunkSource[hits.size];
+    TimeBucket b = hits.bucket;
     if (dense) {
+      int i = 0;
       try (KvCursor c = snap.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
-        while (c.next()) {
+        while (i < hits.size && c.next()) {
           int id = Keys.seriesId(c.key());
-          Found f = byId.get(id);
-          if (f != null) {
-            addChunk(f, b, id, c.value());
+          while (i < hits.size && hits.ids[i] < id) {
+            i++; // a series without chunk (none in a sealed bucket): no samples
+          }
+          if (i < hits.size && hits.ids[i] == id) {
+            hits.chunks[i] = chunk(b, id, c.value());
+            i++;
           }
         }
       }
     } else {
-      byId.forEach(
-          (id, f) -> {
-            byte[] v = snap.get(Keys.timeSeries(b, id));
-            if (v != null) {
-              addChunk(f, b, id, v);
-            }
-          });
+      for (int i = 0; i < hits.size; i++) {
+        byte[] v = snap.get(Keys.timeSeries(b, hits.ids[i]));
+        if (v != null) {
+          hits.chunks[i] = chunk(b, hits.ids[i], v);
+        }
+      }
     }
   }
 
-  /** Adds a stored series found by id; a ForwardIndex value that does not decode is skipped. */
-  private void addStored(Map<Labels, Found> found, Map<Integer, Found> byId, TimeBucket b, int id, byte[] value) {
-    ForwardIndexValue fi;
-    try {
-      fi = ForwardIndexValue.decode(value);
-    } catch (CorruptRecordException e) {
-      unreadable(b, id, "its ForwardIndex record does not decode: " + e.getMessage());
-      return;
-    }
-    Found f = found.computeIfAbsent(fi.labels(), Found::new);
-    f.add(b, fi.metadata(), null);
-    byId.put(id, f);
-  }
-
-  private void addChunk(Found f, TimeBucket b, int id, byte[] value) {
+  private ChunkSource chunk(TimeBucket b, int id, byte[] value) {
     if (value.length == 0 || !TimeSeriesValue.isKnownEncoding(value[0] & 0xFF)) {
       unreadable(b, id, "its TimeSeries record has unknown encoding id "
           + (value.length == 0 ? "(empty value)" : "0x" + Integer.toHexString(value[0] & 0xFF)));
-      return;
+      return null;
     }
-    f.chunks.add(new ChunkSource(b, value[0] & 0xFF, value, 1, null, null, 0));
+    return new ChunkSource(b, value[0] & 0xFF, value, 1, null, null, 0);
   }
 
   /**
@@ -333,6 +528,11 @@ final class Reads implements Querier {
     public SampleIterator iterator() {
       return new ChunkIterator(chunks, minT, maxT);
     }
+
+    @Override
+    public SampleIterator iterator(SampleIterator reuse) {
+      return reuse instanceof ChunkIterator c ? c.reset(chunks, minT, maxT) : iterator();
+    }
   }
 
   @Override
@@ -380,21 +580,31 @@ final class Reads implements Querier {
 
   private void forEachPostingsSource(long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
     requireRange(minT, maxT);
-    visitBuckets(minT, maxT, action::accept, (snap, b) -> action.accept(new KvPostings(snap, b)));
+    visitBuckets(
+        minT,
+        maxT,
+        action::accept,
+        (snap, keys) -> {
+          for (LabelCache.Key k : keys) {
+            action.accept(new KvPostings(snap, k.bucket()));
+          }
+        });
   }
 
   /**
    * The read path's one way in: under the read lock, takes a KV snapshot and hands every head
    * bucket (open or sealing) overlapping the range to {@code head}, still under the lock (copy
-   * what you need); then, without the lock, hands every other overlapping bucket to {@code
-   * stored} with the snapshot. Every append is thus seen entirely or not at all.
+   * what you need), and notes every other overlapping bucket with its {@link LabelCache}
+   * incarnation; then, without the lock, hands those to {@code stored} with the snapshot. Every
+   * append is thus seen entirely or not at all, and a cached table is used only for the records
+   * the snapshot shows.
    */
   private void visitBuckets(
       long minT,
       long maxT,
       java.util.function.Consumer<HeadBucket> head,
-      java.util.function.BiConsumer<KvReader, TimeBucket> stored) {
-    List<TimeBucket> fromStore = new ArrayList<>();
+      java.util.function.BiConsumer<KvReader, List<LabelCache.Key>> stored) {
+    List<LabelCache.Key> fromStore = new ArrayList<>();
     KvSnapshot snap;
     lock.readLock().lock();
     try {
@@ -403,7 +613,7 @@ final class Reads implements Querier {
       for (TimeBucket b : overlapping(buckets, minT, maxT)) {
         HeadBucket hb = this.head.headBucketLocked(b);
         if (hb == null) {
-          fromStore.add(b);
+          fromStore.add(new LabelCache.Key(b, labelCache.incarnation(b)));
         } else {
           head.accept(hb);
         }
@@ -412,9 +622,7 @@ final class Reads implements Querier {
       lock.readLock().unlock();
     }
     try (snap) {
-      for (TimeBucket b : fromStore) {
-        stored.accept(snap, b);
-      }
+      stored.accept(snap, fromStore);
     }
   }
 }

@@ -65,6 +65,11 @@ final class Recovery {
       buckets.addAll(BucketListValue.decode(list));
     }
     for (TimeBucket b : buckets) {
+      head.noteSize(b);
+    }
+    // A compaction interrupted before its switch left records of an unlisted coarse bucket.
+    Compactor.dropOrphans(kv, buckets);
+    for (TimeBucket b : buckets) {
       byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
       try (KvCursor c = kv.scanPrefix(prefix)) {
         HeadBucket hb = null;
@@ -126,6 +131,7 @@ final class Recovery {
     head.headSeries += series;
     head.headSampleBytes += bytes;
     open.put(b, hb);
+    head.labelCache.invalidate(b); // reads go to the head now; the next seal rewrites the records
     return hb;
   }
 

@@ -20,6 +20,7 @@ public record RepairReport(
   public enum Action {
     BUCKETS_LISTED("buckets with records added to the BucketList"),
     BUCKETS_UNLISTED("buckets without readable records removed from the BucketList"),
+    UNFINISHED_COMPACTIONS_DELETED("coarse buckets of interrupted compactions deleted"),
     STRAY_KEYS_DELETED("stray keys deleted"),
     RECORDS_DELETED("undecodable records deleted"),
     TIME_SERIES_DELETED("TimeSeries records without a ForwardIndex record deleted"),

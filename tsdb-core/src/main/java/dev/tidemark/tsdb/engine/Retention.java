@@ -94,6 +94,7 @@ final class Retention {
       kv.write(wb); // the head changes only once the store has
       for (TimeBucket b : victims) {
         buckets.remove(b);
+        head.labelCache.invalidate(b);
         HeadBucket hb = open.remove(b);
         if (hb != null) {
           hb.state = HeadBucket.State.SEALED;

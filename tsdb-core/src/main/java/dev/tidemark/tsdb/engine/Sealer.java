@@ -250,6 +250,7 @@ final class Sealer {
         return false; // appended to during the seal: its newer head log keeps it open
       }
       open.remove(b);
+      head.labelCache.invalidate(b); // its stored records were just (re)written
       hb.state = HeadBucket.State.SEALED;
       head.headSeries -= hb.seriesCount();
       for (HeadSeries hs : hb.series()) {
@@ -317,6 +318,15 @@ final class Sealer {
         throw re;
       }
       throw new StorageUnavailableException("background task failed: " + cause.getMessage(), cause);
+    }
+  }
+
+  /** Queues {@code task} on the background thread without waiting; dropped when shutting down. */
+  void submit(Runnable task) {
+    try {
+      background.execute(task);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // shutting down
     }
   }
 

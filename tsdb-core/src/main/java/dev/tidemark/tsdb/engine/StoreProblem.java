@@ -21,6 +21,7 @@ public record StoreProblem(Kind kind, TimeBucket bucket, long seriesId, String d
     STRAY_KEY("key that is no Tidemark record key"),
     UNDECODABLE_RECORD("record that does not decode"),
     BUCKET_NOT_LISTED("bucket with records missing from the BucketList (its data is invisible)"),
+    UNFINISHED_COMPACTION("coarse bucket the BucketList does not name: records of an interrupted compaction (the engine deletes them on open)"),
     LISTED_BUCKET_EMPTY("BucketList names a bucket without records"),
     TIME_SERIES_UNKNOWN_SERIES("TimeSeries record without a ForwardIndex record"),
     HEAD_LOG_UNKNOWN_SERIES("HeadLog record names series without a ForwardIndex record"),

@@ -107,6 +107,16 @@ public final class StoreVerifier {
 
     TreeSet<TimeBucket> keep = new TreeSet<>();
     for (TimeBucket b : buckets) {
+      if (unfinishedCompaction(b, listed, listReadable, buckets)) {
+        // Never added back: its finer buckets, still listed, hold the data (docs/format.md).
+        report.add(new StoreProblem(Kind.UNFINISHED_COMPACTION, b, -1, "not in the BucketList; deleted on repair"));
+        for (RecordType type : HeadState.BUCKET_RECORD_TYPES) {
+          byte[] prefix = Keys.bucketPrefix(type, b);
+          global.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
+        }
+        actions.merge(Action.UNFINISHED_COMPACTIONS_DELETED, 1L, Long::sum);
+        continue;
+      }
       BucketCheck bc = new BucketCheck(r, b, report, actions);
       boolean readable = bc.run();
       report.records += bc.records;
@@ -139,6 +149,28 @@ public final class StoreVerifier {
     }
     out.accept(global); // last: the buckets it lists are consistent by now
     return new Outcome(report.build(), actions, refusal);
+  }
+
+  /**
+   * Whether {@code b} holds records of a compaction interrupted before its switch: a coarse bucket
+   * (size code above one hour, which only the compactor writes) that the BucketList does not name,
+   * or, when the BucketList is unreadable, one that overlaps a finer bucket with records (after a
+   * switch the finer buckets' records are gone in the same batch).
+   */
+  private static boolean unfinishedCompaction(
+      TimeBucket b, TreeSet<TimeBucket> listed, boolean listReadable, TreeSet<TimeBucket> found) {
+    if (b.sizeCode() == TimeBucket.ONE_HOUR || listed.contains(b)) {
+      return false;
+    }
+    if (listReadable) {
+      return true;
+    }
+    for (TimeBucket o : found) {
+      if (o.sizeCode() < b.sizeCode() && o.startMillis() < b.endMillis() && b.startMillis() < o.endMillis()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Checks the schema record; returns why a repair must not write, or null. */

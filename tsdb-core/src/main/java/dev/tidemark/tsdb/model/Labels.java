@@ -256,7 +256,11 @@ public final class Labels implements Comparable<Labels> {
     return a.length() - b.length();
   }
 
-  static void checkWellFormed(String s, String what) {
+  /**
+   * Refuses unpaired surrogates; the message names {@code what + whatSuffix} (joined only on
+   * failure: this runs for every label built).
+   */
+  private static void checkWellFormed(String s, String what, String whatSuffix) {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       if (Character.isHighSurrogate(c)) {
@@ -264,10 +268,12 @@ public final class Labels implements Comparable<Labels> {
           i++;
           continue;
         }
-        throw new IllegalArgumentException(what + " has an unpaired surrogate at index " + i);
+        throw new IllegalArgumentException(
+            what + (whatSuffix == null ? "" : whatSuffix) + " has an unpaired surrogate at index " + i);
       }
       if (Character.isLowSurrogate(c)) {
-        throw new IllegalArgumentException(what + " has an unpaired surrogate at index " + i);
+        throw new IllegalArgumentException(
+            what + (whatSuffix == null ? "" : whatSuffix) + " has an unpaired surrogate at index " + i);
       }
     }
   }
@@ -295,8 +301,8 @@ public final class Labels implements Comparable<Labels> {
       if (value == null || value.isEmpty()) {
         return this;
       }
-      checkWellFormed(name, "label name");
-      checkWellFormed(value, "value of label " + name);
+      checkWellFormed(name, "label name", null);
+      checkWellFormed(value, "value of label ", name);
       names.add(name);
       values.add(value);
       return this;

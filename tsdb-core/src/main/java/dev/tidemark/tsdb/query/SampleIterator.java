@@ -20,6 +20,24 @@ public interface SampleIterator {
 
   long valueBits();
 
+  /**
+   * Reads the next samples into {@code timestamps[offset..]} and {@code valueBits[offset..]}, as
+   * calls of {@link #next()} would: up to {@code max}, fewer only when the samples end. After
+   * {@code max} samples the iterator stands on the last one read; after fewer it is at the end, as
+   * after {@link #next()} returned false. Implementations decode in bulk where they can.
+   *
+   * @return the number of samples read, 0 at the end
+   */
+  default int next(long[] timestamps, long[] valueBits, int offset, int max) {
+    int n = 0;
+    while (n < max && next()) {
+      timestamps[offset + n] = timestampMillis();
+      valueBits[offset + n] = valueBits();
+      n++;
+    }
+    return n;
+  }
+
   default double value() {
     return Double.longBitsToDouble(valueBits());
   }

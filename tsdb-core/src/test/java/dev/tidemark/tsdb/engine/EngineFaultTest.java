@@ -62,13 +62,19 @@ class EngineFaultTest {
             .outOfOrderWindow(Duration.ofMinutes(30))
             .retention(Duration.ofHours(6))
             .retentionInterval(Duration.ZERO)
+            .compactionLevels(List.of(Duration.ofHours(1), Duration.ofHours(2), Duration.ofHours(4)))
+            .compactionInterval(Duration.ZERO)
+            .compactionDelay(Duration.ZERO)
             .build();
     FailingKvStore kv = new FailingKvStore(new InMemoryKvStore());
-    Engine engine = Engine.open(kv, config);
+    Engine[] live = {Engine.open(kv, config)};
+    Engine engine = live[0];
     ReferenceModel model = new ReferenceModel(config);
+    model.bucketOf = t -> CompactionTest.bucketIn(live[0].buckets(), t);
     Labels[] series = EngineModelTest.testSeries();
     int faultsSeen = 0;
     int limitRejections = 0;
+    int compactions = 0;
     try {
       for (int step = 0; step < 80; step++) {
         String where = "seed " + seed + " step " + step;
@@ -122,33 +128,51 @@ class EngineFaultTest {
           }
           kv.disarm();
           engine = Engine.open(kv, config);
-        } else if (op < 95) {
+        } else if (op < 93) {
           engine.abandon();
           engine = Engine.open(kv, config);
+        } else if (op < 97) {
+          // a compaction's write fails (its merge batches or its switch): reads stay the same
+          if (rnd.nextBoolean()) {
+            kv.failWriteAfter(rnd.nextInt(4));
+          }
+          try {
+            compactions += engine.compactNow();
+          } catch (KvStoreException e) {
+            faultsSeen++;
+          }
+          kv.disarm();
         } else {
           boolean fail = rnd.nextBoolean();
           if (fail) {
             kv.failWriteAfter(0);
           }
+          List<TimeBucket> layout = engine.buckets();
           try {
             engine.applyRetention();
+            model.bucketOf = t -> CompactionTest.bucketIn(layout, t);
             model.applyRetention(clock.millis());
           } catch (KvStoreException e) {
             faultsSeen++;
           }
+          model.bucketOf = t -> CompactionTest.bucketIn(live[0].buckets(), t);
           kv.disarm();
         }
+        live[0] = engine;
         EngineModelTest.compare(engine, model, rnd, clock.millis(), where);
       }
       engine.close();
       assertConsistent(kv, "seed " + seed + " at the end");
       engine = Engine.open(kv, config);
+      live[0] = engine;
+      CompactionTest.assertClean(kv, "seed " + seed + " at the end");
       EngineModelTest.compare(engine, model, rnd, clock.millis(), "seed " + seed + " reopened");
     } finally {
       engine.close();
     }
     assertThat(faultsSeen).as("faults injected").isGreaterThan(5);
     assertThat(limitRejections).as("over-long series refused").isGreaterThan(0);
+    assertThat(compactions).as("compactions that went through").isPositive();
   }
 
   @ParameterizedTest

@@ -52,6 +52,7 @@ class EngineModelTest {
             .outOfOrderWindow(Duration.ofMinutes(30))
             .retention(Duration.ofHours(6))
             .retentionInterval(Duration.ZERO)
+            .compactionInterval(Duration.ZERO) // deterministic: CompactionTest runs compactions
             .build();
     InMemoryKvStore kv = new InMemoryKvStore();
     Engine engine = Engine.open(kv, config);

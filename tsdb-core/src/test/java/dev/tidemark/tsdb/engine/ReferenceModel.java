@@ -23,6 +23,11 @@ final class ReferenceModel {
   private final long oooMillis;
   private final long retentionMillis;
   private final long futureMillis;
+  /**
+   * The bucket a sample lies in, for the bucket-granular answers (retention, label APIs): one
+   * hour unless a test of compaction hands the engine's bucket layout in.
+   */
+  java.util.function.LongFunction<TimeBucket> bucketOf = t -> TimeBucket.containing(t, 1);
 
   ReferenceModel(EngineConfig config) {
     this.oooMillis = config.outOfOrderWindow().toMillis();
@@ -83,7 +88,7 @@ final class ReferenceModel {
   void applyRetention(long now) {
     long cutoff = now - retentionMillis;
     for (TreeMap<Long, Long> s : data.values()) {
-      s.keySet().removeIf(t -> TimeBucket.containing(t, 1).endMillis() <= cutoff);
+      s.keySet().removeIf(t -> bucketOf.apply(t).endMillis() <= cutoff);
     }
     data.values().removeIf(TreeMap::isEmpty);
   }
@@ -133,7 +138,7 @@ final class ReferenceModel {
             return;
           }
           for (long t : s.keySet()) {
-            TimeBucket b = TimeBucket.containing(t, 1);
+            TimeBucket b = bucketOf.apply(t);
             if (b.startMillis() <= maxT && b.endMillis() > minT) {
               out.add(l);
               return;

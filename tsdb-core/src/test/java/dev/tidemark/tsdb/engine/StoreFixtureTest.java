@@ -39,6 +39,7 @@ import org.junit.jupiter.api.Test;
  */
 class StoreFixtureTest {
   static final String FIXTURE = "/fixtures/store-2026-11-gorilla.hex";
+  static final String HOURLY_FIXTURE = "/fixtures/store-2026-11-hourly.hex";
   /** 2023-11-14T22:00:00Z: a bucket boundary. */
   static final long T0 = 1_700_000_000_000L - 1_700_000_000_000L % 3_600_000L;
   static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
@@ -83,7 +84,12 @@ class StoreFixtureTest {
     ManualClock clock = new ManualClock(T0 + 2 * 3_600_000L + 60_000);
     return Engine.open(
         kv,
-        EngineConfig.builder().clock(clock).retention(Duration.ofDays(100_000)).retentionInterval(Duration.ZERO).build());
+        EngineConfig.builder()
+            .clock(clock)
+            .retention(Duration.ofDays(100_000))
+            .retentionInterval(Duration.ZERO)
+            .compactionInterval(Duration.ZERO)
+            .build());
   }
 
   /** Writes the fixture (see the class comment); the argument is the output file. */
@@ -112,10 +118,14 @@ class StoreFixtureTest {
   }
 
   static InMemoryKvStore loadFixture() {
+    return loadFixture(FIXTURE);
+  }
+
+  static InMemoryKvStore loadFixture(String fixture) {
     InMemoryKvStore kv = new InMemoryKvStore();
     WriteBatch wb = new WriteBatch();
     HexFormat hex = HexFormat.of();
-    try (InputStream in = StoreFixtureTest.class.getResourceAsStream(FIXTURE)) {
+    try (InputStream in = StoreFixtureTest.class.getResourceAsStream(fixture)) {
       for (String line : new String(in.readAllBytes(), StandardCharsets.US_ASCII).split("\n")) {
         if (!line.isBlank()) {
           String[] kvHex = line.split(" ");
@@ -132,23 +142,75 @@ class StoreFixtureTest {
   @Test
   void theStoreWrittenBeforeTheDecimalEncodingReadsBackBitExact() {
     InMemoryKvStore kv = loadFixture();
+    try (Engine engine = open(kv)) {
+      assertThat(readAll(engine)).hasSize(expected().size()).isEqualTo(expected());
+      assertThat(engine.buckets()).hasSize(2);
+    }
+  }
+
+  /**
+   * Both fixtures (Gorilla only, and the hourly store with decimal chunks) compact into one 2-hour
+   * bucket that reads back bit-exact, verifies clean, and reads back again after a reopen.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {FIXTURE, HOURLY_FIXTURE})
+  void aStoreOfOneHourBucketsCompactsAndReadsBackBitExact(String fixture) {
+    InMemoryKvStore kv = loadFixture(fixture);
+    EngineConfig config =
+        EngineConfig.builder()
+            .clock(new ManualClock(T0 + 3 * 3_600_000L)) // the 2 h bucket ended more than the window ago
+            .retention(Duration.ofDays(100_000))
+            .retentionInterval(Duration.ZERO)
+            .compactionInterval(Duration.ZERO)
+            .compactionDelay(Duration.ZERO)
+            .compactionLevels(List.of(Duration.ofHours(1), Duration.ofHours(2)))
+            .build();
+    try (Engine engine = Engine.open(kv, config)) {
+      assertThat(readAll(engine)).isEqualTo(expected());
+      assertThat(engine.compactNow()).isEqualTo(1);
+      assertThat(engine.buckets()).extracting(dev.tidemark.tsdb.codec.TimeBucket::sizeHours).containsExactly(2);
+      assertThat(readAll(engine)).isEqualTo(expected());
+    }
+    assertThat(StoreVerifier.verify(kv).clean()).isTrue();
+    try (Engine engine = Engine.open(kv, config)) {
+      assertThat(readAll(engine)).isEqualTo(expected());
+    }
+  }
+
+  /**
+   * {@code fixtures/store-2026-11-hourly.hex}: the same data written by the hourly engine after
+   * the decimal encoding (chunks in {@code 0x01} or {@code 0x02}, whichever is smaller), the format
+   * before compaction; produced by {@link #main} on branch h-compact before compaction was
+   * switched on in it (sealing unchanged since {@code de062bd}). Never regenerated.
+   */
+  @Test
+  void theHourlyStoreWithDecimalChunksReadsBackBitExact() {
+    InMemoryKvStore kv = loadFixture(HOURLY_FIXTURE);
+    try (Engine engine = open(kv)) {
+      assertThat(readAll(engine)).isEqualTo(expected());
+      assertThat(engine.buckets()).extracting(dev.tidemark.tsdb.codec.TimeBucket::sizeHours).containsExactly(1, 1);
+    }
+  }
+
+  private static List<String> expected() {
     List<String> expected = new ArrayList<>();
     for (Sample s : data()) {
       expected.add(line(s.labels(), s.timestampMillis(), s.valueBits()));
     }
     expected.sort(null);
-    try (Engine engine = open(kv)) {
-      List<String> actual = new ArrayList<>();
-      for (Series s : engine.select(0, Long.MAX_VALUE / 2, List.of()).toList()) {
-        SampleIterator it = s.iterator();
-        while (it.next()) {
-          actual.add(line(s.labels(), it.timestampMillis(), it.valueBits()));
-        }
+    return expected;
+  }
+
+  private static List<String> readAll(Engine engine) {
+    List<String> actual = new ArrayList<>();
+    for (Series s : engine.select(0, Long.MAX_VALUE / 2, List.of()).toList()) {
+      SampleIterator it = s.iterator();
+      while (it.next()) {
+        actual.add(line(s.labels(), it.timestampMillis(), it.valueBits()));
       }
-      actual.sort(null);
-      assertThat(actual).hasSize(expected.size()).isEqualTo(expected);
-      assertThat(engine.buckets()).hasSize(2);
     }
+    actual.sort(null);
+    return actual;
   }
 
   private static String line(Labels l, long t, long bits) {

@@ -1,4 +1,4 @@
-package dev.tidemark.server;
+package dev.tidemark.server.text;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -10,8 +10,13 @@ import java.util.regex.Pattern;
  * {@code 1h30m}, {@code 500ms}) and sizes ({@code 4MiB}, {@code 512MB}, {@code 1073741824}). Each
  * returns the value or throws {@link IllegalArgumentException} saying what was expected; the caller
  * adds the setting's name and the value. Stateless.
+ *
+ * <p>The server's settings, the admin command line ({@code --timeout}, relative times) and the
+ * admin API ({@code set-retention}) all write durations this way; this package sits below both
+ * {@code dev.tidemark.server} and {@code dev.tidemark.server.admin} so that neither depends on the
+ * other for it.
  */
-final class ConfigValues {
+public final class ConfigValues {
 
   /** Prometheus' duration units: one or more {@code <integer><unit>} terms, largest unit first. */
   private static final Pattern DURATION_TERM = Pattern.compile("(\\d+)(ms|y|w|d|h|m|s)");
@@ -19,8 +24,8 @@ final class ConfigValues {
   private static final Pattern SIZE =
       Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([a-z]*)", Pattern.CASE_INSENSITIVE);
 
-  static final String DURATION_HELP = "a duration such as 15d, 30m, 10s, 1h30m or 500ms";
-  static final String SIZE_HELP =
+  public static final String DURATION_HELP = "a duration such as 15d, 30m, 10s, 1h30m or 500ms";
+  public static final String SIZE_HELP =
       "a size such as 4MiB, 512MB, 2GiB or a number of bytes (KB, MB, GB, TB are powers of 1000;"
           + " KiB, MiB, GiB, TiB powers of 1024)";
 
@@ -31,7 +36,7 @@ final class ConfigValues {
    * d}, {@code h}, {@code m}, {@code s}, {@code ms}, combinable from the largest unit down ({@code
    * 1h30m}). A bare {@code 0} is zero.
    */
-  static Duration parseDuration(String text) {
+  public static Duration parseDuration(String text) {
     String s = text.strip();
     if (s.equals("0")) {
       return Duration.ZERO;
@@ -105,7 +110,7 @@ final class ConfigValues {
   }
 
   /** Formats a duration the way {@link #parseDuration} reads it: {@code 15d}, {@code 1h30m}. */
-  static String formatDuration(Duration d) {
+  public static String formatDuration(Duration d) {
     if (d.isZero()) {
       return "0s";
     }
@@ -128,7 +133,7 @@ final class ConfigValues {
    * GiB}/{@code TiB} (powers of 1024). A fraction is allowed with a unit ({@code 1.5GiB}); the
    * result must be a whole number of bytes.
    */
-  static long parseSize(String text) {
+  public static long parseSize(String text) {
     Matcher m = SIZE.matcher(text.strip());
     if (!m.matches()) {
       throw new IllegalArgumentException("expected " + SIZE_HELP);
@@ -179,7 +184,7 @@ final class ConfigValues {
   }
 
   /** Formats a size with the largest binary unit that divides it: {@code 4MiB}, {@code 1000B}. */
-  static String formatSize(long bytes) {
+  public static String formatSize(long bytes) {
     String[] units = {"TiB", "GiB", "MiB", "KiB"};
     int[] shifts = {40, 30, 20, 10};
     for (int i = 0; i < units.length; i++) {

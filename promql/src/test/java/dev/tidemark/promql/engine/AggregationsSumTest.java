@@ -1,0 +1,64 @@
+package dev.tidemark.promql.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.tidemark.promql.engine.Evaluator.StepSeries;
+import dev.tidemark.promql.parser.AggregateOp;
+import dev.tidemark.tsdb.model.Labels;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code sum}'s member-by-member path ({@link Aggregations#sum}) gives the bits of the step-by-step
+ * reduction ({@link Aggregations#reduce}) on values chosen to make Kahan summation matter: huge and
+ * tiny magnitudes, ±Inf, NaN payloads, ±0.0, subnormals, absent steps.
+ */
+class AggregationsSumTest {
+  static final double[] SPECIAL = {
+    0.0, -0.0, 1e308, -1e308, 1e-308, Double.MIN_VALUE, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY,
+    Double.NaN, Double.longBitsToDouble(0x7ff0000000000123L), 1.0, 1e16, -1e16, 0.1, 3.0
+  };
+
+  @Test
+  void sameBitsAsTheStepByStepReduction() {
+    long seed = new SplittableRandom().nextLong();
+    SplittableRandom rnd = new SplittableRandom(seed);
+    Evaluator ev = Evaluator.top(null, EngineOptions.DEFAULTS, new QueryControl(), "sum", 0, 0, 1);
+    for (int round = 0; round < 500; round++) {
+      int n = 1 + rnd.nextInt(20);
+      int series = 1 + rnd.nextInt(12);
+      List<StepSeries> input = new ArrayList<>();
+      List<Integer> members = new ArrayList<>();
+      for (int s = 0; s < series; s++) {
+        StepSeries ss = new StepSeries(Labels.of("i", Integer.toString(s)), n);
+        for (int i = 0; i < n; i++) {
+          if (rnd.nextInt(4) > 0) {
+            ss.set(i, rnd.nextInt(3) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextDouble(-1e6, 1e6) * Math.pow(10, rnd.nextInt(-20, 20)));
+          }
+        }
+        input.add(ss);
+        if (rnd.nextInt(5) > 0) {
+          members.add(s);
+        }
+      }
+      StepSeries got = Aggregations.sum(ev, Labels.empty(), input, members, n);
+      double[] buf = new double[series];
+      for (int i = 0; i < n; i++) {
+        int cnt = 0;
+        for (int m : members) {
+          if (input.get(m).has[i]) {
+            buf[cnt++] = input.get(m).v[i];
+          }
+        }
+        assertThat(got.has[i]).as("seed %d round %d step %d", seed, round, i).isEqualTo(cnt > 0);
+        if (cnt > 0) {
+          assertThat(Double.doubleToRawLongBits(got.v[i]))
+              .as("seed %d round %d step %d", seed, round, i)
+              .isEqualTo(Double.doubleToRawLongBits(Aggregations.reduce(AggregateOp.SUM, buf, cnt, 0)));
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,343 @@
+package dev.tidemark.server;
+
+import static dev.tidemark.server.Setting.choice;
+import static dev.tidemark.server.Setting.count;
+import static dev.tidemark.server.Setting.duration;
+import static dev.tidemark.server.Setting.durationList;
+import static dev.tidemark.server.Setting.flag;
+import static dev.tidemark.server.Setting.integer;
+import static dev.tidemark.server.Setting.labels;
+import static dev.tidemark.server.Setting.nameList;
+import static dev.tidemark.server.Setting.path;
+import static dev.tidemark.server.Setting.port;
+import static dev.tidemark.server.Setting.size;
+import static dev.tidemark.server.Setting.sizeOrZero;
+import static dev.tidemark.server.Setting.text;
+import static dev.tidemark.server.Setting.token;
+
+import dev.tidemark.receiver.ReceiverConfig;
+import dev.tidemark.rocksdb.RocksDbConfig;
+import dev.tidemark.server.ServerConfig.Builder;
+import dev.tidemark.server.api.QueryConfig;
+import dev.tidemark.server.text.ConfigValues;
+import dev.tidemark.translator.TranslationStrategy;
+import dev.tidemark.translator.TranslatorConfig;
+import dev.tidemark.translator.TranslatorConfig.DeltaMode;
+import dev.tidemark.translator.TranslatorConfig.ExponentialHistogramMode;
+import dev.tidemark.translator.TranslatorConfig.LeFormat;
+import dev.tidemark.translator.TranslatorConfig.StartTimeMode;
+import dev.tidemark.translator.TranslatorConfig.ZeroTimestampPolicy;
+import dev.tidemark.tsdb.engine.EngineConfig;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/**
+ * Every server setting, each declared once, in documentation order: the order of {@code --help}
+ * and of the README's settings table. {@link Main} builds the command-line options from this list,
+ * {@link ServerConfig.Builder} reads YAML keys and starts from the defaults through it, and tests
+ * compare it with {@code --help} and with the README. To add a setting: a builder setter, one
+ * declaration here, one README row (the README test prints the row to paste).
+ *
+ * <p>What is checked here is one value at a time (syntax, range); what involves several settings
+ * (distinct ports) or a whole component's rules is checked when {@link ServerConfig.Builder#build()}
+ * builds the config.
+ */
+final class Settings {
+
+  private static final TranslatorConfig TRANSLATOR_DEFAULTS = TranslatorConfig.defaults();
+
+  /** Every setting, in documentation order. */
+  static final List<Setting<?>> ALL =
+      List.of(
+          // ---- where data lives, where the server listens
+          path("data-dir", "DIR")
+              .byDefault(ServerConfig.DEFAULT_DATA_DIR)
+              .shown("`./data`")
+              .sets(Builder::dataDir)
+              .describedAs("folder of the embedded RocksDB store"),
+          text("listen-address", "ADDR")
+              .byDefault(ServerConfig.DEFAULT_LISTEN_ADDRESS)
+              .sets(Builder::listenAddress)
+              .describedAs(
+                  "address every port binds; `" + ServerConfig.ALL_INTERFACES + "` (or `--listen-all`)"
+                      + " **exposes every port on all interfaces**"),
+          port("otlp-grpc-port")
+              .byDefault(ServerConfig.DEFAULT_OTLP_GRPC_PORT)
+              .sets(Builder::otlpGrpcPort)
+              .describedAs("OTLP/gRPC (`0` picks a free port)"),
+          port("otlp-http-port")
+              .byDefault(ServerConfig.DEFAULT_OTLP_HTTP_PORT)
+              .sets(Builder::otlpHttpPort)
+              .describedAs("OTLP/HTTP, `POST /v1/metrics`"),
+          port("http-port")
+              .byDefault(ServerConfig.DEFAULT_HTTP_PORT)
+              .sets(Builder::httpPort)
+              .describedAs("HTTP: `/metrics`, `/-/healthy`, `/-/ready` and the query API (`--query-*`)"),
+          port("admin-port")
+              .byDefault(ServerConfig.DEFAULT_ADMIN_PORT)
+              .sets(Builder::adminPort)
+              .describedAs("admin gRPC API (`tidemark admin`), with gRPC health and reflection"),
+          token("admin-token", "TOKEN")
+              .byDefault(null)
+              .shown(Setting.NONE + " (env `" + ServerConfig.ADMIN_TOKEN_ENV + "`)")
+              .sets(Builder::adminToken)
+              .describedAs(
+                  "bearer token every admin call must carry; without one the admin API is open to"
+                      + " whoever reaches the port"),
+          // ---- the store
+          duration("retention", Duration.ofHours(1), "at least 1h")
+              .byDefault(EngineConfig.DEFAULT_RETENTION)
+              .sets(Builder::retention)
+              .describedAs("how long data is kept (at least `1h`)"),
+          duration("out-of-order-window", Duration.ZERO, null)
+              .byDefault(EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW)
+              .sets(Builder::outOfOrderWindow)
+              .describedAs("how far behind its series' newest sample a sample may arrive"),
+          duration("max-future-skew", Duration.ZERO, null)
+              .byDefault(EngineConfig.DEFAULT_MAX_FUTURE_SKEW)
+              .sets(Builder::maxFutureSkew)
+              .describedAs("how far ahead of the clock a sample may be"),
+          flag("fsync")
+              .byDefault(false)
+              .sets(Builder::fsync)
+              .describedAs(
+                  "`false`: an acknowledged export survives a crash of the process (RocksDB WAL);"
+                      + " `true`: also power loss (fsync with group commit before the answer)"),
+          size("head-memory-limit")
+              .computedDefault(ServerConfig::defaultMaxHeadBytes)
+              .shown(
+                  "`" + ConfigValues.formatSize(ServerConfig.MAX_DEFAULT_HEAD_BYTES)
+                      + "` or half the JVM max heap, whichever is smaller")
+              .sets(Builder::maxHeadBytes)
+              .describedAs(
+                  "in-memory head budget; beyond it exports get `UNAVAILABLE`/503 with a retry delay"),
+          size("block-cache-size")
+              .byDefault(RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES)
+              .sets(Builder::blockCacheBytes)
+              .describedAs("RocksDB block cache"),
+          durationList("compaction-levels", "DURATION,...")
+              .byDefault(EngineConfig.DEFAULT_COMPACTION_LEVELS)
+              .sets(Builder::compactionLevels)
+              .describedAs(
+                  "bucket sizes sealed one-hour buckets are merged into in the background: `1h`"
+                      + " first, then larger powers of two hours; `1h` alone turns compaction off"),
+          duration("compaction-delay", Duration.ZERO, null)
+              .byDefault(EngineConfig.DEFAULT_COMPACTION_DELAY)
+              .sets(Builder::compactionDelay)
+              .describedAs(
+                  "how far behind the clock and the newest sample a group of buckets must end before"
+                      + " it is compacted (never less than the out-of-order window)"),
+          duration("compaction-interval", Duration.ZERO, null)
+              .byDefault(EngineConfig.DEFAULT_COMPACTION_INTERVAL)
+              .sets(Builder::compactionInterval)
+              .describedAs("how often the compactor looks for due groups; `0` turns it off"),
+          sizeOrZero("label-cache-size")
+              .byDefault(EngineConfig.DEFAULT_LABEL_CACHE_BYTES)
+              .sets(Builder::labelCacheBytes)
+              .describedAs(
+                  "decoded series labels of stored buckets kept for queries (estimated heap bytes);"
+                      + " `0` turns the cache off"),
+          // ---- the OTLP receivers
+          size("otlp-grpc-max-message-size")
+              .byDefault((long) ReceiverConfig.DEFAULT_MAX_GRPC_MESSAGE_BYTES)
+              .sets(Builder::maxGrpcMessageBytes)
+              .describedAs("largest gRPC message, after decompression"),
+          size("otlp-http-max-body-size")
+              .byDefault(ReceiverConfig.DEFAULT_MAX_HTTP_BODY_BYTES)
+              .sets(Builder::maxHttpBodyBytes)
+              .describedAs("largest HTTP body, after decompression"),
+          size("otlp-max-in-flight-size")
+              .byDefault(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES)
+              .sets(Builder::maxInFlightBytes)
+              .describedAs("request bytes processed at once; beyond it `UNAVAILABLE`/503"),
+          duration("otlp-retry-after", Duration.ofSeconds(1), "at least 1s")
+              .byDefault(ReceiverConfig.DEFAULT_RETRY_AFTER)
+              .sets(Builder::retryAfter)
+              .describedAs("retry delay suggested to overloaded clients (at least `1s`)"),
+          duration("shutdown-timeout", Duration.ZERO, null)
+              .byDefault(ServerConfig.DEFAULT_SHUTDOWN_TIMEOUT)
+              .sets(Builder::shutdownTimeout)
+              .describedAs("how long a stop waits for in-flight requests"),
+          // ---- the translation of OTLP into Prometheus series (docs/otlp-translation.md)
+          choice("translation-strategy", "STRATEGY", TranslationStrategy.class)
+              .byDefault(TRANSLATOR_DEFAULTS.translationStrategy())
+              .shown("`UnderscoreEscapingWithSuffixes`")
+              .sets(translator(TranslatorConfig.Builder::translationStrategy))
+              .describedAs(
+                  "metric and label names, as Prometheus' `otlp.translation_strategy`"
+                      + " (`UnderscoreEscapingWithoutSuffixes`, `NoUTF8EscapingWithSuffixes`,"
+                      + " `NoTranslation`)"),
+          text("metric-namespace", "PREFIX")
+              .byDefault(TRANSLATOR_DEFAULTS.namespace())
+              .sets(translator(TranslatorConfig.Builder::namespace))
+              .describedAs("prefix for every metric name"),
+          nameList("promote-resource-attributes", "ATTR,...")
+              .byDefault(TRANSLATOR_DEFAULTS.promoteResourceAttributes())
+              .sets(translator(TranslatorConfig.Builder::promoteResourceAttributes))
+              .describedAs("resource attributes (comma-separated) added as labels to every series"),
+          flag("promote-all-resource-attributes")
+              .byDefault(TRANSLATOR_DEFAULTS.promoteAllResourceAttributes())
+              .sets(translator(TranslatorConfig.Builder::promoteAllResourceAttributes))
+              .describedAs("promote every resource attribute but `--ignore-resource-attributes`"),
+          nameList("ignore-resource-attributes", "ATTR,...")
+              .byDefault(TRANSLATOR_DEFAULTS.ignoreResourceAttributes())
+              .sets(translator(TranslatorConfig.Builder::ignoreResourceAttributes))
+              .describedAs("with `--promote-all-resource-attributes`: attributes not promoted"),
+          flag("keep-identifying-resource-attributes")
+              .byDefault(TRANSLATOR_DEFAULTS.keepIdentifyingResourceAttributes())
+              .sets(translator(TranslatorConfig.Builder::keepIdentifyingResourceAttributes))
+              .describedAs(
+                  "keep `service.name`, `service.namespace`, `service.instance.id` on `target_info`"),
+          flag("promote-scope-metadata")
+              .byDefault(TRANSLATOR_DEFAULTS.promoteScopeMetadata())
+              .sets(translator(TranslatorConfig.Builder::promoteScopeMetadata))
+              .describedAs("`otel_scope_name`, `otel_scope_version`, ... labels"),
+          labels("external-labels", "NAME=VALUE,...")
+              .byDefault(TRANSLATOR_DEFAULTS.externalLabels())
+              .sets(translator(TranslatorConfig.Builder::externalLabels))
+              .describedAs("`name=value,...` added to every series that lacks them"),
+          choice("exponential-histogram-mode", "MODE", ExponentialHistogramMode.class)
+              .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramMode())
+              .sets(translator(TranslatorConfig.Builder::exponentialHistogramMode))
+              .describedAs("`classic` (`_bucket{le}` series), `count-sum-only` or `drop`"),
+          integer("exponential-histogram-scale", TranslatorConfig.MIN_SCALE, TranslatorConfig.MAX_SCALE)
+              .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramScale())
+              .sets(translator(TranslatorConfig.Builder::exponentialHistogramScale))
+              .describedAs(
+                  "target scale of the classic conversion, "
+                      + TranslatorConfig.MIN_SCALE + ".." + TranslatorConfig.MAX_SCALE),
+          integer("exponential-histogram-max-buckets", 2, Integer.MAX_VALUE)
+              .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramMaxBuckets())
+              .sets(translator(TranslatorConfig.Builder::exponentialHistogramMaxBuckets))
+              .describedAs("bucket cap per converted series"),
+          choice("delta-mode", "MODE", DeltaMode.class)
+              .byDefault(TRANSLATOR_DEFAULTS.deltaMode())
+              .sets(translator(TranslatorConfig.Builder::deltaMode))
+              .describedAs("delta temporality: `accumulate` into cumulative series, or `reject`"),
+          duration("delta-max-stale", Duration.ofMillis(1), "positive")
+              .byDefault(TRANSLATOR_DEFAULTS.maxStale())
+              .sets(translator(TranslatorConfig.Builder::maxStale))
+              .describedAs("a delta stream idle longer than this is forgotten"),
+          integer("delta-max-streams", 1, Integer.MAX_VALUE)
+              .byDefault(TRANSLATOR_DEFAULTS.maxStreams())
+              .sets(translator(TranslatorConfig.Builder::maxStreams))
+              .describedAs("most delta streams accumulated at once"),
+          choice("start-time-mode", "MODE", StartTimeMode.class)
+              .byDefault(TRANSLATOR_DEFAULTS.startTimeMode())
+              .sets(translator(TranslatorConfig.Builder::startTimeMode))
+              .describedAs("`ignore` or `inject-zero` (a 0 sample at `start_time_unix_nano`)"),
+          choice("zero-timestamp-policy", "POLICY", ZeroTimestampPolicy.class)
+              .byDefault(TRANSLATOR_DEFAULTS.zeroTimestampPolicy())
+              .sets(translator(TranslatorConfig.Builder::zeroTimestampPolicy))
+              .describedAs("points with `time_unix_nano` 0: `reject` or `use-receive-time`"),
+          choice("le-format", "FORMAT", LeFormat.class)
+              .byDefault(TRANSLATOR_DEFAULTS.leFormat())
+              .sets(translator(TranslatorConfig.Builder::leFormat))
+              .describedAs("`le`/`quantile` values: `go` (`1`, `0.5`) or `openmetrics` (`1.0`)"),
+          // ---- the Prometheus query API on --http-port (QueryConfig; Prometheus' --query.* flags)
+          duration("query-timeout", Duration.ofMillis(1), "positive")
+              .byDefault(QueryConfig.DEFAULTS.timeout())
+              .sets(Builder::queryTimeout)
+              .describedAs(
+                  "longest a query may take, waiting for a slot included; a request's `timeout` can"
+                      + " only shorten it"),
+          count("query-max-samples", 1, Long.MAX_VALUE)
+              .byDefault(QueryConfig.DEFAULTS.maxSamples())
+              .sets(Builder::queryMaxSamples)
+              .describedAs("most samples one query may hold in memory at once"),
+          integer("query-max-concurrency", 1, Integer.MAX_VALUE)
+              .byDefault(QueryConfig.DEFAULTS.maxConcurrency())
+              .sets(Builder::queryMaxConcurrency)
+              .describedAs("queries evaluated at once; the others wait for a slot"),
+          integer("query-max-queued", 0, Integer.MAX_VALUE)
+              .byDefault(QueryConfig.DEFAULTS.maxQueued())
+              .sets(Builder::queryMaxQueued)
+              .describedAs("queries waiting for a slot; one more is answered 503 at once"),
+          duration("query-lookback-delta", Duration.ofMillis(1), "positive")
+              .byDefault(QueryConfig.DEFAULTS.lookbackDelta())
+              .sets(Builder::queryLookbackDelta)
+              .describedAs(
+                  "how far back an instant selector looks for a sample; a request's `lookback_delta`"
+                      + " overrides it"),
+          flag("query-experimental-functions")
+              .byDefault(QueryConfig.DEFAULTS.experimentalFunctions())
+              .sets(Builder::queryExperimentalFunctions)
+              .describedAs(
+                  "accept Prometheus' experimental PromQL functions"
+                      + " (`--enable-feature=promql-experimental-functions`)"));
+
+  private static final Map<String, Setting<?>> BY_NAME = byName();
+
+  private Settings() {}
+
+  private static Map<String, Setting<?>> byName() {
+    Map<String, Setting<?>> out = new LinkedHashMap<>();
+    for (Setting<?> s : ALL) {
+      if (out.put(s.name(), s) != null) {
+        throw new IllegalStateException("setting '" + s.name() + "' is declared twice");
+      }
+    }
+    return out;
+  }
+
+  /** The setting named {@code name}, or null. */
+  static Setting<?> find(String name) {
+    return BY_NAME.get(name);
+  }
+
+  /**
+   * The setting named {@code name}, for code that refers to one by name (messages of checks that
+   * involve several settings): a misspelt or renamed name fails at once, not in a message later.
+   */
+  static Setting<?> named(String name) {
+    Setting<?> s = BY_NAME.get(name);
+    if (s == null) {
+      throw new IllegalArgumentException("no setting is named '" + name + "'");
+    }
+    return s;
+  }
+
+  /** Every name, in documentation order. */
+  static List<String> names() {
+    return ALL.stream().map(Setting::name).toList();
+  }
+
+  /** " (did you mean 'retention'?)" for a near miss such as {@code retension}, else "". */
+  static String suggestion(String name) {
+    String n = name.toLowerCase(Locale.ROOT).replace('_', '-');
+    for (Setting<?> s : ALL) {
+      if (s.name().equals(n) || levenshtein(s.name(), n) <= 2) {
+        return " (did you mean '" + s.name() + "'?)";
+      }
+    }
+    return "";
+  }
+
+  /** A target that edits the translator's builder, which {@link ServerConfig.Builder} holds. */
+  private static <T> BiConsumer<Builder, T> translator(BiConsumer<TranslatorConfig.Builder, T> setter) {
+    return (b, v) -> b.translator(t -> setter.accept(t, v));
+  }
+
+  private static int levenshtein(String a, String b) {
+    int[] prev = new int[b.length() + 1];
+    int[] cur = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      prev[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      cur[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+      }
+      int[] t = prev;
+      prev = cur;
+      cur = t;
+    }
+    return prev[b.length()];
+  }
+}
