@@ -125,6 +125,8 @@ class OtelSdkIT {
         }
       }
       checkSelfMetrics(server, 8 * (CYCLES - RESTART_BEFORE) * 2);
+      // read back through the Prometheus HTTP API, as Grafana would
+      OtelSdkQueries.check(server, expected, (t0Nanos + CYCLES * STEP_NANOS) / 1_000_000);
     } finally {
       for (Pipeline p : pipelines) {
         p.close();

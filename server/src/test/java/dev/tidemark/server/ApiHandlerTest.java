@@ -69,8 +69,14 @@ class ApiHandlerTest {
     assertThat(head.statusCode()).isEqualTo(200);
     assertThat(head.body()).isEmpty();
     assertThat(send("DELETE", "/metrics", null).statusCode()).isEqualTo(405);
-    assertThat(send("GET", "/api/v1/query", null).statusCode()).isEqualTo(404);
     assertThat(send("GET", "/metrics/", null).statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void theQueryApiAnswers503UntilTheStoreIsOpen() throws Exception {
+    HttpResponse<String> r = send("GET", "/api/v1/query?query=up", null);
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.body()).isEqualTo("{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"Service Unavailable\"}");
   }
 
   @Test
