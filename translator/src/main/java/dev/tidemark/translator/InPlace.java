@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *       only if the metric identity and all attribute bytes are equal to the stored ones, so a
  *       hash collision never merges two streams (it only costs the slow path).
  *   <li>A miss decodes the point's attributes into {@link KeyValue}s and asks the tree path's
- *       {@link Translator#lookup}, which keys streams by their canonical (order-independent)
+ *       {@link SeriesResolver#lookup}, which keys streams by their canonical (order-independent)
  *       identity and builds the labels; the result is remembered under the bytes. Two byte forms
  *       of one stream (attributes in another order) thus share one stream, series and delta state.
  * </ul>
@@ -79,7 +79,7 @@ final class InPlace {
 
   // ---------------------------------------------------------------- the walk
 
-  void request(Translator.RequestState rs, byte[] buf, int off, int end) {
+  void request(RequestState rs, byte[] buf, int off, int end) {
     checked.rewindRuns();
     Reader r = this.r;
     r.reset(buf, off);
@@ -96,7 +96,7 @@ final class InPlace {
     }
   }
 
-  private void resourceMetrics(Translator.RequestState rs, byte[] buf, int start, int end) {
+  private void resourceMetrics(RequestState rs, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     Resource.Builder resource = null;
@@ -119,16 +119,16 @@ final class InPlace {
         r.skip(tag, end, 0);
       }
     }
-    Translator.ResourceContext rc =
-        t.beginResource(rs, resource == null ? Resource.getDefaultInstance() : resource.build());
+    ResourceContexts.ResourceContext rc =
+        t.resources.begin(rs, resource == null ? Resource.getDefaultInstance() : resource.build());
     int[] sc = Arrays.copyOf(scopes, ns); // scopeMetrics reuses the level below only
     for (int i = 0; i < ns; i += 2) {
       scopeMetrics(rs, rc, buf, sc[i], sc[i + 1]);
     }
-    t.endResource(rs, rc);
+    t.resources.end(rs, rc);
   }
 
-  private void scopeMetrics(Translator.RequestState rs, Translator.ResourceContext rc, byte[] buf, int start, int end) {
+  private void scopeMetrics(RequestState rs, ResourceContexts.ResourceContext rc, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     InstrumentationScope.Builder scope = null;
@@ -160,14 +160,14 @@ final class InPlace {
     if (scope != null) {
       header.setScope(scope);
     }
-    Translator.ScopeContext sc = t.scopeContext(rs, header.build(), rc);
+    ResourceContexts.ScopeContext sc = t.resources.scope(rs, header.build(), rc);
     for (int i = 0; i < nm; i += 2) {
       metric(rs, rc, sc, buf, metrics[i], metrics[i + 1]);
     }
   }
 
   private void metric(
-      Translator.RequestState rs, Translator.ResourceContext rc, Translator.ScopeContext sc, byte[] buf, int start, int end) {
+      RequestState rs, ResourceContexts.ResourceContext rc, ResourceContexts.ScopeContext sc, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     int nameAt = -1;
@@ -256,7 +256,7 @@ final class InPlace {
       case 11 -> header.setSummary(Summary.getDefaultInstance());
       default -> { }
     }
-    Translator.MetricCtx mc = t.beginMetric(rs, rc, sc, header.build(), points);
+    MetricCtx mc = t.beginMetric(rs, rc, sc, header.build(), points);
     if (mc == null) {
       return;
     }
@@ -281,19 +281,19 @@ final class InPlace {
         switch (dataField) {
           case 5, 7 -> {
             numberPoint(pt, buf, ps, pos);
-            t.numberPoint(rs, mc, pt, dataField == 7 && counter);
+            t.numbers.point(rs, mc, pt, dataField == 7 && counter);
           }
           case 9 -> {
             histogramPoint(pt, buf, ps, pos);
-            t.histogramPoint(rs, mc, pt);
+            t.histograms.point(rs, mc, pt);
           }
           case 10 -> {
             exponentialPoint(pt, buf, ps, pos);
-            t.exponentialPoint(rs, mc, pt);
+            t.exponentialHistograms.point(rs, mc, pt);
           }
           case 11 -> {
             summaryPoint(pt, buf, ps, pos);
-            t.summaryPoint(rs, mc, pt);
+            t.summaries.point(rs, mc, pt);
           }
           default -> throw new AssertionError(dataField);
         }
@@ -474,7 +474,7 @@ final class InPlace {
   // ---------------------------------------------------------------- stream lookup
 
   /** The point's series entry; sets {@code rs.key}. See the class comment. */
-  SeriesEntry entry(Translator.RequestState rs, Translator.MetricCtx mc, Pt p) {
+  SeriesEntry entry(RequestState rs, MetricCtx mc, Pt p) {
     byte[] b = p.buf;
     int n = p.na;
     int off = 0;
@@ -532,7 +532,7 @@ final class InPlace {
       int l = r.length(p.attrEnd[i]);
       attrs.add(parseKeyValue(p.buf, r.pos, l));
     }
-    SeriesEntry e = t.lookup(rs, mc, attrs);
+    SeriesEntry e = t.resolver.lookup(rs, mc, attrs);
     if (ws == null) {
       WireStream created = new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e);
       t.wireStreams().asMap().putIfAbsent(key.copy(), created);
