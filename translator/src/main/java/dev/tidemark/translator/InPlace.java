@@ -27,9 +27,10 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   <li>Resources and scopes (a handful per request) are parsed as small protobuf messages and go
  *       through the tree path's code as they are; a metric's header (name, description, unit,
  *       metadata, temporality, monotonicity) becomes a {@link Metric} without data points.
- *   <li>Each data point's scalar fields are decoded into the reused {@link Pt}; its attributes stay
- *       bytes. The stream is found by one lookup: XXH3-64 over the attribute fields' bytes, mixed
- *       with the metric's 128-bit identity, keys a cache of {@link WireStream}s; a hit is accepted
+ *   <li>Each data point's scalar fields are decoded into the reused {@link Pt} ({@link
+ *       WirePoints}, one decoder per kind); its attributes stay bytes. The stream is found by one
+ *       lookup: XXH3-64 over the attribute fields' bytes, mixed with the metric's 128-bit
+ *       identity, keys a cache of {@link WireStream}s; a hit is accepted
  *       only if the metric identity and all attribute bytes are equal to the stored ones, so a
  *       hash collision never merges two streams (it only costs the slow path).
  *   <li>A miss decodes the point's attributes into {@link KeyValue}s and asks the tree path's
@@ -280,193 +281,23 @@ final class InPlace {
         pt.clearForWire(buf);
         switch (dataField) {
           case 5, 7 -> {
-            numberPoint(pt, buf, ps, pos);
+            WirePoints.number(r, pt, ps, pos);
             t.numbers.point(rs, mc, pt, dataField == 7 && counter);
           }
           case 9 -> {
-            histogramPoint(pt, buf, ps, pos);
+            WirePoints.histogram(r, pt, ps, pos);
             t.histograms.point(rs, mc, pt);
           }
           case 10 -> {
-            exponentialPoint(pt, buf, ps, pos);
+            WirePoints.exponential(r, pt, ps, pos);
             t.exponentialHistograms.point(rs, mc, pt);
           }
           case 11 -> {
-            summaryPoint(pt, buf, ps, pos);
+            WirePoints.summary(r, pt, ps, pos);
             t.summaries.point(rs, mc, pt);
           }
           default -> throw new AssertionError(dataField);
         }
-      }
-    }
-  }
-
-  // ---------------------------------------------------------------- points
-
-  private void numberPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 7 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.valueCase = Pt.AS_DOUBLE;
-          p.asDouble = Double.longBitsToDouble(r.fixed64(end));
-        }
-        case 6 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.valueCase = Pt.AS_INT;
-          p.asInt = r.fixed64(end);
-        }
-        case 8 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  private void histogramPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 9 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> p.count = r.fixed64(end);
-        case 5 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.hasSum = true;
-          p.sum = Double.longBitsToDouble(r.fixed64(end));
-        }
-        case 6 << 3 | OtlpWire.WT_FIXED64 -> p.addCount(r.fixed64(end));
-        case 6 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          while (r.pos < e) {
-            p.addCount(r.fixed64(e));
-          }
-        }
-        case 7 << 3 | OtlpWire.WT_FIXED64 -> p.addBound(Double.longBitsToDouble(r.fixed64(end)));
-        case 7 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          while (r.pos < e) {
-            p.addBound(Double.longBitsToDouble(r.fixed64(e)));
-          }
-        }
-        case 10 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  private void exponentialPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    ExpHistogram h = p.exp;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 1 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> h.count = r.fixed64(end);
-        case 5 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.hasSum = true;
-          h.hasSum = true;
-          h.sum = Double.longBitsToDouble(r.fixed64(end));
-        }
-        case 6 << 3 | OtlpWire.WT_VARINT -> h.scale = zigZag32((int) r.varint(end));
-        case 7 << 3 | OtlpWire.WT_FIXED64 -> h.zeroCount = r.fixed64(end);
-        case 8 << 3 | OtlpWire.WT_LEN, 9 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          buckets(h, tag >>> 3 == 8, e);
-        }
-        case 10 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        case 14 << 3 | OtlpWire.WT_FIXED64 -> h.zeroThreshold = Double.longBitsToDouble(r.fixed64(end));
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  /** One occurrence of a Buckets field: its offset replaces, its counts append (protobuf merge). */
-  private void buckets(ExpHistogram h, boolean positive, int end) {
-    Reader r = this.r;
-    while (r.pos < end) {
-      int tag = r.tag(end);
-      switch (tag) {
-        case 1 << 3 | OtlpWire.WT_VARINT -> {
-          int offset = zigZag32((int) r.varint(end));
-          if (positive) {
-            h.posOffset = offset;
-          } else {
-            h.negOffset = offset;
-          }
-        }
-        case 2 << 3 | OtlpWire.WT_VARINT -> h.addBucket(positive, r.varint(end));
-        case 2 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          while (r.pos < e) {
-            h.addBucket(positive, r.varint(e));
-          }
-        }
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  private void summaryPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 7 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> p.count = r.fixed64(end);
-        case 5 << 3 | OtlpWire.WT_FIXED64 -> p.sum = Double.longBitsToDouble(r.fixed64(end));
-        case 6 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          double q = 0;
-          double v = 0;
-          while (r.pos < e) {
-            int t2 = r.tag(e);
-            switch (t2) {
-              case 1 << 3 | OtlpWire.WT_FIXED64 -> q = Double.longBitsToDouble(r.fixed64(e));
-              case 2 << 3 | OtlpWire.WT_FIXED64 -> v = Double.longBitsToDouble(r.fixed64(e));
-              default -> r.skip(t2, e, 0);
-            }
-          }
-          p.addQuantile(q, v);
-        }
-        case 8 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        default -> r.skip(tag, end, 0);
       }
     }
   }
@@ -595,10 +426,6 @@ final class InPlace {
     k *= 0xc4ceb9fe1a85ec53L;
     k ^= k >>> 33;
     return k;
-  }
-
-  private static int zigZag32(int n) {
-    return (n >>> 1) ^ -(n & 1);
   }
 
   private static String string(byte[] buf, int at, int len) {
