@@ -1,6 +1,7 @@
 package dev.tidemark.translator;
 
 import dev.tidemark.translator.OtlpWire.Reader;
+import dev.tidemark.tsdb.codec.Varints;
 
 /**
  * The in-place path's decoding of one data point of each kind from its wire bytes into {@link Pt}
@@ -100,7 +101,7 @@ final class WirePoints {
           h.hasSum = true;
           h.sum = Double.longBitsToDouble(r.fixed64(end));
         }
-        case 6 << 3 | OtlpWire.WT_VARINT -> h.scale = zigZag32((int) r.varint(end));
+        case 6 << 3 | OtlpWire.WT_VARINT -> h.scale = Varints.decodeZigZag32((int) r.varint(end));
         case 7 << 3 | OtlpWire.WT_FIXED64 -> h.zeroCount = r.fixed64(end);
         case 8 << 3 | OtlpWire.WT_LEN, 9 << 3 | OtlpWire.WT_LEN -> {
           int eLen = r.length(end);
@@ -120,7 +121,7 @@ final class WirePoints {
       int tag = r.tag(end);
       switch (tag) {
         case 1 << 3 | OtlpWire.WT_VARINT -> {
-          int offset = zigZag32((int) r.varint(end));
+          int offset = Varints.decodeZigZag32((int) r.varint(end));
           if (positive) {
             h.posOffset = offset;
           } else {
@@ -174,9 +175,5 @@ final class WirePoints {
         default -> r.skip(tag, end, 0);
       }
     }
-  }
-
-  private static int zigZag32(int n) {
-    return (n >>> 1) ^ -(n & 1);
   }
 }
