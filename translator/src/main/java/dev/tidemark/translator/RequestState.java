@@ -15,7 +15,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** Per-thread scratch, reused across requests. */
+/**
+ * Per-thread scratch, reused across requests: the batch being built, the outcome counts, the
+ * current point ({@link Pt}) and metric ({@link MetricCtx}), the stream key of the point, the
+ * delta undo log, and the staging of a point's samples ({@link #begin}, {@link #emit}, {@link
+ * #commit}) so a point reaches the batch whole. Not thread-safe: one per thread ({@link Translator}
+ * keeps them in a {@code ThreadLocal}).
+ */
 final class RequestState {
   /** Example metric names in partial-success messages are cut to this many characters. */
   private static final int MAX_EXAMPLE_CHARS = 200;

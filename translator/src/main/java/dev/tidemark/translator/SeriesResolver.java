@@ -109,6 +109,8 @@ final class SeriesResolver {
     return st > 0 && st < tsMillis ? st : -1;
   }
 
+  // ---------------------------------------------------------------- the stream and its series
+
   /**
    * The point's series entry (sets {@code rs.key} to its stream key), or null after rejecting the
    * point. The tree path hashes the decoded attributes; the in-place path looks the raw attribute
@@ -145,6 +147,8 @@ final class SeriesResolver {
     }
     return e;
   }
+
+  // ---------------------------------------------------------------- le and quantile series
 
   /** The {@code _bucket} series for a bound; caller holds the entry's lock. */
   Labels bucketSeries(SeriesEntry e, double bound) {
@@ -321,6 +325,8 @@ final class SeriesResolver {
     l.sort((a, b) -> Labels.compareUtf8(a.getKey(), b.getKey()));
     return l;
   }
+
+  // ---------------------------------------------------------------- stream identity (hashing)
 
   /**
    * The stream key of a data point: the metric's 128-bit hash extended by the point's attributes
