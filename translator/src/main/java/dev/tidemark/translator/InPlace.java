@@ -27,13 +27,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   <li>Resources and scopes (a handful per request) are parsed as small protobuf messages and go
  *       through the tree path's code as they are; a metric's header (name, description, unit,
  *       metadata, temporality, monotonicity) becomes a {@link Metric} without data points.
- *   <li>Each data point's scalar fields are decoded into the reused {@link Pt}; its attributes stay
- *       bytes. The stream is found by one lookup: XXH3-64 over the attribute fields' bytes, mixed
- *       with the metric's 128-bit identity, keys a cache of {@link WireStream}s; a hit is accepted
+ *   <li>Each data point's scalar fields are decoded into the reused {@link Pt} ({@link
+ *       WirePoints}, one decoder per kind); its attributes stay bytes. The stream is found by one
+ *       lookup: XXH3-64 over the attribute fields' bytes, mixed with the metric's 128-bit
+ *       identity, keys a cache of {@link WireStream}s; a hit is accepted
  *       only if the metric identity and all attribute bytes are equal to the stored ones, so a
  *       hash collision never merges two streams (it only costs the slow path).
  *   <li>A miss decodes the point's attributes into {@link KeyValue}s and asks the tree path's
- *       {@link Translator#lookup}, which keys streams by their canonical (order-independent)
+ *       {@link SeriesResolver#lookup}, which keys streams by their canonical (order-independent)
  *       identity and builds the labels; the result is remembered under the bytes. Two byte forms
  *       of one stream (attributes in another order) thus share one stream, series and delta state.
  * </ul>
@@ -79,7 +80,7 @@ final class InPlace {
 
   // ---------------------------------------------------------------- the walk
 
-  void request(Translator.RequestState rs, byte[] buf, int off, int end) {
+  void request(RequestState rs, byte[] buf, int off, int end) {
     checked.rewindRuns();
     Reader r = this.r;
     r.reset(buf, off);
@@ -96,7 +97,7 @@ final class InPlace {
     }
   }
 
-  private void resourceMetrics(Translator.RequestState rs, byte[] buf, int start, int end) {
+  private void resourceMetrics(RequestState rs, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     Resource.Builder resource = null;
@@ -119,16 +120,16 @@ final class InPlace {
         r.skip(tag, end, 0);
       }
     }
-    Translator.ResourceContext rc =
-        t.beginResource(rs, resource == null ? Resource.getDefaultInstance() : resource.build());
+    ResourceContexts.ResourceContext rc =
+        t.resources.begin(rs, resource == null ? Resource.getDefaultInstance() : resource.build());
     int[] sc = Arrays.copyOf(scopes, ns); // scopeMetrics reuses the level below only
     for (int i = 0; i < ns; i += 2) {
       scopeMetrics(rs, rc, buf, sc[i], sc[i + 1]);
     }
-    t.endResource(rs, rc);
+    t.resources.end(rs, rc);
   }
 
-  private void scopeMetrics(Translator.RequestState rs, Translator.ResourceContext rc, byte[] buf, int start, int end) {
+  private void scopeMetrics(RequestState rs, ResourceContexts.ResourceContext rc, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     InstrumentationScope.Builder scope = null;
@@ -160,14 +161,14 @@ final class InPlace {
     if (scope != null) {
       header.setScope(scope);
     }
-    Translator.ScopeContext sc = t.scopeContext(rs, header.build(), rc);
+    ResourceContexts.ScopeContext sc = t.resources.scope(rs, header.build(), rc);
     for (int i = 0; i < nm; i += 2) {
       metric(rs, rc, sc, buf, metrics[i], metrics[i + 1]);
     }
   }
 
   private void metric(
-      Translator.RequestState rs, Translator.ResourceContext rc, Translator.ScopeContext sc, byte[] buf, int start, int end) {
+      RequestState rs, ResourceContexts.ResourceContext rc, ResourceContexts.ScopeContext sc, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     int nameAt = -1;
@@ -256,7 +257,7 @@ final class InPlace {
       case 11 -> header.setSummary(Summary.getDefaultInstance());
       default -> { }
     }
-    Translator.MetricCtx mc = t.beginMetric(rs, rc, sc, header.build(), points);
+    MetricCtx mc = t.beginMetric(rs, rc, sc, header.build(), points);
     if (mc == null) {
       return;
     }
@@ -280,20 +281,20 @@ final class InPlace {
         pt.clearForWire(buf);
         switch (dataField) {
           case 5, 7 -> {
-            numberPoint(pt, buf, ps, pos);
-            t.numberPoint(rs, mc, pt, dataField == 7 && counter);
+            WirePoints.number(r, pt, ps, pos);
+            t.numbers.point(rs, mc, pt, dataField == 7 && counter);
           }
           case 9 -> {
-            histogramPoint(pt, buf, ps, pos);
-            t.histogramPoint(rs, mc, pt);
+            WirePoints.histogram(r, pt, ps, pos);
+            t.histograms.point(rs, mc, pt);
           }
           case 10 -> {
-            exponentialPoint(pt, buf, ps, pos);
-            t.exponentialPoint(rs, mc, pt);
+            WirePoints.exponential(r, pt, ps, pos);
+            t.exponentialHistograms.point(rs, mc, pt);
           }
           case 11 -> {
-            summaryPoint(pt, buf, ps, pos);
-            t.summaryPoint(rs, mc, pt);
+            WirePoints.summary(r, pt, ps, pos);
+            t.summaries.point(rs, mc, pt);
           }
           default -> throw new AssertionError(dataField);
         }
@@ -301,180 +302,10 @@ final class InPlace {
     }
   }
 
-  // ---------------------------------------------------------------- points
-
-  private void numberPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 7 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.valueCase = Pt.AS_DOUBLE;
-          p.asDouble = Double.longBitsToDouble(r.fixed64(end));
-        }
-        case 6 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.valueCase = Pt.AS_INT;
-          p.asInt = r.fixed64(end);
-        }
-        case 8 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  private void histogramPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 9 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> p.count = r.fixed64(end);
-        case 5 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.hasSum = true;
-          p.sum = Double.longBitsToDouble(r.fixed64(end));
-        }
-        case 6 << 3 | OtlpWire.WT_FIXED64 -> p.addCount(r.fixed64(end));
-        case 6 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          while (r.pos < e) {
-            p.addCount(r.fixed64(e));
-          }
-        }
-        case 7 << 3 | OtlpWire.WT_FIXED64 -> p.addBound(Double.longBitsToDouble(r.fixed64(end)));
-        case 7 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          while (r.pos < e) {
-            p.addBound(Double.longBitsToDouble(r.fixed64(e)));
-          }
-        }
-        case 10 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  private void exponentialPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    ExpHistogram h = p.exp;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 1 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> h.count = r.fixed64(end);
-        case 5 << 3 | OtlpWire.WT_FIXED64 -> {
-          p.hasSum = true;
-          h.hasSum = true;
-          h.sum = Double.longBitsToDouble(r.fixed64(end));
-        }
-        case 6 << 3 | OtlpWire.WT_VARINT -> h.scale = zigZag32((int) r.varint(end));
-        case 7 << 3 | OtlpWire.WT_FIXED64 -> h.zeroCount = r.fixed64(end);
-        case 8 << 3 | OtlpWire.WT_LEN, 9 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          buckets(h, tag >>> 3 == 8, e);
-        }
-        case 10 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        case 14 << 3 | OtlpWire.WT_FIXED64 -> h.zeroThreshold = Double.longBitsToDouble(r.fixed64(end));
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  /** One occurrence of a Buckets field: its offset replaces, its counts append (protobuf merge). */
-  private void buckets(ExpHistogram h, boolean positive, int end) {
-    Reader r = this.r;
-    while (r.pos < end) {
-      int tag = r.tag(end);
-      switch (tag) {
-        case 1 << 3 | OtlpWire.WT_VARINT -> {
-          int offset = zigZag32((int) r.varint(end));
-          if (positive) {
-            h.posOffset = offset;
-          } else {
-            h.negOffset = offset;
-          }
-        }
-        case 2 << 3 | OtlpWire.WT_VARINT -> h.addBucket(positive, r.varint(end));
-        case 2 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          while (r.pos < e) {
-            h.addBucket(positive, r.varint(e));
-          }
-        }
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
-  private void summaryPoint(Pt p, byte[] buf, int start, int end) {
-    Reader r = this.r;
-    r.pos = start;
-    while (r.pos < end) {
-      int at = r.pos;
-      int tag = r.tag(end);
-      switch (tag) {
-        case 7 << 3 | OtlpWire.WT_LEN -> {
-          int n = r.length(end);
-          r.pos += n;
-          p.addAttribute(at, r.pos);
-        }
-        case 2 << 3 | OtlpWire.WT_FIXED64 -> p.startNanos = r.fixed64(end);
-        case 3 << 3 | OtlpWire.WT_FIXED64 -> p.timeNanos = r.fixed64(end);
-        case 4 << 3 | OtlpWire.WT_FIXED64 -> p.count = r.fixed64(end);
-        case 5 << 3 | OtlpWire.WT_FIXED64 -> p.sum = Double.longBitsToDouble(r.fixed64(end));
-        case 6 << 3 | OtlpWire.WT_LEN -> {
-          int eLen = r.length(end);
-          int e = r.pos + eLen;
-          double q = 0;
-          double v = 0;
-          while (r.pos < e) {
-            int t2 = r.tag(e);
-            switch (t2) {
-              case 1 << 3 | OtlpWire.WT_FIXED64 -> q = Double.longBitsToDouble(r.fixed64(e));
-              case 2 << 3 | OtlpWire.WT_FIXED64 -> v = Double.longBitsToDouble(r.fixed64(e));
-              default -> r.skip(t2, e, 0);
-            }
-          }
-          p.addQuantile(q, v);
-        }
-        case 8 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        default -> r.skip(tag, end, 0);
-      }
-    }
-  }
-
   // ---------------------------------------------------------------- stream lookup
 
   /** The point's series entry; sets {@code rs.key}. See the class comment. */
-  SeriesEntry entry(Translator.RequestState rs, Translator.MetricCtx mc, Pt p) {
+  SeriesEntry entry(RequestState rs, MetricCtx mc, Pt p) {
     byte[] b = p.buf;
     int n = p.na;
     int off = 0;
@@ -532,7 +363,7 @@ final class InPlace {
       int l = r.length(p.attrEnd[i]);
       attrs.add(parseKeyValue(p.buf, r.pos, l));
     }
-    SeriesEntry e = t.lookup(rs, mc, attrs);
+    SeriesEntry e = t.resolver.lookup(rs, mc, attrs);
     if (ws == null) {
       WireStream created = new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e);
       t.wireStreams().asMap().putIfAbsent(key.copy(), created);
@@ -595,10 +426,6 @@ final class InPlace {
     k *= 0xc4ceb9fe1a85ec53L;
     k ^= k >>> 33;
     return k;
-  }
-
-  private static int zigZag32(int n) {
-    return (n >>> 1) ^ -(n & 1);
   }
 
   private static String string(byte[] buf, int at, int len) {

@@ -2,9 +2,8 @@ package dev.tidemark.translator;
 
 import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
+import dev.tidemark.tsdb.codec.Bytes;
+import dev.tidemark.tsdb.codec.Varints;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -26,7 +25,6 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 final class OtlpWire {
   static final int MAX_DEPTH = 64;
   private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
-  private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
   // Message types of the schema the walk knows.
   static final int REQUEST = 0;
@@ -371,7 +369,7 @@ final class OtlpWire {
    * surrogates, nothing above U+10FFFF, no truncated sequence.
    */
   static boolean isValidUtf8(byte[] b, int i, int end) {
-    while (i + 8 <= end && ((long) LONGS.get(b, i) & 0x8080808080808080L) == 0) {
+    while (i + 8 <= end && (Bytes.getLongLe(b, i) & 0x8080808080808080L) == 0) {
       i += 8;
     }
     while (i < end && b[i] >= 0) {
@@ -426,6 +424,8 @@ final class OtlpWire {
     private long[] runHashes = new long[256];
     int runs;
     private int runCursor;
+    /** The slot {@link Varints#read} reads into. */
+    private final long[] varint = new long[1];
 
     void addRun(int at, int len, long h) {
       if (runs == runAt.length) {
@@ -476,33 +476,21 @@ final class OtlpWire {
       return tag;
     }
 
+    /** A varint as protobuf-java reads it (at most 10 bytes, bits past the 64th dropped). */
     long varint(int end) {
-      long result = 0;
-      for (int shift = 0; shift < 64; shift += 7) {
-        if (pos >= end) {
-          throw Malformed.INSTANCE;
-        }
-        byte b = buf[pos++];
-        result |= (long) (b & 0x7F) << shift;
-        if (b >= 0) {
-          return result;
-        }
+      int p = Varints.read(buf, pos, end, varint);
+      if (p < 0) {
+        throw Malformed.INSTANCE;
       }
-      throw Malformed.INSTANCE;
+      pos = p;
+      return varint[0];
     }
 
     long fixed64(int end) {
       if (end - pos < 8) {
         throw Malformed.INSTANCE;
       }
-      long v = (buf[pos] & 0xFFL)
-          | (buf[pos + 1] & 0xFFL) << 8
-          | (buf[pos + 2] & 0xFFL) << 16
-          | (buf[pos + 3] & 0xFFL) << 24
-          | (buf[pos + 4] & 0xFFL) << 32
-          | (buf[pos + 5] & 0xFFL) << 40
-          | (buf[pos + 6] & 0xFFL) << 48
-          | (buf[pos + 7] & 0xFFL) << 56;
+      long v = Bytes.getLongLe(buf, pos);
       pos += 8;
       return v;
     }

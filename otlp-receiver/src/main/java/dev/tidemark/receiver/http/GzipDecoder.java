@@ -2,6 +2,7 @@ package dev.tidemark.receiver.http;
 
 import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
 import dev.tidemark.receiver.http.BoundedBody.Overloaded;
+import dev.tidemark.tsdb.codec.Bytes;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
@@ -70,7 +71,7 @@ final class GzipDecoder implements AutoCloseable {
         }
         case EXTRA_LENGTH -> {
           if (collect(in, 2)) {
-            extraLeft = (field[0] & 0xff) | (field[1] & 0xff) << 8;
+            extraLeft = Bytes.getU16Le(field, 0);
             state = extraLeft > 0 ? State.EXTRA : afterExtra();
           }
         }
@@ -91,7 +92,7 @@ final class GzipDecoder implements AutoCloseable {
         }
         case HEADER_CRC -> {
           if (collect(in, 2)) {
-            int expected = (field[0] & 0xff) | (field[1] & 0xff) << 8;
+            int expected = Bytes.getU16Le(field, 0);
             if (expected != (int) (headerCrc.getValue() & 0xffff)) {
               headerError("corrupt gzip header (header checksum mismatch)");
             } else {
@@ -242,6 +243,6 @@ final class GzipDecoder implements AutoCloseable {
   }
 
   private long le32(int at) {
-    return (field[at] & 0xffL) | (field[at + 1] & 0xffL) << 8 | (field[at + 2] & 0xffL) << 16 | (field[at + 3] & 0xffL) << 24;
+    return Integer.toUnsignedLong(Bytes.getIntLe(field, at));
   }
 }

@@ -1,8 +1,5 @@
 package dev.tidemark.tsdb.codec;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -13,8 +10,6 @@ import java.util.Arrays;
  * free} bits of {@code acc}; bits after the last field are zero. Not thread-safe.
  */
 final class BitWriter {
-  private static final VarHandle LONG_BE =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
   private static final int INITIAL_CAPACITY = 64;
 
   private byte[] buf = new byte[INITIAL_CAPACITY];
@@ -56,7 +51,7 @@ final class BitWriter {
       }
       buf = Arrays.copyOf(buf, buf.length * 2);
     }
-    LONG_BE.set(buf, pos, acc);
+    Bytes.putLongBe(buf, pos, acc);
     pos += 8;
   }
 

@@ -7,11 +7,8 @@ import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_VALUE_DOD;
 import static dev.tidemark.tsdb.codec.DecimalFormat.KNOWN_FLAGS;
 import static dev.tidemark.tsdb.codec.DecimalFormat.MAX_EXPONENT;
 import static dev.tidemark.tsdb.codec.DecimalFormat.POW10;
-import static dev.tidemark.tsdb.codec.DecimalFormat.unzigzag;
+import static dev.tidemark.tsdb.codec.Varints.decodeZigZag;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -47,8 +44,8 @@ import java.util.Objects;
  * <p>Not thread-safe; reusable across streams.
  */
 public final class DecimalDecoder implements ChunkDecoder {
-  private static final VarHandle LONG_BE =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
+  /** The slot {@link Varints#readMinimal} reads into. */
+  private final long[] varint = new long[1];
 
   /** Zero bytes after the copied stream: an 8-byte load plus one byte at the last bit. */
   static final int PAD_BYTES = 16;
@@ -147,7 +144,7 @@ public final class DecimalDecoder implements ChunkDecoder {
     if (exponent > MAX_EXPONENT) {
       throw new CorruptRecordException("decimal exponent " + exponent + " exceeds " + MAX_EXPONENT);
     }
-    long m0 = unzigzag(readVarint("first scaled value"));
+    long m0 = decodeZigZag(readVarint("first scaled value"));
     divisor = 1;
     delta = 0;
     valueDelta = 0;
@@ -158,7 +155,7 @@ public final class DecimalDecoder implements ChunkDecoder {
             "decimal base timestamp delta " + Long.toUnsignedString(delta) + " is not in 1..2^63-1");
       }
       if ((flags & FLAG_VALUE_DOD) != 0) {
-        valueDelta = unzigzag(readVarint("base value delta"));
+        valueDelta = decodeZigZag(readVarint("base value delta"));
       }
       divisor = readVarint("divisor");
       if (divisor == 0) {
@@ -191,7 +188,7 @@ public final class DecimalDecoder implements ChunkDecoder {
         throw new CorruptRecordException("decimal stream truncated in the bits of exception " + i);
       }
       excPos[i] = (int) p;
-      excBits[i] = Long.reverseBytes((long) LONG_BE.get(buf, pos));
+      excBits[i] = Bytes.getLongLe(buf, pos);
       pos += 8;
       previous = p;
     }
@@ -361,7 +358,7 @@ public final class DecimalDecoder implements ChunkDecoder {
           "decimal stream corrupt: " + what + " mini-block at sample " + index + " has bit width " + width
               + " (at most 64)");
     }
-    long min = unzigzag(readVarint(timestamps ? "timestamp block minimum" : "value block minimum"));
+    long min = decodeZigZag(readVarint(timestamps ? "timestamp block minimum" : "value block minimum"));
     long[] r = residuals;
     blockMin = min;
     blockWidth = width;
@@ -382,7 +379,7 @@ public final class DecimalDecoder implements ChunkDecoder {
       int shift = 64 - width;
       for (int j = 0; j < len; j++) {
         int p = (int) bit;
-        r[j] = min + (((long) LONG_BE.get(b, p >>> 3) << (p & 7)) >>> shift);
+        r[j] = min + ((Bytes.getLongBe(b, p >>> 3) << (p & 7)) >>> shift);
         bit += width;
       }
     } else {
@@ -390,7 +387,7 @@ public final class DecimalDecoder implements ChunkDecoder {
         int p = (int) bit;
         int i = p >>> 3;
         int s = p & 7;
-        long word = ((long) LONG_BE.get(b, i) << s) | ((b[i + 8] & 0xFFL) >>> (8 - s));
+        long word = (Bytes.getLongBe(b, i) << s) | ((b[i + 8] & 0xFFL) >>> (8 - s));
         r[j] = min + (word >>> (64 - width));
         bit += width;
       }
@@ -413,23 +410,14 @@ public final class DecimalDecoder implements ChunkDecoder {
 
   /** Reads a minimal unsigned LEB128 varint of at most 10 bytes (64 bits). */
   private long readVarint(String what) {
-    long v = 0;
-    for (int shift = 0; ; shift += 7) {
-      if (pos >= end) {
-        throw new CorruptRecordException("decimal stream truncated in the " + what + " varint");
-      }
-      int b = buf[pos++] & 0xFF;
-      if (shift == 63 && b > 1) {
-        throw new CorruptRecordException("decimal " + what + " varint exceeds 64 bits");
-      }
-      v |= (long) (b & 0x7F) << shift;
-      if (b < 0x80) {
-        if (b == 0 && shift > 0) {
-          throw new CorruptRecordException("decimal " + what + " varint is not minimal");
-        }
-        return v;
-      }
+    int p = Varints.readMinimal(buf, pos, end, Varints.MAX_BYTES, varint);
+    switch (p) {
+      case Varints.TRUNCATED -> throw new CorruptRecordException("decimal stream truncated in the " + what + " varint");
+      case Varints.TOO_LONG -> throw new CorruptRecordException("decimal " + what + " varint exceeds 64 bits");
+      case Varints.NOT_MINIMAL -> throw new CorruptRecordException("decimal " + what + " varint is not minimal");
+      default -> pos = p;
     }
+    return varint[0];
   }
 
   private CorruptRecordException trailing(int bytes) {

@@ -6,8 +6,7 @@ import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_TS_GRID;
 import static dev.tidemark.tsdb.codec.DecimalFormat.FLAG_VALUE_DOD;
 import static dev.tidemark.tsdb.codec.DecimalFormat.MAX_EXPONENT;
 import static dev.tidemark.tsdb.codec.DecimalFormat.POW10;
-import static dev.tidemark.tsdb.codec.DecimalFormat.varintSize;
-import static dev.tidemark.tsdb.codec.DecimalFormat.zigzag;
+import static dev.tidemark.tsdb.codec.Varints.encodeZigZag;
 
 import java.util.Arrays;
 
@@ -210,7 +209,7 @@ public final class DecimalEncoder {
         gridResiduals[i - 1] = timestamps[i] - (timestamps[0] + i * step);
       }
       int gridBytes = blocksSize(gridResiduals, n - 1);
-      if (gridBytes + varintSize(step) < tsBlockBytes + varintSize(base)) {
+      if (gridBytes + Varints.size(step) < tsBlockBytes + Varints.size(base)) {
         grid = true;
         tsBlockBytes = gridBytes;
         base = step;
@@ -257,24 +256,24 @@ public final class DecimalEncoder {
     int flags = (regular ? FLAG_REGULAR : 0) | (grid ? FLAG_TS_GRID : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
     long t0 = timestamps[0];
     int size =
-        varintSize(n) + varintSize(t0) + 2 + (n >= 2 ? varintSize(base) : 0) + tsBlockBytes + bestSize;
+        Varints.size(n) + Varints.size(t0) + 2 + (n >= 2 ? Varints.size(base) : 0) + tsBlockBytes + bestSize;
     byte[] out = new byte[size];
-    int q = putVarint(out, 0, n);
-    q = putVarint(out, q, t0);
+    int q = Varints.put(out, 0, n);
+    q = Varints.put(out, q, t0);
     out[q++] = (byte) flags;
     out[q++] = (byte) bestE;
-    q = putVarint(out, q, zigzag(scaled[0]));
+    q = Varints.put(out, q, encodeZigZag(scaled[0]));
     if (n >= 2) {
-      q = putVarint(out, q, base);
+      q = Varints.put(out, q, base);
       if (bestDod) {
-        q = putVarint(out, q, zigzag(p.baseDelta));
+        q = Varints.put(out, q, encodeZigZag(p.baseDelta));
       }
-      q = putVarint(out, q, p.divisor);
+      q = Varints.put(out, q, p.divisor);
     }
-    q = putVarint(out, q, exceptions);
+    q = Varints.put(out, q, exceptions);
     for (int i = 0; i < n; i++) {
       if (exception[i]) {
-        q = putVarint(out, q, i);
+        q = Varints.put(out, q, i);
         long bits = values[i];
         for (int b = 0; b < 8; b++) {
           out[q++] = (byte) (bits >>> (8 * b));
@@ -361,7 +360,7 @@ public final class DecimalEncoder {
         }
       } else {
         exc++;
-        excBytes += varintSize(i) + 8;
+        excBytes += Varints.size(i) + 8;
       }
     }
     if (exc > 0) {
@@ -373,7 +372,7 @@ public final class DecimalEncoder {
       }
     }
     exceptions = exc;
-    return varintSize(zigzag(scaled[0])) + varintSize(exc) + excBytes;
+    return Varints.size(encodeZigZag(scaled[0])) + Varints.size(exc) + excBytes;
   }
 
   private record Prepared(int size, long baseDelta, long divisor) {}
@@ -403,7 +402,7 @@ public final class DecimalEncoder {
         residuals[i] /= divisor;
       }
     }
-    int size = (dod ? varintSize(zigzag(baseDelta)) : 0) + varintSize(divisor) + blocksSize(residuals, n - 1);
+    int size = (dod ? Varints.size(encodeZigZag(baseDelta)) : 0) + Varints.size(divisor) + blocksSize(residuals, n - 1);
     return new Prepared(size, baseDelta, divisor);
   }
 
@@ -440,7 +439,7 @@ public final class DecimalEncoder {
         max = Math.max(max, r[i]);
       }
       int width = 64 - Long.numberOfLeadingZeros(max - min);
-      size += 1 + varintSize(zigzag(min)) + (int) (((long) len * width + 7) >>> 3);
+      size += 1 + Varints.size(encodeZigZag(min)) + (int) (((long) len * width + 7) >>> 3);
     }
     return size;
   }
@@ -454,7 +453,7 @@ public final class DecimalEncoder {
     }
     int width = 64 - Long.numberOfLeadingZeros(max - min);
     out[q++] = (byte) width;
-    q = putVarint(out, q, zigzag(min));
+    q = Varints.put(out, q, encodeZigZag(min));
     if (width == 0) {
       return q;
     }
@@ -485,14 +484,5 @@ public final class DecimalEncoder {
       out[q++] = (byte) (acc << (8 - bits));
     }
     return q;
-  }
-
-  private static int putVarint(byte[] dst, int offset, long v) {
-    while ((v & ~0x7FL) != 0) {
-      dst[offset++] = (byte) ((v & 0x7F) | 0x80);
-      v >>>= 7;
-    }
-    dst[offset++] = (byte) v;
-    return offset;
   }
 }

@@ -42,18 +42,4 @@ final class DecimalFormat {
   static long valueBits(long m, int e) {
     return Double.doubleToRawLongBits(m / POW10[e]);
   }
-
-  static long zigzag(long v) {
-    return (v << 1) ^ (v >> 63);
-  }
-
-  static long unzigzag(long u) {
-    return (u >>> 1) ^ -(u & 1);
-  }
-
-  /** Length of the unsigned LEB128 encoding of {@code v} (treated as unsigned), 1..10. */
-  static int varintSize(long v) {
-    int bits = 64 - Long.numberOfLeadingZeros(v | 1);
-    return (bits + 6) / 7;
-  }
 }

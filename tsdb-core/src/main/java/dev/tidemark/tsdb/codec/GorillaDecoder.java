@@ -1,8 +1,5 @@
 package dev.tidemark.tsdb.codec;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -45,9 +42,6 @@ import java.util.Objects;
  * <p>Not thread-safe; reusable across streams.
  */
 public final class GorillaDecoder implements ChunkDecoder {
-  private static final VarHandle LONG_BE =
-      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
-
   /**
    * For the 3 bits after '11' (index 0..7, one byte each): the dod width of the class they start
    * ({@code 0xx} class 0, {@code 10x} class 1, {@code 110} class 2, {@code 111} class 3; class 4,
@@ -76,6 +70,8 @@ public final class GorillaDecoder implements ChunkDecoder {
   private static final int MAX_STREAM_BYTES = Integer.MAX_VALUE / 8 - PAD_BYTES - 8;
 
   private byte[] buf = new byte[64 + PAD_BYTES];
+  /** The slot {@link Varints#readMinimal} reads the header into. */
+  private final long[] varint = new long[1];
   /** Bit position of the next field in {@code buf}. */
   private int pos;
   /** Number of bits in the stream (excluding padding). */
@@ -129,25 +125,15 @@ public final class GorillaDecoder implements ChunkDecoder {
     if (length == 0) {
       throw new CorruptRecordException("Gorilla stream is empty, expected the sample count");
     }
-    long countLong = 0;
-    int shift = 0;
-    while (true) {
-      if (p == end) {
-        throw new CorruptRecordException("Gorilla stream truncated in the sample count varint");
-      }
-      int b = buf[p++] & 0xFF;
-      countLong |= (long) (b & 0x7F) << shift;
-      if (b < 0x80) {
-        if (b == 0 && shift > 0) {
-          throw new CorruptRecordException("Gorilla sample count varint is not minimal");
-        }
-        break;
-      }
-      shift += 7;
-      if (shift > 28) {
-        throw new CorruptRecordException("Gorilla sample count varint is longer than 5 bytes");
-      }
+    long[] varint = this.varint;
+    p = Varints.readMinimal(buf, p, end, 5, varint);
+    switch (p) {
+      case Varints.TRUNCATED -> throw new CorruptRecordException("Gorilla stream truncated in the sample count varint");
+      case Varints.NOT_MINIMAL -> throw new CorruptRecordException("Gorilla sample count varint is not minimal");
+      case Varints.TOO_LONG -> throw new CorruptRecordException("Gorilla sample count varint is longer than 5 bytes");
+      default -> { }
     }
+    long countLong = varint[0];
     if (countLong > Integer.MAX_VALUE) {
       throw new CorruptRecordException(
           "Gorilla sample count " + countLong + " exceeds " + Integer.MAX_VALUE);
@@ -163,26 +149,15 @@ public final class GorillaDecoder implements ChunkDecoder {
       this.pos = 0;
       return;
     }
-    long t0 = 0;
-    shift = 0;
-    while (true) {
-      if (p == end) {
-        throw new CorruptRecordException("Gorilla stream truncated in the first timestamp varint");
-      }
-      int b = buf[p++] & 0xFF;
-      if (shift == 56 && b > 0x7F) {
-        throw new CorruptRecordException(
-            "Gorilla first timestamp varint is longer than 9 bytes (exceeds Long.MAX_VALUE)");
-      }
-      t0 |= (long) (b & 0x7F) << shift;
-      if (b < 0x80) {
-        if (b == 0 && shift > 0) {
-          throw new CorruptRecordException("Gorilla first timestamp varint is not minimal");
-        }
-        break;
-      }
-      shift += 7;
+    p = Varints.readMinimal(buf, p, end, 9, varint);
+    switch (p) {
+      case Varints.TRUNCATED -> throw new CorruptRecordException("Gorilla stream truncated in the first timestamp varint");
+      case Varints.TOO_LONG -> throw new CorruptRecordException(
+          "Gorilla first timestamp varint is longer than 9 bytes (exceeds Long.MAX_VALUE)");
+      case Varints.NOT_MINIMAL -> throw new CorruptRecordException("Gorilla first timestamp varint is not minimal");
+      default -> { }
     }
+    long t0 = varint[0];
     int bytes = end - p;
     if (bytes < 8) {
       throw new CorruptRecordException(
@@ -213,7 +188,7 @@ public final class GorillaDecoder implements ChunkDecoder {
     this.count = n;
     this.timestampMillis = t0;
     this.delta = 0;
-    this.valueBits = (long) LONG_BE.get(this.buf, 0);
+    this.valueBits = Bytes.getLongBe(this.buf, 0);
     this.pos = 64;
     this.windowTrailing = 0;
     this.windowBits = 64;
@@ -353,7 +328,7 @@ public final class GorillaDecoder implements ChunkDecoder {
   /** The next 64 bits from {@code pos}; at least the top 57 are stream (or padding) bits. */
   private long peek() {
     int p = pos;
-    return (long) LONG_BE.get(buf, p >>> 3) << (p & 7);
+    return Bytes.getLongBe(buf, p >>> 3) << (p & 7);
   }
 
   /** Reads {@code n} bits, 1..64, without a branch: 8 bytes plus the next byte give 64 bits. */
@@ -361,7 +336,7 @@ public final class GorillaDecoder implements ChunkDecoder {
     int p = pos;
     int i = p >>> 3;
     int shift = p & 7;
-    long word = ((long) LONG_BE.get(buf, i) << shift) | ((buf[i + 8] & 0xFFL) >>> (8 - shift));
+    long word = (Bytes.getLongBe(buf, i) << shift) | ((buf[i + 8] & 0xFFL) >>> (8 - shift));
     pos = p + n;
     return word >>> (64 - n);
   }

@@ -198,9 +198,9 @@ public final class GorillaEncoder {
 
   /** Length of {@link #toByteArray()}, computed without copying. */
   public int encodedSizeBytes() {
-    int header = GorillaFormat.varintSize(count);
+    int header = Varints.size(count);
     if (count > 0) {
-      header += GorillaFormat.varintSize(firstTimestampMillis);
+      header += Varints.size(firstTimestampMillis);
     }
     return header + out.byteCount();
   }
@@ -215,9 +215,9 @@ public final class GorillaEncoder {
   public int writeTo(byte[] dst, int offset) {
     int size = encodedSizeBytes();
     java.util.Objects.checkFromIndexSize(offset, size, dst.length);
-    int p = GorillaFormat.writeVarint(dst, offset, count);
+    int p = Varints.put(dst, offset, count);
     if (count > 0) {
-      p = GorillaFormat.writeVarint(dst, p, firstTimestampMillis);
+      p = Varints.put(dst, p, firstTimestampMillis);
     }
     out.copyTo(dst, p);
     return size;

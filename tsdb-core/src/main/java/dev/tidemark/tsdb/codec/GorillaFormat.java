@@ -22,20 +22,4 @@ final class GorillaFormat {
 
   /** Bits of the "new window" header after its '1' bit: 5 bits leading zeros, 6 bits length-1. */
   static final int NEW_WINDOW_HEADER_BITS = 11;
-
-  /** Length in bytes of the unsigned LEB128 encoding of {@code v} (treated as unsigned). */
-  static int varintSize(long v) {
-    int bits = 64 - Long.numberOfLeadingZeros(v | 1);
-    return (bits + 6) / 7;
-  }
-
-  /** Writes {@code v} as unsigned LEB128 at {@code offset}; returns the offset after it. */
-  static int writeVarint(byte[] dst, int offset, long v) {
-    while ((v & ~0x7FL) != 0) {
-      dst[offset++] = (byte) ((v & 0x7F) | 0x80);
-      v >>>= 7;
-    }
-    dst[offset++] = (byte) v;
-    return offset;
-  }
 }

@@ -125,7 +125,7 @@ public final class InvertedIndexValue {
     for (int i = 0; i < size; i++) {
       int containerAt = r.position();
       if (hasOffsets) {
-        int declared = ValueReader.getIntLe(value, offsetsAt + 4 * i);
+        int declared = Bytes.getIntLe(value, offsetsAt + 4 * i);
         if (declared != containerAt) {
           throw new CorruptRecordException(
               WHAT
@@ -138,7 +138,7 @@ public final class InvertedIndexValue {
         }
       }
       int card =
-          (value[headerAt + 4 * i + 2] & 0xFF | (value[headerAt + 4 * i + 3] & 0xFF) << 8) + 1;
+          Bytes.getU16Le(value, headerAt + 4 * i + 2) + 1;
       boolean run = runFlagsAt >= 0 && (value[runFlagsAt + i / 8] & (1 << (i % 8))) != 0;
       if (run) {
         validateRuns(r, i, card);
@@ -193,7 +193,7 @@ public final class InvertedIndexValue {
     r.skip(BITMAP_BYTES);
     int bits = 0;
     for (int i = at; i < at + BITMAP_BYTES; i += 4) {
-      bits += Integer.bitCount(ValueReader.getIntLe(value, i));
+      bits += Integer.bitCount(Bytes.getIntLe(value, i));
     }
     if (bits != card) {
       throw new CorruptRecordException(

@@ -70,8 +70,8 @@ public final class Keys {
   public static byte[] seriesDictionary(TimeBucket b, long fingerprintHigh, long fingerprintLow) {
     byte[] k = new byte[SERIES_DICTIONARY_LENGTH];
     putPrefix(k, RecordType.SERIES_DICTIONARY, b);
-    putLongBe(k, BUCKET_PREFIX_LENGTH, fingerprintHigh);
-    putLongBe(k, BUCKET_PREFIX_LENGTH + 8, fingerprintLow);
+    Bytes.putLongBe(k, BUCKET_PREFIX_LENGTH, fingerprintHigh);
+    Bytes.putLongBe(k, BUCKET_PREFIX_LENGTH + 8, fingerprintLow);
     return k;
   }
 
@@ -220,19 +220,19 @@ public final class Keys {
           "expected a ForwardIndex or TimeSeries key, got " + type + ": " + hex(key));
     }
     bucketOf(key);
-    return getIntBe(key, BUCKET_PREFIX_LENGTH);
+    return Bytes.getIntBe(key, BUCKET_PREFIX_LENGTH);
   }
 
   /** The high 64 bits of the fingerprint in a SeriesDictionary key. */
   public static long fingerprintHigh(byte[] key) {
     expect(key, RecordType.SERIES_DICTIONARY);
-    return getLongBe(key, BUCKET_PREFIX_LENGTH);
+    return Bytes.getLongBe(key, BUCKET_PREFIX_LENGTH);
   }
 
   /** The low 64 bits of the fingerprint in a SeriesDictionary key. */
   public static long fingerprintLow(byte[] key) {
     expect(key, RecordType.SERIES_DICTIONARY);
-    return getLongBe(key, BUCKET_PREFIX_LENGTH + 8);
+    return Bytes.getLongBe(key, BUCKET_PREFIX_LENGTH + 8);
   }
 
   /**
@@ -269,7 +269,7 @@ public final class Keys {
 
   private static TimeBucket bucketOf(byte[] key) {
     try {
-      return new TimeBucket(key[1] & 0x0F, getIntBe(key, 2));
+      return new TimeBucket(key[1] & 0x0F, Bytes.getIntBe(key, 2));
     } catch (IllegalArgumentException e) {
       throw new CorruptRecordException(
           "invalid time bucket in key " + hex(key) + ": " + e.getMessage(), e);
@@ -279,7 +279,7 @@ public final class Keys {
   private static byte[] seriesKey(RecordType type, TimeBucket b, int seriesId) {
     byte[] k = new byte[SERIES_KEY_LENGTH];
     putPrefix(k, type, b);
-    putIntBe(k, BUCKET_PREFIX_LENGTH, seriesId);
+    Bytes.putIntBe(k, BUCKET_PREFIX_LENGTH, seriesId);
     return k;
   }
 
@@ -290,30 +290,7 @@ public final class Keys {
     }
     k[0] = VERSION;
     k[1] = (byte) (type.id() << 4 | b.sizeCode());
-    putIntBe(k, 2, b.startMinutes());
-  }
-
-  private static void putIntBe(byte[] k, int off, int v) {
-    k[off] = (byte) (v >>> 24);
-    k[off + 1] = (byte) (v >>> 16);
-    k[off + 2] = (byte) (v >>> 8);
-    k[off + 3] = (byte) v;
-  }
-
-  private static void putLongBe(byte[] k, int off, long v) {
-    putIntBe(k, off, (int) (v >>> 32));
-    putIntBe(k, off + 4, (int) v);
-  }
-
-  private static int getIntBe(byte[] k, int off) {
-    return (k[off] & 0xFF) << 24
-        | (k[off + 1] & 0xFF) << 16
-        | (k[off + 2] & 0xFF) << 8
-        | (k[off + 3] & 0xFF);
-  }
-
-  private static long getLongBe(byte[] k, int off) {
-    return (long) getIntBe(k, off) << 32 | (getIntBe(k, off + 4) & 0xFFFF_FFFFL);
+    Bytes.putIntBe(k, 2, b.startMinutes());
   }
 
   private static String hex(byte b) {

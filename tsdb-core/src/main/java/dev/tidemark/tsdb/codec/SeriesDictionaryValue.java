@@ -45,7 +45,7 @@ public final class SeriesDictionaryValue {
     }
     int[] ids = new int[value.length / ELEMENT_SIZE];
     for (int i = 0; i < ids.length; i++) {
-      ids[i] = ValueReader.getIntLe(value, i * ELEMENT_SIZE);
+      ids[i] = Bytes.getIntLe(value, i * ELEMENT_SIZE);
     }
     return ids;
   }

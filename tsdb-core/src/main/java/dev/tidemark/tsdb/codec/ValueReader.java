@@ -79,7 +79,7 @@ public final class ValueReader {
   /** Reads an unsigned little-endian 16-bit integer. */
   public int u16() {
     need(2, "u16");
-    int v = (buf[pos] & 0xFF) | (buf[pos + 1] & 0xFF) << 8;
+    int v = Bytes.getU16Le(buf, pos);
     pos += 2;
     return v;
   }
@@ -90,7 +90,7 @@ public final class ValueReader {
    */
   public int u32() {
     need(4, "u32");
-    int v = getIntLe(buf, pos);
+    int v = Bytes.getIntLe(buf, pos);
     pos += 4;
     return v;
   }
@@ -98,10 +98,7 @@ public final class ValueReader {
   /** Reads a little-endian 64-bit integer. */
   public long i64() {
     need(8, "i64");
-    long v = 0;
-    for (int i = 7; i >= 0; i--) {
-      v = v << 8 | (buf[pos + i] & 0xFF);
-    }
+    long v = Bytes.getLongLe(buf, pos);
     pos += 8;
     return v;
   }
@@ -168,14 +165,6 @@ public final class ValueReader {
               + (limit - pos)
               + " bytes remain");
     }
-  }
-
-  /** The little-endian int at {@code off} (no bounds check beyond the array's own). */
-  static int getIntLe(byte[] b, int off) {
-    return (b[off] & 0xFF)
-        | (b[off + 1] & 0xFF) << 8
-        | (b[off + 2] & 0xFF) << 16
-        | (b[off + 3] & 0xFF) << 24;
   }
 
   /**

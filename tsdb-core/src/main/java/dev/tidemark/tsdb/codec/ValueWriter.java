@@ -55,8 +55,7 @@ public final class ValueWriter {
       throw new IllegalArgumentException("u16 out of range: " + v);
     }
     ensure(2);
-    buf[pos] = (byte) v;
-    buf[pos + 1] = (byte) (v >>> 8);
+    Bytes.putU16Le(buf, pos, v);
     pos += 2;
     return this;
   }
@@ -64,10 +63,7 @@ public final class ValueWriter {
   /** Writes the 32 bits of {@code v} (a u32 held in an int), little-endian. */
   public ValueWriter putU32(int v) {
     ensure(4);
-    buf[pos] = (byte) v;
-    buf[pos + 1] = (byte) (v >>> 8);
-    buf[pos + 2] = (byte) (v >>> 16);
-    buf[pos + 3] = (byte) (v >>> 24);
+    Bytes.putIntLe(buf, pos, v);
     pos += 4;
     return this;
   }
@@ -75,9 +71,7 @@ public final class ValueWriter {
   /** Writes the 64 bits of {@code v}, little-endian. */
   public ValueWriter putI64(long v) {
     ensure(8);
-    for (int i = 0; i < 8; i++) {
-      buf[pos + i] = (byte) (v >>> (8 * i));
-    }
+    Bytes.putLongLe(buf, pos, v);
     pos += 8;
     return this;
   }

@@ -1,6 +1,8 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.codec.Bytes;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
+import dev.tidemark.tsdb.codec.Varints;
 import java.util.Arrays;
 
 /**
@@ -30,17 +32,16 @@ final class HeadLogBuffer {
   void add(int seriesId, long timestampMillis, long valueBits) {
     if (len == 0) {
       buf[0] = FORMAT_VARINT;
-      putLong(buf, 1, timestampMillis);
+      Bytes.putLongLe(buf, 1, timestampMillis);
       base = timestampMillis;
       len = 9;
     }
     if (len + MAX_VARINT_ENTRY_BYTES > buf.length) {
       buf = Arrays.copyOf(buf, buf.length * 2);
     }
-    len = putVarint(buf, len, seriesId & 0xFFFF_FFFFL);
-    long delta = timestampMillis - base;
-    len = putVarint(buf, len, (delta << 1) ^ (delta >> 63));
-    putLong(buf, len, valueBits);
+    len = Varints.put(buf, len, seriesId & 0xFFFF_FFFFL);
+    len = Varints.put(buf, len, Varints.encodeZigZag(timestampMillis - base));
+    Bytes.putLongLe(buf, len, valueBits);
     len += 8;
   }
 
@@ -79,7 +80,7 @@ final class HeadLogBuffer {
           "HeadLog value length " + value.length + " is not 1 + a multiple of " + FIXED_ENTRY_BYTES);
     }
     for (int p = 1; p < value.length; p += FIXED_ENTRY_BYTES) {
-      consumer.accept(getInt(value, p), getLong(value, p + 4), getLong(value, p + 12));
+      consumer.accept(Bytes.getIntLe(value, p), Bytes.getLongLe(value, p + 4), Bytes.getLongLe(value, p + 12));
     }
   }
 
@@ -87,7 +88,7 @@ final class HeadLogBuffer {
     if (value.length < 9) {
       throw new CorruptRecordException("HeadLog value of format 2 is " + value.length + " bytes, shorter than its header");
     }
-    long base = getLong(value, 1);
+    long base = Bytes.getLongLe(value, 1);
     long[] out = new long[1];
     int p = 9;
     while (p < value.length) {
@@ -97,56 +98,24 @@ final class HeadLogBuffer {
         throw new CorruptRecordException("HeadLog series id " + id + " does not fit in u32");
       }
       p = getVarint(value, p, out);
-      long zz = out[0];
-      long delta = (zz >>> 1) ^ -(zz & 1);
+      long delta = Varints.decodeZigZag(out[0]);
       if (p + 8 > value.length) {
         throw new CorruptRecordException("HeadLog value truncated in a value at offset " + p);
       }
-      consumer.accept((int) id, base + delta, getLong(value, p));
+      consumer.accept((int) id, base + delta, Bytes.getLongLe(value, p));
       p += 8;
     }
   }
 
-  private static int putVarint(byte[] b, int p, long v) {
-    while ((v & ~0x7FL) != 0) {
-      b[p++] = (byte) ((v & 0x7F) | 0x80);
-      v >>>= 7;
-    }
-    b[p++] = (byte) v;
-    return p;
-  }
-
+  /** Reads a varint as protobuf does (any form, at most 10 bytes) into {@code out[0]}. */
   private static int getVarint(byte[] b, int p, long[] out) {
-    long v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p >= b.length) {
-        throw new CorruptRecordException("HeadLog value truncated in a varint at offset " + p);
-      }
-      int x = b[p++] & 0xFF;
-      v |= (long) (x & 0x7F) << shift;
-      if (x < 0x80) {
-        out[0] = v;
-        return p;
-      }
+    int next = Varints.read(b, p, b.length, out);
+    if (next == Varints.TRUNCATED) {
+      throw new CorruptRecordException("HeadLog value truncated in a varint at offset " + b.length);
     }
-    throw new CorruptRecordException("HeadLog varint longer than 10 bytes at offset " + p);
-  }
-
-  private static void putLong(byte[] b, int p, long v) {
-    for (int i = 0; i < 8; i++) {
-      b[p + i] = (byte) (v >>> (8 * i));
+    if (next == Varints.TOO_LONG) {
+      throw new CorruptRecordException("HeadLog varint longer than 10 bytes at offset " + (p + Varints.MAX_BYTES));
     }
-  }
-
-  private static int getInt(byte[] b, int p) {
-    return (b[p] & 0xFF) | (b[p + 1] & 0xFF) << 8 | (b[p + 2] & 0xFF) << 16 | (b[p + 3] & 0xFF) << 24;
-  }
-
-  private static long getLong(byte[] b, int p) {
-    long v = 0;
-    for (int i = 7; i >= 0; i--) {
-      v = (v << 8) | (b[p + i] & 0xFF);
-    }
-    return v;
+    return next;
   }
 }

@@ -3,6 +3,7 @@ package dev.tidemark.tsdb.engine;
 import static dev.tidemark.tsdb.engine.HeadState.CODE;
 
 import dev.tidemark.tsdb.codec.BucketListValue;
+import dev.tidemark.tsdb.codec.Bytes;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
 import dev.tidemark.tsdb.codec.ChunkDecoder;
@@ -149,10 +150,6 @@ final class Recovery {
     if (key.length != Keys.BUCKET_PREFIX_LENGTH + 8) {
       throw new CorruptRecordException("HeadLog key must be " + (Keys.BUCKET_PREFIX_LENGTH + 8) + " bytes, was " + key.length);
     }
-    long seq = 0;
-    for (int i = Keys.BUCKET_PREFIX_LENGTH; i < key.length; i++) {
-      seq = (seq << 8) | (key[i] & 0xFF);
-    }
-    return seq;
+    return Bytes.getLongBe(key, Keys.BUCKET_PREFIX_LENGTH);
   }
 }

@@ -1,5 +1,6 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.codec.Bytes;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 
 /**
@@ -26,7 +27,7 @@ record SchemaRecord(int schemaVersion, int bucketSizeCode, int hashId) {
     if (v.length != 4) {
       throw new CorruptRecordException("schema record must be 4 bytes, was " + v.length);
     }
-    return new SchemaRecord((v[0] & 0xFF) | (v[1] & 0xFF) << 8, v[2] & 0xFF, v[3] & 0xFF);
+    return new SchemaRecord(Bytes.getU16Le(v, 0), v[2] & 0xFF, v[3] & 0xFF);
   }
 
   /** Throws {@link IllegalStateException} naming the conflict if a store with {@code stored} can't be opened as {@code this}. */

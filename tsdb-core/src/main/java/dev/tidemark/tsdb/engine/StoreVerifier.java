@@ -1,6 +1,7 @@
 package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.codec.BucketListValue;
+import dev.tidemark.tsdb.codec.Bytes;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -248,7 +249,7 @@ public final class StoreVerifier {
         continue;
       }
       byte[] prefix = Arrays.copyOf(key, Keys.BUCKET_PREFIX_LENGTH);
-      int start = (key[2] & 0xFF) << 24 | (key[3] & 0xFF) << 16 | (key[4] & 0xFF) << 8 | (key[5] & 0xFF);
+      int start = Bytes.getIntBe(key, 2);
       try {
         found.add(new TimeBucket(code, start));
       } catch (IllegalArgumentException e) { // unaligned start: nothing under this prefix is a record

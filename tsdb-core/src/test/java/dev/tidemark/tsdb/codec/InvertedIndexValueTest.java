@@ -278,7 +278,7 @@ class InvertedIndexValueTest {
   private static int indexOfBitmapContainer(byte[] v) {
     int size = ((v[2] & 0xFF) | (v[3] & 0xFF) << 8) + 1;
     int offsetsAt = 4 + (size + 7) / 8 + 4 * size;
-    return ValueReader.getIntLe(v, offsetsAt);
+    return Bytes.getIntLe(v, offsetsAt);
   }
 
   private static void assertCorrupt(String hexValue, String messagePart) {
