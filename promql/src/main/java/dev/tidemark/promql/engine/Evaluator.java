@@ -15,6 +15,7 @@ import dev.tidemark.promql.parser.UnaryExpr;
 import dev.tidemark.promql.parser.VectorSelector;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.query.CallerRunsParallel;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
@@ -26,9 +27,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -767,32 +765,7 @@ final class Evaluator {
             results[i] = rangeSlice(src, w, i * per, Math.min(size, (i + 1) * per), k, dropName, p0, p1, stepDependent);
           }
         };
-    Helper[] helpers = new Helper[threads - 1];
-    for (int h = 0; h < helpers.length; h++) {
-      helpers[h] = new Helper(work);
-      ForkJoinPool.commonPool().execute(helpers[h]);
-    }
-    Throwable failure = null;
-    try {
-      work.run();
-    } catch (RuntimeException | Error e) {
-      failure = e;
-      next.set(count); // the helpers stop after their current slice
-    }
-    for (Helper h : helpers) {
-      Throwable t = h.await();
-      if (failure == null) {
-        failure = t;
-      } else if (t != null && t != failure) {
-        failure.addSuppressed(t);
-      }
-    }
-    if (failure instanceof RuntimeException re) {
-      throw re;
-    }
-    if (failure instanceof Error err) {
-      throw err;
-    }
+    CallerRunsParallel.run(work, threads - 1, () -> next.set(count)); // the others stop after their slice
     if (Thread.currentThread().isInterrupted()) { // as a Future.get() interrupted while waiting
       throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
     }
@@ -801,52 +774,6 @@ final class Evaluator {
       out.addAll(r);
     }
     return out;
-  }
-
-  /** A thread's share of a parallel range function, run at most once: by a pool worker, or not at all. */
-  private static final class Helper implements Runnable {
-    private final Runnable work;
-    private final AtomicBoolean claimed = new AtomicBoolean();
-    private final CountDownLatch done = new CountDownLatch(1);
-    private volatile Throwable failure;
-
-    Helper(Runnable work) {
-      this.work = work;
-    }
-
-    @Override
-    public void run() {
-      if (!claimed.compareAndSet(false, true)) {
-        return;
-      }
-      try {
-        work.run();
-      } catch (Throwable t) {
-        failure = t;
-      } finally {
-        done.countDown();
-      }
-    }
-
-    /** Waits for the share if a worker took it; otherwise makes sure none will. */
-    Throwable await() {
-      if (claimed.compareAndSet(false, true)) {
-        return null;
-      }
-      boolean interrupted = false;
-      while (true) {
-        try {
-          done.await();
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true; // the worker shares the query's state: wait for it regardless
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-      return failure;
-    }
   }
 
   /** Series {@code [from, to)} of a range function, each in one pass with a sliding window. */

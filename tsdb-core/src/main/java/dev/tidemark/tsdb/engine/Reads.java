@@ -18,6 +18,7 @@ import dev.tidemark.tsdb.kv.KvSnapshot;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.query.CallerRunsParallel;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.SampleIterator;
@@ -32,9 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -264,79 +262,8 @@ final class Reads implements Querier {
       work.run();
       return out;
     }
-    Helper[] started = new Helper[helpers];
-    for (int h = 0; h < helpers; h++) {
-      started[h] = new Helper(work);
-      ForkJoinPool.commonPool().execute(started[h]);
-    }
-    Throwable failure = null;
-    try {
-      work.run();
-    } catch (RuntimeException | Error e) {
-      failure = e;
-      next.set(n); // the helpers stop after their current bucket
-    }
-    for (Helper h : started) {
-      Throwable t = h.await();
-      if (failure == null) {
-        failure = t;
-      } else if (t != null && t != failure) {
-        failure.addSuppressed(t);
-      }
-    }
-    if (failure instanceof RuntimeException re) {
-      throw re;
-    }
-    if (failure instanceof Error err) {
-      throw err;
-    }
+    CallerRunsParallel.run(work, helpers, () -> next.set(n)); // the others stop after their bucket
     return out;
-  }
-
-  /** A share of a parallel select, run at most once: by a pool worker, or not at all. */
-  private static final class Helper implements Runnable {
-    private final Runnable work;
-    private final AtomicBoolean claimed = new AtomicBoolean();
-    private final CountDownLatch done = new CountDownLatch(1);
-    private volatile Throwable failure;
-
-    Helper(Runnable work) {
-      this.work = work;
-    }
-
-    @Override
-    public void run() {
-      if (!claimed.compareAndSet(false, true)) {
-        return;
-      }
-      try {
-        work.run();
-      } catch (Throwable t) {
-        failure = t;
-      } finally {
-        done.countDown();
-      }
-    }
-
-    /** Waits for the share if a worker took it; otherwise makes sure none will. */
-    Throwable await() {
-      if (claimed.compareAndSet(false, true)) {
-        return null;
-      }
-      boolean interrupted = false;
-      while (true) {
-        try {
-          done.await();
-          break;
-        } catch (InterruptedException e) {
-          interrupted = true; // the worker reads the caller's snapshot: wait for it regardless
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-      return failure;
-    }
   }
 
   /**
