@@ -18,12 +18,12 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * The decimal chunk codec (TimeSeries encoding {@code 0x02}) against the Gorilla XOR codec
- * ({@code 0x01}) on the same chunks: encode and decode throughput in samples/s (one operation is
- * one sample, {@code @OperationsPerInvocation(240)}) and bytes/sample of both, printed once per
- * trial as {@code bytes/sample shape=… gorilla=… decimal=…} (stream header included, without the
- * 1-byte encoding id). Chunks of 240 samples (one hour at 15 s); each invocation takes the next of
- * 64 pre-generated chunks. Run:
+ * The decimal chunk codec (TimeSeries encoding {@code 0x02}) against the Gorilla XOR codec ({@code
+ * 0x01}) on the same chunks: encode and decode throughput in samples/s (one operation is one
+ * sample, {@code @OperationsPerInvocation(240)}) and bytes/sample of both, printed once per trial
+ * as {@code bytes/sample shape=… gorilla=… decimal=…} (stream header included, without the 1-byte
+ * encoding id). Chunks of 240 samples (one hour at 15 s); each invocation takes the next of 64
+ * pre-generated chunks. Run:
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar DecimalChunkBenchmark -f 1 -wi 2 -w 1 -i 3 -r 1 -t 1
@@ -55,7 +55,12 @@ public class DecimalChunkBenchmark {
   }
 
   @Param({
-    "CONSTANT", "COUNTER", "RANDOM_WALK", "GAUGE_2DEC", "COUNTER_JITTER_3MS", "GAUGE_2DEC_JITTER_3MS"
+    "CONSTANT",
+    "COUNTER",
+    "RANDOM_WALK",
+    "GAUGE_2DEC",
+    "COUNTER_JITTER_3MS",
+    "GAUGE_2DEC_JITTER_3MS"
   })
   public Shape shape;
 

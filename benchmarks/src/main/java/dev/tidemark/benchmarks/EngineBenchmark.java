@@ -57,8 +57,8 @@ import java.util.stream.Stream;
  * <h2>Phases</h2>
  *
  * <ul>
- *   <li><b>ingest</b>: {@code --series} active series (10 labels each), one sample per series
- *       every 15 s for {@code --minutes} of data time, {@code --threads} writers appending batches of
+ *   <li><b>ingest</b>: {@code --series} active series (10 labels each), one sample per series every
+ *       15 s for {@code --minutes} of data time, {@code --threads} writers appending batches of
  *       {@code --batch} points (one sample per point, like an OTLP request of gauges and sums). The
  *       engine's clock is a fake that follows data time. Reports samples/s over the wall clock of
  *       the whole ingest including the final {@code flush()} (sealing), process CPU-seconds per
@@ -66,8 +66,8 @@ import java.util.stream.Stream;
  *       then (after {@code flush()} and a full {@code compactRange}) bytes/sample on disk and the
  *       raw record payload per record type.
  *   <li><b>recovery</b>: a child JVM ingests {@code --recovery-minutes} (default 20) without
- *       sealing and is killed with SIGKILL once it has reported its acknowledged samples; the parent
- *       reopens the store and reports the engine's recovery time and what was recovered.
+ *       sealing and is killed with SIGKILL once it has reported its acknowledged samples; the
+ *       parent reopens the store and reports the engine's recovery time and what was recovered.
  *   <li><b>select</b>: {@code --select-series} series × {@code --select-minutes} stored, then a
  *       select matching all of them ({@code __name__=~".+"}) over the whole range, decoding every
  *       sample through the iterator: median samples/s of {@code --runs} runs after {@code
@@ -116,6 +116,7 @@ public final class EngineBenchmark {
     boolean keep = false;
     boolean childIngest = false;
     Path childDir;
+
     /** Bucket compaction levels for the ingest phase's compaction step; one hour alone: no step. */
     List<java.time.Duration> compactLevels = EngineConfig.NO_COMPACTION;
 
@@ -171,18 +172,21 @@ public final class EngineBenchmark {
               case "--compact-levels" -> {
                 List<java.time.Duration> levels = new ArrayList<>();
                 for (String h : v.split(",")) {
-                  levels.add(java.time.Duration.ofHours(Long.parseLong(h.strip().replace("h", ""))));
+                  levels.add(
+                      java.time.Duration.ofHours(Long.parseLong(h.strip().replace("h", ""))));
                 }
                 o.compactLevels = List.copyOf(levels);
               }
-              default -> throw new IllegalArgumentException("unknown option " + a + " (try --help)");
+              default ->
+                  throw new IllegalArgumentException("unknown option " + a + " (try --help)");
             }
           }
         }
       }
       for (String p : o.phases) {
         if (!Set.of("ingest", "recovery", "select").contains(p)) {
-          throw new IllegalArgumentException("unknown phase " + p + "; phases: ingest,recovery,select");
+          throw new IllegalArgumentException(
+              "unknown phase " + p + "; phases: ingest,recovery,select");
         }
       }
       if (o.recoverySeries < 0) {
@@ -218,6 +222,7 @@ public final class EngineBenchmark {
 
   /** Kinds of series values. */
   static final int COUNTER_INT = 0;
+
   static final int COUNTER_FRACTIONAL = 1;
   static final int GAUGE_2DEC = 2;
   static final int CONSTANT = 3;
@@ -278,28 +283,76 @@ public final class EngineBenchmark {
 
   static final String[] REGIONS = {"us-east-1", "eu-west-1", "ap-southeast-2"};
   static final String[] NAMESPACES = {
-    "default", "payments", "checkout", "catalog", "search", "identity", "notifications", "billing",
-    "inventory", "shipping", "analytics", "ml-serving", "gateway", "monitoring", "logging",
-    "kafka", "postgres", "redis", "batch", "frontend"
+    "default",
+    "payments",
+    "checkout",
+    "catalog",
+    "search",
+    "identity",
+    "notifications",
+    "billing",
+    "inventory",
+    "shipping",
+    "analytics",
+    "ml-serving",
+    "gateway",
+    "monitoring",
+    "logging",
+    "kafka",
+    "postgres",
+    "redis",
+    "batch",
+    "frontend"
   };
   static final String[] SERVICE_WORDS = {
     "api", "worker", "web", "auth", "cart", "order", "user", "price", "stock", "mail", "push",
     "report", "feed", "rank", "index", "proxy", "router", "sched", "store", "ledger"
   };
   static final String[] CONTAINERS = {
-    "app", "app", "app", "istio-proxy", "envoy", "server", "main", "sidecar", "metrics-exporter",
-    "fluent-bit", "init-config", "jvm"
+    "app",
+    "app",
+    "app",
+    "istio-proxy",
+    "envoy",
+    "server",
+    "main",
+    "sidecar",
+    "metrics-exporter",
+    "fluent-bit",
+    "init-config",
+    "jvm"
   };
+
   /** The 10th label: one of these names per metric, with a realistic value set each. */
   static final String[] EXTRA_NAMES = {"method", "status_code", "path", "device", "mode"};
+
   static final String[][] EXTRA_VALUES = {
     {"GET", "POST", "PUT", "DELETE", "PATCH"},
-    {"200", "201", "204", "301", "304", "400", "401", "403", "404", "409", "429", "500", "502", "503"},
     {
-      "/api/v1/users", "/api/v1/users/{id}", "/api/v1/orders", "/api/v1/orders/{id}", "/api/v1/items",
-      "/api/v1/items/{id}", "/api/v1/cart", "/api/v1/checkout", "/api/v2/search", "/login", "/logout",
-      "/healthz", "/readyz", "/metrics", "/static/{path}", "/graphql", "/webhooks/stripe", "/api/v1/prices",
-      "/api/v1/inventory/{sku}", "/admin"
+      "200", "201", "204", "301", "304", "400", "401", "403", "404", "409", "429", "500", "502",
+      "503"
+    },
+    {
+      "/api/v1/users",
+      "/api/v1/users/{id}",
+      "/api/v1/orders",
+      "/api/v1/orders/{id}",
+      "/api/v1/items",
+      "/api/v1/items/{id}",
+      "/api/v1/cart",
+      "/api/v1/checkout",
+      "/api/v2/search",
+      "/login",
+      "/logout",
+      "/healthz",
+      "/readyz",
+      "/metrics",
+      "/static/{path}",
+      "/graphql",
+      "/webhooks/stripe",
+      "/api/v1/prices",
+      "/api/v1/inventory/{sku}",
+      "/admin"
     },
     {"sda", "sdb", "nvme0n1", "nvme1n1", "xvda", "dm-0"},
     {"user", "system", "iowait", "idle", "irq", "softirq", "steal", "nice"},
@@ -327,7 +380,8 @@ public final class EngineBenchmark {
       rate = new int[n];
       SplittableRandom rnd = new SplittableRandom(42);
       MetricMetadata counter = new MetricMetadata(MetricType.SUM, "", Temporality.CUMULATIVE, true);
-      MetricMetadata gauge = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
+      MetricMetadata gauge =
+          new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
       int targets = (n + METRICS - 1) / METRICS;
       String[] pods = new String[targets];
       String[] jobs = new String[targets];
@@ -338,9 +392,21 @@ public final class EngineBenchmark {
         int svc = (int) ((p * 2654435761L) % 200);
         String service = SERVICE_WORDS[svc % 20] + "-" + SERVICE_WORDS[(svc / 20 + 7) % 20];
         jobs[p] = service;
-        pods[p] = service + "-" + Integer.toString(0x10000 + (int) ((p * 40503L) & 0xFFFFF), 36)
-            + "-" + Integer.toString(36 * 36 * 36 + p % 40000, 36);
-        instances[p] = "10." + (p >> 16 & 255) + "." + (p >> 8 & 255) + "." + (p & 255) + ":" + (8080 + svc % 3);
+        pods[p] =
+            service
+                + "-"
+                + Integer.toString(0x10000 + (int) ((p * 40503L) & 0xFFFFF), 36)
+                + "-"
+                + Integer.toString(36 * 36 * 36 + p % 40000, 36);
+        instances[p] =
+            "10."
+                + (p >> 16 & 255)
+                + "."
+                + (p >> 8 & 255)
+                + "."
+                + (p & 255)
+                + ":"
+                + (8080 + svc % 3);
         targetPhase[p] = 1000 + rnd.nextInt(13_000); // scrape/export phase in the interval
       }
       Labels.Builder b = Labels.builder();
@@ -490,7 +556,14 @@ public final class EngineBenchmark {
    * progress and runs {@code checkpoint} (its time is measured and reported as paused time).
    */
   static IngestResult ingest(
-      Engine engine, DataClock clock, Workload wl, int steps, int threads, int batchSize, Checkpoint checkpoint, boolean quiet) {
+      Engine engine,
+      DataClock clock,
+      Workload wl,
+      int steps,
+      int threads,
+      int batchSize,
+      Checkpoint checkpoint,
+      boolean quiet) {
     IngestResult r = new IngestResult();
     ThreadMXBean tmx = ManagementFactory.getThreadMXBean();
     AtomicLong accepted = new AtomicLong();
@@ -619,7 +692,11 @@ public final class EngineBenchmark {
     System.out.printf(
         Locale.ROOT,
         "== ingest: %,d series x %d min, %d threads, batch %d, fsync=%s%n",
-        o.series, o.minutes, o.threads, o.batch, o.fsync);
+        o.series,
+        o.minutes,
+        o.threads,
+        o.batch,
+        o.fsync);
     Workload wl = new Workload(o.series);
     shapeReport(o.series);
     Path dir = Files.createTempDirectory(o.root, "tidemark-engine-bench-ingest-");
@@ -654,26 +731,42 @@ public final class EngineBenchmark {
       double wall = (r.wallNanos - r.pausedNanos + flushNanos) / 1e9;
       double cpu = (r.processCpuNanos - r.pausedCpuNanos + flushCpu) / 1e9;
       String tag = o.fsync ? "fsync=true" : "fsync=false";
-      result("ingest." + tag + ".samples", "%,d accepted, %,d rejected points", samples, r.rejectedPoints);
+      result(
+          "ingest." + tag + ".samples",
+          "%,d accepted, %,d rejected points",
+          samples,
+          r.rejectedPoints);
       result(
           "ingest." + tag + ".samples_per_s",
           "%,.0f (wall %.1f s incl. final flush %.1f s; without the flush %,.0f/s)",
-          samples / wall, wall, flushNanos / 1e9, samples / ((r.wallNanos - r.pausedNanos) / 1e9));
+          samples / wall,
+          wall,
+          flushNanos / 1e9,
+          samples / ((r.wallNanos - r.pausedNanos) / 1e9));
       result(
           "ingest." + tag + ".cpu_s_per_M_samples",
           "%.2f process (%.1f CPU-s total, %.2f cores busy), writers' threads only %.2f",
-          cpu / (samples / 1e6), cpu, cpu / wall, r.writerCpuNanos / 1e9 / (samples / 1e6));
+          cpu / (samples / 1e6),
+          cpu,
+          cpu / wall,
+          r.writerCpuNanos / 1e9 / (samples / 1e6));
       if (atHour[0] != null) {
         Engine.Stats s = atHour[0];
         result(
             "ingest." + tag + ".head_at_" + hourMark / 4 + "min",
             "%,d series, %,d head bytes, %,d bytes/series; heap after GC %,d MiB (%,d bytes/series)",
-            s.headSeries(), s.headBytes(), s.headBytesPerSeries(), heapAtHour[0] >> 20, heapAtHour[0] / Math.max(1, s.headSeries()));
+            s.headSeries(),
+            s.headBytes(),
+            s.headBytesPerSeries(),
+            heapAtHour[0] >> 20,
+            heapAtHour[0] / Math.max(1, s.headSeries()));
       }
       result(
           "ingest." + tag + ".head_before_flush",
           "%,d series in %d open buckets, %,d bytes/series",
-          beforeFlush.headSeries(), beforeFlush.openBuckets(), beforeFlush.headBytesPerSeries());
+          beforeFlush.headSeries(),
+          beforeFlush.openBuckets(),
+          beforeFlush.headBytesPerSeries());
       Map<String, Long> st = ctx.store.statistics();
       result(
           "ingest." + tag + ".rocksdb_io",
@@ -717,7 +810,13 @@ public final class EngineBenchmark {
     }
     StringBuilder sb = new StringBuilder();
     for (int k = 0; k < 4; k++) {
-      sb.append(String.format(Locale.ROOT, "%s %.0f%% of series %.2f B/sample; ", names[k], 100.0 * count[k] / w.n, bytes[k] / (count[k] * 240.0)));
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              "%s %.0f%% of series %.2f B/sample; ",
+              names[k],
+              100.0 * count[k] / w.n,
+              bytes[k] / (count[k] * 240.0)));
     }
     result("workload.gorilla_by_kind", "%s(1 h chunks, %,d series sampled)", sb, w.n);
   }
@@ -732,7 +831,12 @@ public final class EngineBenchmark {
     result(
         "storage." + tag + ".bytes_per_sample",
         "%.3f on disk after flush + full compaction (%,d bytes: SST %,d + WAL %,d; before compaction %,d; compaction %.1f s)",
-        after / (double) samples, after, st.get(RocksDbKvStore.STAT_SST_BYTES), st.get(RocksDbKvStore.STAT_WAL_BYTES), before, compactNanos / 1e9);
+        after / (double) samples,
+        after,
+        st.get(RocksDbKvStore.STAT_SST_BYTES),
+        st.get(RocksDbKvStore.STAT_WAL_BYTES),
+        before,
+        compactNanos / 1e9);
     // Raw record payloads (keys + values, uncompressed) per record type.
     Map<RecordType, long[]> raw = new LinkedHashMap<>();
     for (TimeBucket b : ctx.engine.buckets()) {
@@ -755,14 +859,21 @@ public final class EngineBenchmark {
     for (Map.Entry<RecordType, long[]> e : raw.entrySet()) {
       long[] a = e.getValue();
       total += a[1] + a[2];
-      sb.append(String.format(Locale.ROOT, "%s %,d records %,d B; ", e.getKey(), a[0], a[1] + a[2]));
+      sb.append(
+          String.format(Locale.ROOT, "%s %,d records %,d B; ", e.getKey(), a[0], a[1] + a[2]));
     }
     long[] ts = raw.getOrDefault(RecordType.TIME_SERIES, new long[3]);
     result(
         "storage." + tag + ".gorilla_bytes_per_sample",
         "%.3f (TimeSeries values incl. encoding byte; with keys %.3f)",
-        ts[2] / (double) samples, (ts[1] + ts[2]) / (double) samples);
-    result("storage." + tag + ".raw_records", "%s total %,d B = %.3f B/sample", sb, total, total / (double) samples);
+        ts[2] / (double) samples,
+        (ts[1] + ts[2]) / (double) samples);
+    result(
+        "storage." + tag + ".raw_records",
+        "%s total %,d B = %.3f B/sample",
+        sb,
+        total,
+        total / (double) samples);
   }
 
   /**
@@ -770,11 +881,16 @@ public final class EngineBenchmark {
    * --compact-levels}, storage figures again, query cost again.
    */
   static void compaction(Ctx ctx, long samples, String tag, Options o) {
-    String levels = o.compactLevels.stream().map(d -> d.toHours() + "h").reduce((a, b) -> a + "," + b).orElse("");
+    String levels =
+        o.compactLevels.stream()
+            .map(d -> d.toHours() + "h")
+            .reduce((a, b) -> a + "," + b)
+            .orElse("");
     long hours = o.minutes / 60;
     long mid = START_MILLIS + (hours / 2) * 3_600_000L;
     long end = START_MILLIS + o.minutes * 60_000L;
-    List<LabelMatcher> oneMetric = List.of(LabelMatcher.equal(Labels.METRIC_NAME, (String) METRIC_DEFS[0][0]));
+    List<LabelMatcher> oneMetric =
+        List.of(LabelMatcher.equal(Labels.METRIC_NAME, (String) METRIC_DEFS[0][0]));
     queryCost(ctx.engine, "hourly.one_metric_1h", mid, mid + 3_600_000L - 1, oneMetric, o);
     queryCost(ctx.engine, "hourly.one_metric_all", START_MILLIS, end, oneMetric, o);
     labelCost(ctx.engine, "hourly.label_values_instance_1h", mid, mid + 3_600_000L - 1, o);
@@ -789,8 +905,13 @@ public final class EngineBenchmark {
     result(
         "compaction." + levels,
         "%d buckets -> %d (%d coarse made), %.1f s wall, %.1f CPU-s, %,d bytes written (%.2f B/sample)",
-        bucketsBefore, ctx.engine.buckets().size(), made, nanos / 1e9, cpu / 1e9,
-        s.compactionBytesWritten(), s.compactionBytesWritten() / (double) samples);
+        bucketsBefore,
+        ctx.engine.buckets().size(),
+        made,
+        nanos / 1e9,
+        cpu / 1e9,
+        s.compactionBytesWritten(),
+        s.compactionBytesWritten() / (double) samples);
     storage(ctx, samples, tag + ".compacted_" + levels);
     queryCost(ctx.engine, "compacted.one_metric_1h", mid, mid + 3_600_000L - 1, oneMetric, o);
     queryCost(ctx.engine, "compacted.one_metric_all", START_MILLIS, end, oneMetric, o);
@@ -798,7 +919,8 @@ public final class EngineBenchmark {
   }
 
   /** A select and full decode, median of {@code --runs} after {@code --warmup}. */
-  static void queryCost(Engine engine, String what, long minT, long maxT, List<LabelMatcher> matchers, Options o) {
+  static void queryCost(
+      Engine engine, String what, long minT, long maxT, List<LabelMatcher> matchers, Options o) {
     long expected = 0;
     for (Series sr : engine.select(minT, maxT, matchers).toList()) {
       SampleIterator it = sr.iterator();
@@ -821,14 +943,20 @@ public final class EngineBenchmark {
       }
     }
     Arrays.sort(times);
-    result("query." + what, "%.1f ms median of %d (%,d values)", times[times.length / 2] / 1e6, o.runs, values);
+    result(
+        "query." + what,
+        "%.1f ms median of %d (%,d values)",
+        times[times.length / 2] / 1e6,
+        o.runs,
+        values);
   }
 
   static void recoveryPhase(Options o) throws Exception {
     System.out.printf(
         Locale.ROOT,
         "== recovery: child JVM ingests %,d series x %d min without sealing, then SIGKILL%n",
-        o.recoverySeries, o.recoveryMinutes);
+        o.recoverySeries,
+        o.recoveryMinutes);
     Path dir = Files.createTempDirectory(o.root, "tidemark-engine-bench-recovery-");
     try {
       List<String> cmd = new ArrayList<>();
@@ -840,15 +968,26 @@ public final class EngineBenchmark {
       }
       cmd.addAll(
           List.of(
-              "-cp", System.getProperty("java.class.path"), EngineBenchmark.class.getName(),
-              "--child-ingest", "--child-dir", dir.toString(),
-              "--series", Integer.toString(o.recoverySeries),
-              "--minutes", Integer.toString(o.recoveryMinutes),
-              "--threads", Integer.toString(o.threads),
-              "--batch", Integer.toString(o.batch)));
-      Process child = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+              "-cp",
+              System.getProperty("java.class.path"),
+              EngineBenchmark.class.getName(),
+              "--child-ingest",
+              "--child-dir",
+              dir.toString(),
+              "--series",
+              Integer.toString(o.recoverySeries),
+              "--minutes",
+              Integer.toString(o.recoveryMinutes),
+              "--threads",
+              Integer.toString(o.threads),
+              "--batch",
+              Integer.toString(o.batch)));
+      Process child =
+          new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
       long acknowledged = -1;
-      try (BufferedReader in = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+      try (BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
         String line;
         while ((line = in.readLine()) != null) {
           System.out.println("  child: " + line);
@@ -875,7 +1014,13 @@ public final class EngineBenchmark {
       Engine.Stats s = engine.stats();
       long recovered = 0;
       long series = 0;
-      for (Series sr : engine.select(START_MILLIS, START_MILLIS + o.recoveryMinutes * 60_000L + 60_000, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+"))).toList()) {
+      for (Series sr :
+          engine
+              .select(
+                  START_MILLIS,
+                  START_MILLIS + o.recoveryMinutes * 60_000L + 60_000,
+                  List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+")))
+              .toList()) {
         series++;
         SampleIterator it = sr.iterator();
         while (it.next()) {
@@ -885,14 +1030,23 @@ public final class EngineBenchmark {
       result(
           "recovery.millis",
           "%,d engine recovery (stats().recoveryMillis; Engine.open wall %,d ms), RocksDB open %,d ms",
-          s.recoveryMillis(), engineOpen / 1_000_000, storeOpen / 1_000_000);
+          s.recoveryMillis(),
+          engineOpen / 1_000_000,
+          storeOpen / 1_000_000);
       result(
           "recovery.recovered",
           "%,d series, %,d samples (child acknowledged %,d: %s), %,d head bytes/series",
-          series, recovered, acknowledged, recovered == acknowledged ? "all" : "MISMATCH", s.headBytesPerSeries());
+          series,
+          recovered,
+          acknowledged,
+          recovered == acknowledged ? "all" : "MISMATCH",
+          s.headBytesPerSeries());
       long c0 = System.nanoTime();
       engine.close();
-      result("recovery.seal_after_recovery_s", "%.1f (close(): sealing the recovered bucket)", (System.nanoTime() - c0) / 1e9);
+      result(
+          "recovery.seal_after_recovery_s",
+          "%.1f (close(): sealing the recovered bucket)",
+          (System.nanoTime() - c0) / 1e9);
       store.close();
     } finally {
       cleanup(o, dir);
@@ -906,7 +1060,8 @@ public final class EngineBenchmark {
     RocksDbKvStore store = RocksDbKvStore.open(o.childDir, RocksDbConfig.defaults());
     Engine engine = Engine.open(store, engineConfig(clock, false));
     IngestResult r = ingest(engine, clock, wl, o.minutes * 4, o.threads, o.batch, null, true);
-    System.out.printf(Locale.ROOT, "ingested %,d samples in %.1f s%n", r.accepted, r.wallNanos / 1e9);
+    System.out.printf(
+        Locale.ROOT, "ingested %,d samples in %.1f s%n", r.accepted, r.wallNanos / 1e9);
     System.out.println("READY " + r.accepted);
     System.out.flush();
     Thread.sleep(Long.MAX_VALUE);
@@ -914,19 +1069,24 @@ public final class EngineBenchmark {
 
   static void selectPhase(Options o) throws IOException {
     System.out.printf(
-        Locale.ROOT, "== select: %,d series x %d min, matcher __name__=~\".+\"%n", o.selectSeries, o.selectMinutes);
+        Locale.ROOT,
+        "== select: %,d series x %d min, matcher __name__=~\".+\"%n",
+        o.selectSeries,
+        o.selectMinutes);
     Workload wl = new Workload(o.selectSeries);
     Path dir = Files.createTempDirectory(o.root, "tidemark-engine-bench-select-");
     Ctx ctx = new Ctx(dir, false);
     try {
-      IngestResult r = ingest(ctx.engine, ctx.clock, wl, o.selectMinutes * 4, o.threads, o.batch, null, true);
+      IngestResult r =
+          ingest(ctx.engine, ctx.clock, wl, o.selectMinutes * 4, o.threads, o.batch, null, true);
       long expected = r.accepted;
       long minT = START_MILLIS;
       long maxT = START_MILLIS + o.selectMinutes * 60_000L + 60_000;
       List<LabelMatcher> matchers = List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+"));
       Engine.Stats s = ctx.engine.stats();
       if (s.openBuckets() == 0) {
-        System.out.println("  warning: the data was sealed during ingest; head figures are not head data");
+        System.out.println(
+            "  warning: the data was sealed during ingest; head figures are not head data");
       }
       selectRuns(ctx.engine, "head", minT, maxT, matchers, expected, o);
       ctx.engine.flush();
@@ -938,7 +1098,14 @@ public final class EngineBenchmark {
     }
   }
 
-  static void selectRuns(Engine engine, String what, long minT, long maxT, List<LabelMatcher> matchers, long expected, Options o) {
+  static void selectRuns(
+      Engine engine,
+      String what,
+      long minT,
+      long maxT,
+      List<LabelMatcher> matchers,
+      long expected,
+      Options o) {
     int n = o.warmup + o.runs;
     long[] total = new long[o.runs];
     long[] selectOnly = new long[o.runs];
@@ -958,7 +1125,8 @@ public final class EngineBenchmark {
       }
       long t2 = System.nanoTime();
       if (count != expected) {
-        throw new IllegalStateException(what + " select decoded " + count + " samples, expected " + expected);
+        throw new IllegalStateException(
+            what + " select decoded " + count + " samples, expected " + expected);
       }
       series = found.size();
       if (run >= o.warmup) {
@@ -975,8 +1143,15 @@ public final class EngineBenchmark {
     result(
         "select." + what + ".samples_per_s",
         "%,.0f median of %d (%,d series, %,d samples, %.1f ms; select() %.1f ms, iteration %,.0f samples/s; min %,.0f max %,.0f)",
-        expected / (med / 1e9), o.runs, series, expected, med / 1e6, medSel / 1e6,
-        expected / ((med - medSel) / 1e9), expected / (sorted[sorted.length - 1] / 1e9), expected / (sorted[0] / 1e9));
+        expected / (med / 1e9),
+        o.runs,
+        series,
+        expected,
+        med / 1e6,
+        medSel / 1e6,
+        expected / ((med - medSel) / 1e9),
+        expected / (sorted[sorted.length - 1] / 1e9),
+        expected / (sorted[0] / 1e9));
     if (sink == 42) {
       System.out.println("(sink)");
     }

@@ -17,12 +17,12 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * Encode and decode throughput of the Gorilla XOR chunk codec, in samples/s (one operation is one
- * sample: {@code @OperationsPerInvocation(240)}), over four data shapes, chunks of 240 samples
- * (one hour at 15 s). Bytes/sample (including the stream header, excluding the TimeSeries
- * encoding id byte) is printed once per trial as a line starting with {@code bytes/sample}.
+ * sample: {@code @OperationsPerInvocation(240)}), over four data shapes, chunks of 240 samples (one
+ * hour at 15 s). Bytes/sample (including the stream header, excluding the TimeSeries encoding id
+ * byte) is printed once per trial as a line starting with {@code bytes/sample}.
  *
- * <p>Each invocation works on the next of 64 different pre-generated chunks so the
- * branch predictor cannot learn one chunk by heart. Run:
+ * <p>Each invocation works on the next of 64 different pre-generated chunks so the branch predictor
+ * cannot learn one chunk by heart. Run:
  *
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar GorillaBenchmark -f 1 -wi 3 -w 2 -i 5 -r 2 -t 1

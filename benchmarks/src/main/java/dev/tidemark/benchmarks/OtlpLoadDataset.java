@@ -22,8 +22,8 @@ import java.util.stream.IntStream;
  * ExportMetricsServiceRequest bodies.
  *
  * <p>Each instance is one {@code ResourceMetrics} ({@code service.name=node}, {@code
- * service.instance.id=host-NNNN:9100}, empty scope) with {@value #SERIES_PER_INSTANCE} series in
- * 28 metric families: CPU seconds by cpu and mode, memory, network and disk counters, filesystem
+ * service.instance.id=host-NNNN:9100}, empty scope) with {@value #SERIES_PER_INSTANCE} series in 28
+ * metric families: CPU seconds by cpu and mode, memory, network and disk counters, filesystem
  * gauges, load, processes, file descriptors. Counters are monotonic cumulative Sums named without
  * {@code _total} (the translation adds it), gauges are Gauges; units are empty. Every point carries
  * six host attributes (env, region, zone, rack, os, arch) plus its family's own (cpu, mode, device,
@@ -32,40 +32,57 @@ import java.util.stream.IntStream;
  * gauges wander, sizes stay constant.
  *
  * <p>The data is cut into groups of {@code instancesPerRequest} consecutive instances; one request
- * holds one group for {@code stepsPerRequest} consecutive steps, so every series appears in
- * exactly one group and a group's requests are in time order.
+ * holds one group for {@code stepsPerRequest} consecutive steps, so every series appears in exactly
+ * one group and a group's requests are in time order.
  */
 final class OtlpLoadDataset {
 
   static final int SERIES_PER_INSTANCE = 100;
 
   /** One series of an instance: its OTLP metric, point attributes and value model. */
-  record SeriesDef(String metric, boolean counter, List<KeyValue> attributes, int model, double scale) {}
+  record SeriesDef(
+      String metric, boolean counter, List<KeyValue> attributes, int model, double scale) {}
 
   /** Value models. */
   static final int CONST = 0;
+
   static final int COUNTER_INT = 1;
   static final int COUNTER_FRAC = 2;
   static final int GAUGE_INT = 3;
   static final int GAUGE_FRAC = 4;
 
   final int instances;
+
   /** Number of the first instance (a warm-up dataset uses instances the measured one does not). */
   final int instanceBase;
+
   final int steps;
   final long startMs;
   final long stepMs;
   final int instancesPerRequest;
   final int stepsPerRequest;
   final List<SeriesDef> defs;
+
   /** Families in order: metric name to the indexes of its series in {@link #defs}. */
   final Map<String, int[]> families;
 
-  OtlpLoadDataset(int instances, int steps, long startMs, long stepMs, int instancesPerRequest, int stepsPerRequest) {
+  OtlpLoadDataset(
+      int instances,
+      int steps,
+      long startMs,
+      long stepMs,
+      int instancesPerRequest,
+      int stepsPerRequest) {
     this(0, instances, steps, startMs, stepMs, instancesPerRequest, stepsPerRequest);
   }
 
-  OtlpLoadDataset(int instanceBase, int instances, int steps, long startMs, long stepMs, int instancesPerRequest,
+  OtlpLoadDataset(
+      int instanceBase,
+      int instances,
+      int steps,
+      long startMs,
+      long stepMs,
+      int instancesPerRequest,
       int stepsPerRequest) {
     this.instanceBase = instanceBase;
     if (instances % instancesPerRequest != 0) {
@@ -119,7 +136,9 @@ final class OtlpLoadDataset {
   byte[][] encodeAll() {
     int g = groups();
     byte[][] out = new byte[stepChunks() * g][];
-    IntStream.range(0, out.length).parallel().forEach(i -> out[i] = encode(i / g, i % g).toByteArray());
+    IntStream.range(0, out.length)
+        .parallel()
+        .forEach(i -> out[i] = encode(i / g, i % g).toByteArray());
     return out;
   }
 
@@ -128,7 +147,8 @@ final class OtlpLoadDataset {
     int s1 = Math.min(steps, s0 + stepsPerRequest);
     ExportMetricsServiceRequest.Builder req = ExportMetricsServiceRequest.newBuilder();
     for (int inst = instanceBase + group * instancesPerRequest;
-        inst < instanceBase + (group + 1) * instancesPerRequest; inst++) {
+        inst < instanceBase + (group + 1) * instancesPerRequest;
+        inst++) {
       long bootNanos = (startMs - 86_400_000L - (mix(inst, -1, 0) & 0xffffff) * 10L) * 1_000_000L;
       ScopeMetrics.Builder scope = ScopeMetrics.newBuilder();
       for (Map.Entry<String, int[]> f : families.entrySet()) {
@@ -154,7 +174,8 @@ final class OtlpLoadDataset {
           m.setSum(
               Sum.newBuilder()
                   .setIsMonotonic(true)
-                  .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+                  .setAggregationTemporality(
+                      AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
                   .addAllDataPoints(points));
         } else {
           m.setGauge(Gauge.newBuilder().addAllDataPoints(points));
@@ -166,7 +187,8 @@ final class OtlpLoadDataset {
               .setResource(
                   Resource.newBuilder()
                       .addAttributes(kv("service.name", "node"))
-                      .addAttributes(kv("service.instance.id", String.format("host-%04d:9100", inst))))
+                      .addAttributes(
+                          kv("service.instance.id", String.format("host-%04d:9100", inst))))
               .addScopeMetrics(scope));
     }
     return req.build();
@@ -180,23 +202,27 @@ final class OtlpLoadDataset {
     switch (d.model()) {
       case CONST:
         return Math.floor((1 + (base & 0xff) / 256.0) * scale);
-      case COUNTER_INT: {
-        // increments of 0..2*scale per step, integer
-        double start = Math.floor((base & 0xfffff) * scale);
-        return start + cumulative(inst, si, step, scale, true);
-      }
+      case COUNTER_INT:
+        {
+          // increments of 0..2*scale per step, integer
+          double start = Math.floor((base & 0xfffff) * scale);
+          return start + cumulative(inst, si, step, scale, true);
+        }
       case COUNTER_FRAC:
-        return Math.round(((base & 0xfffff) + cumulative(inst, si, step, scale, false)) * 100) / 100.0;
-      case GAUGE_INT: {
-        double mid = (1 + (base & 0xff) / 256.0) * scale;
-        long n = mix(inst, si, step) & 0xffff;
-        return Math.floor(mid * (0.9 + 0.2 * n / 65536.0) / 4096) * 4096;
-      }
-      default: {
-        double mid = (1 + (base & 0xff) / 256.0) * scale;
-        long n = mix(inst, si, step) & 0xffff;
-        return Math.round(mid * (0.5 + n / 65536.0) * 100) / 100.0;
-      }
+        return Math.round(((base & 0xfffff) + cumulative(inst, si, step, scale, false)) * 100)
+            / 100.0;
+      case GAUGE_INT:
+        {
+          double mid = (1 + (base & 0xff) / 256.0) * scale;
+          long n = mix(inst, si, step) & 0xffff;
+          return Math.floor(mid * (0.9 + 0.2 * n / 65536.0) / 4096) * 4096;
+        }
+      default:
+        {
+          double mid = (1 + (base & 0xff) / 256.0) * scale;
+          long n = mix(inst, si, step) & 0xffff;
+          return Math.round(mid * (0.5 + n / 65536.0) * 100) / 100.0;
+        }
     }
   }
 
@@ -224,7 +250,10 @@ final class OtlpLoadDataset {
   }
 
   static KeyValue kv(String k, String v) {
-    return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setStringValue(v)).build();
+    return KeyValue.newBuilder()
+        .setKey(k)
+        .setValue(AnyValue.newBuilder().setStringValue(v))
+        .build();
   }
 
   private static List<SeriesDef> seriesDefs() {
@@ -240,37 +269,93 @@ final class OtlpLoadDataset {
     String[] modes = {"idle", "iowait", "irq", "nice", "softirq", "steal", "system", "user"};
     for (int cpu = 0; cpu < 4; cpu++) {
       for (String mode : modes) {
-        out.add(def("node_cpu_seconds", true, host, COUNTER_FRAC, mode.equals("idle") ? 14 : 1.5,
-            "cpu", String.valueOf(cpu), "mode", mode));
+        out.add(
+            def(
+                "node_cpu_seconds",
+                true,
+                host,
+                COUNTER_FRAC,
+                mode.equals("idle") ? 14 : 1.5,
+                "cpu",
+                String.valueOf(cpu),
+                "mode",
+                mode));
       }
     }
-    for (String m : new String[] {"MemTotal", "MemFree", "MemAvailable", "Buffers", "Cached", "SwapTotal", "SwapFree",
-        "Active", "Inactive", "Dirty"}) {
+    for (String m :
+        new String[] {
+          "MemTotal",
+          "MemFree",
+          "MemAvailable",
+          "Buffers",
+          "Cached",
+          "SwapTotal",
+          "SwapFree",
+          "Active",
+          "Inactive",
+          "Dirty"
+        }) {
       boolean fixed = m.endsWith("Total");
-      out.add(def("node_memory_" + m + "_bytes", false, host, fixed ? CONST : GAUGE_INT, fixed ? 8e9 : 1e9));
+      out.add(
+          def(
+              "node_memory_" + m + "_bytes",
+              false,
+              host,
+              fixed ? CONST : GAUGE_INT,
+              fixed ? 8e9 : 1e9));
     }
     for (String dir : new String[] {"receive", "transmit"}) {
       for (String what : new String[] {"bytes", "packets", "errs", "drop"}) {
         for (String dev : new String[] {"eth0", "eth1", "lo"}) {
           double scale = what.equals("bytes") ? 2e6 : what.equals("packets") ? 3e3 : 0.02;
-          out.add(def("node_network_" + dir + "_" + what, true, host, COUNTER_INT, scale, "device", dev));
+          out.add(
+              def(
+                  "node_network_" + dir + "_" + what,
+                  true,
+                  host,
+                  COUNTER_INT,
+                  scale,
+                  "device",
+                  dev));
         }
       }
     }
-    String[][] fs = {{"/dev/sda1", "ext4", "/"}, {"/dev/sdb1", "xfs", "/data"}, {"tmpfs", "tmpfs", "/run"}};
+    String[][] fs = {
+      {"/dev/sda1", "ext4", "/"}, {"/dev/sdb1", "xfs", "/data"}, {"tmpfs", "tmpfs", "/run"}
+    };
     for (String what : new String[] {"size_bytes", "avail_bytes", "free_bytes", "files"}) {
       for (String[] f : fs) {
         boolean fixed = what.startsWith("size") || what.equals("files");
-        out.add(def("node_filesystem_" + what, false, host, fixed ? CONST : GAUGE_INT, fixed ? 1e11 : 5e10,
-            "device", f[0], "fstype", f[1], "mountpoint", f[2]));
+        out.add(
+            def(
+                "node_filesystem_" + what,
+                false,
+                host,
+                fixed ? CONST : GAUGE_INT,
+                fixed ? 1e11 : 5e10,
+                "device",
+                f[0],
+                "fstype",
+                f[1],
+                "mountpoint",
+                f[2]));
       }
     }
-    for (String what : new String[] {"reads_completed", "writes_completed", "read_bytes", "written_bytes",
-        "io_time_seconds"}) {
+    for (String what :
+        new String[] {
+          "reads_completed", "writes_completed", "read_bytes", "written_bytes", "io_time_seconds"
+        }) {
       for (String dev : new String[] {"sda", "sdb"}) {
         double scale = what.endsWith("bytes") ? 4e5 : what.endsWith("seconds") ? 0.3 : 50;
-        out.add(def("node_disk_" + what, true, host, what.endsWith("seconds") ? COUNTER_FRAC : COUNTER_INT, scale,
-            "device", dev));
+        out.add(
+            def(
+                "node_disk_" + what,
+                true,
+                host,
+                what.endsWith("seconds") ? COUNTER_FRAC : COUNTER_INT,
+                scale,
+                "device",
+                dev));
       }
     }
     for (String l : new String[] {"node_load1", "node_load5", "node_load15"}) {
@@ -288,7 +373,12 @@ final class OtlpLoadDataset {
     return out;
   }
 
-  private static SeriesDef def(String metric, boolean counter, List<KeyValue> host, int model, double scale,
+  private static SeriesDef def(
+      String metric,
+      boolean counter,
+      List<KeyValue> host,
+      int model,
+      double scale,
       String... attrs) {
     List<KeyValue> kvs = new ArrayList<>();
     for (int i = 0; i < attrs.length; i += 2) {

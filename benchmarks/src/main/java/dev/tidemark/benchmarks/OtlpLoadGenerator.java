@@ -50,28 +50,30 @@ import java.util.concurrent.locks.LockSupport;
  * at a time each; sender s owns the request groups g with g mod senders = s, so every series is
  * sent in time order by one thread; the request groups must split evenly over the senders, and no
  * sender runs more than {@code --max-lag-steps} (default 60, i.e. 15 minutes of data) ahead of the
- * slowest. With {@code --rate R}, one pacer issues requests (all groups,
- * time order) at R samples/s, asynchronously, with at most one request of a group in flight; the latency of a request is measured from its
- * scheduled send time (no coordinated omission) to its answer; {@code --warmup-s N} first sends a
- * separate warm-up dataset (other instances, hours earlier) at the same rate (max mode: {@code
- * --warmup-rate}, default 250,000) for about N seconds; the figures then describe a warm server.
+ * slowest. With {@code --rate R}, one pacer issues requests (all groups, time order) at R
+ * samples/s, asynchronously, with at most one request of a group in flight; the latency of a
+ * request is measured from its scheduled send time (no coordinated omission) to its answer; {@code
+ * --warmup-s N} first sends a separate warm-up dataset (other instances, hours earlier) at the same
+ * rate (max mode: {@code --warmup-rate}, default 250,000) for about N seconds; the figures then
+ * describe a warm server.
  *
- * <p>Checks: every Export must succeed with no rejected point (UNAVAILABLE and
- * RESOURCE_EXHAUSTED are retried after 200 ms, up to 20 times, but count as errors); at the end,
- * the points the server acknowledged must equal the points sent, and with {@code --metrics-url}
- * the server's {@code tidemark_otlp_data_points_accepted_total{protocol="grpc"}} must have grown by
- * exactly that and {@code tidemark_head_series} must be at least the dataset's series. Exit code 1
- * on any error, rejection or mismatch.
+ * <p>Checks: every Export must succeed with no rejected point (UNAVAILABLE and RESOURCE_EXHAUSTED
+ * are retried after 200 ms, up to 20 times, but count as errors); at the end, the points the server
+ * acknowledged must equal the points sent, and with {@code --metrics-url} the server's {@code
+ * tidemark_otlp_data_points_accepted_total{protocol="grpc"}} must have grown by exactly that and
+ * {@code tidemark_head_series} must be at least the dataset's series. Exit code 1 on any error,
+ * rejection or mismatch.
  *
  * <p>Output: {@code RESULT} lines with samples/s, ack latency p50/p99/max, errors, rejected points;
  * with {@code --server-pid}, the server's CPU seconds over the timed phase (per million samples)
- * and its peak RSS (VmHWM); the generator's own CPU seconds. {@code --server-jfr FILE} records
- * the server with JFR ({@code settings=profile}, through jcmd) over exactly the timed phase.
+ * and its peak RSS (VmHWM); the generator's own CPU seconds. {@code --server-jfr FILE} records the
+ * server with JFR ({@code settings=profile}, through jcmd) over exactly the timed phase.
  */
 public final class OtlpLoadGenerator {
 
   private static final MethodDescriptor<byte[], ExportMetricsServiceResponse> EXPORT =
-      MetricsServiceGrpc.getExportMethod().toBuilder(new BytesMarshaller(), MetricsServiceGrpc.getExportMethod().getResponseMarshaller())
+      MetricsServiceGrpc.getExportMethod().toBuilder(
+              new BytesMarshaller(), MetricsServiceGrpc.getExportMethod().getResponseMarshaller())
           .build();
 
   private static final int MAX_ATTEMPTS = 20;
@@ -164,8 +166,16 @@ public final class OtlpLoadGenerator {
         Locale.ROOT,
         "dataset workload=%s series=%d samples=%d start_ms=%d steps=%d step_s=%d requests=%d bytes=%d"
             + " bytes_per_point=%.1f build_s=%.1f%n",
-        workload, data.series(), data.samples(), data.startMs, data.steps, data.stepMs / 1000, bodies.length,
-        totalBytes, (double) totalBytes / data.samples(), (System.nanoTime() - t0) / 1e9);
+        workload,
+        data.series(),
+        data.samples(),
+        data.startMs,
+        data.steps,
+        data.stepMs / 1000,
+        bodies.length,
+        totalBytes,
+        (double) totalBytes / data.samples(),
+        (System.nanoTime() - t0) / 1e9);
     if (opts.containsKey("dry-run")) {
       return 0;
     }
@@ -186,12 +196,16 @@ public final class OtlpLoadGenerator {
 
     int warmupS = Integer.parseInt(opts.getOrDefault("warmup-s", "0"));
     if (warmupS > 0) {
-      warmup(rate > 0 ? rate : Double.parseDouble(opts.getOrDefault("warmup-rate", "250000")), warmupS);
+      warmup(
+          rate > 0 ? rate : Double.parseDouble(opts.getOrDefault("warmup-rate", "250000")),
+          warmupS);
     }
 
     String before = OtlpLoadProc.scrape(metricsUrl);
-    double acceptedBefore = OtlpLoadProc.sum(before, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"");
-    double rejectedBefore = OtlpLoadProc.sum(before, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"");
+    double acceptedBefore =
+        OtlpLoadProc.sum(before, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"");
+    double rejectedBefore =
+        OtlpLoadProc.sum(before, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"");
     long selfPid = ProcessHandle.current().pid();
     double serverCpu0 = serverPid > 0 ? OtlpLoadProc.cpuSeconds(serverPid) : Double.NaN;
     double selfCpu0 = OtlpLoadProc.cpuSeconds(selfPid);
@@ -225,28 +239,50 @@ public final class OtlpLoadGenerator {
     double wall = wallNanos / 1e9;
     long[] lat = OtlpLoadProc.sorted(latencies, latencies.length);
     // steady state: requests scheduled after the first 10% of the run (JIT warm-up excluded)
-    long[] steady = OtlpLoadProc.sorted(
-        java.util.Arrays.copyOfRange(latencies, latencies.length / 10, latencies.length),
-        latencies.length - latencies.length / 10);
-    String mode = rate > 0 ? String.format(Locale.ROOT, "paced rate=%.0f", rate) : "max senders=" + senders;
+    long[] steady =
+        OtlpLoadProc.sorted(
+            java.util.Arrays.copyOfRange(latencies, latencies.length / 10, latencies.length),
+            latencies.length - latencies.length / 10);
+    String mode =
+        rate > 0 ? String.format(Locale.ROOT, "paced rate=%.0f", rate) : "max senders=" + senders;
     System.out.printf(
         Locale.ROOT,
         "RESULT otlp-load workload=%s mode=%s connections=%d samples=%d requests=%d wall_s=%.2f samples_per_s=%.0f"
             + " errors=%d failed_requests=%d rejected_points=%d%n",
-        workload, mode, connections, samples, bodies.length, wall, samples / wall, errors.get(),
-        failedRequests.get(), rejectedPoints.get());
+        workload,
+        mode,
+        connections,
+        samples,
+        bodies.length,
+        wall,
+        samples / wall,
+        errors.get(),
+        failedRequests.get(),
+        rejectedPoints.get());
     System.out.printf(
         Locale.ROOT,
         "RESULT ack workload=%s mode=%s ack_p50_ms=%.1f ack_p99_ms=%.1f ack_p999_ms=%.1f ack_max_ms=%.1f"
             + " steady_p50_ms=%.1f steady_p99_ms=%.1f steady_max_ms=%.1f%n",
-        workload, mode, OtlpLoadProc.pctMs(lat, 50), OtlpLoadProc.pctMs(lat, 99), OtlpLoadProc.pctMs(lat, 99.9),
-        OtlpLoadProc.pctMs(lat, 100), OtlpLoadProc.pctMs(steady, 50), OtlpLoadProc.pctMs(steady, 99),
+        workload,
+        mode,
+        OtlpLoadProc.pctMs(lat, 50),
+        OtlpLoadProc.pctMs(lat, 99),
+        OtlpLoadProc.pctMs(lat, 99.9),
+        OtlpLoadProc.pctMs(lat, 100),
+        OtlpLoadProc.pctMs(steady, 50),
+        OtlpLoadProc.pctMs(steady, 99),
         OtlpLoadProc.pctMs(steady, 100));
     System.out.printf(
         Locale.ROOT,
         "RESULT cpu workload=%s server_cpu_s=%.2f server_cpu_s_per_M=%.3f server_cores_used=%.2f"
             + " server_peak_rss_mb=%.0f server_rss_mb=%.0f client_cpu_s=%.2f client_cpu_s_per_M=%.3f%n",
-        workload, serverCpu, serverCpu / (samples / 1e6), serverCpu / wall, hwmKb / 1024.0, rssKb / 1024.0, selfCpu,
+        workload,
+        serverCpu,
+        serverCpu / (samples / 1e6),
+        serverCpu / wall,
+        hwmKb / 1024.0,
+        rssKb / 1024.0,
+        selfCpu,
         selfCpu / (samples / 1e6));
     slowest(start);
     System.out.println("RESULT load before=[" + uptime0 + "] after=[" + uptime1 + "]");
@@ -259,9 +295,11 @@ public final class OtlpLoadGenerator {
     if (metricsUrl != null) {
       String after = OtlpLoadProc.scrape(metricsUrl);
       double accepted =
-          OtlpLoadProc.sum(after, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"") - acceptedBefore;
+          OtlpLoadProc.sum(after, "tidemark_otlp_data_points_accepted_total", "protocol=\"grpc\"")
+              - acceptedBefore;
       double rejected =
-          OtlpLoadProc.sum(after, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"") - rejectedBefore;
+          OtlpLoadProc.sum(after, "tidemark_otlp_data_points_rejected_total", "protocol=\"grpc\"")
+              - rejectedBefore;
       double headSeries = OtlpLoadProc.sum(after, "tidemark_head_series");
       ok &= accepted == samples - rejectedPoints.get() && rejected == rejectedPoints.get();
       ok &= headSeries >= data.series();
@@ -269,7 +307,10 @@ public final class OtlpLoadGenerator {
           String.format(
               Locale.ROOT,
               " server_accepted=%.0f server_rejected=%.0f server_head_series=%.0f expected_series=%d",
-              accepted, rejected, headSeries, data.series());
+              accepted,
+              rejected,
+              headSeries,
+              data.series());
     }
     System.out.println("RESULT verify " + verify + " status=" + (ok ? "OK" : "MISMATCH"));
     if (firstError.get() != null) {
@@ -290,11 +331,17 @@ public final class OtlpLoadGenerator {
     }
     java.util.Arrays.sort(idx, (a, b) -> Long.compare(latencies[b], latencies[a]));
     StringBuilder sb = new StringBuilder("slow answers (>200 ms) by data hour:");
-    slowByHour.forEach((h, n) -> sb.append(' ').append(java.time.Instant.ofEpochMilli(h)).append('=').append(n));
+    slowByHour.forEach(
+        (h, n) -> sb.append(' ').append(java.time.Instant.ofEpochMilli(h)).append('=').append(n));
     sb.append("; slowest:");
     for (int i = 0; i < Math.min(5, idx.length); i++) {
-      sb.append(String.format(Locale.ROOT, " #%d(data %s, %.0f ms)", idx[i],
-          java.time.Instant.ofEpochMilli(dataMs(idx[i])), latencies[idx[i]] / 1e6));
+      sb.append(
+          String.format(
+              Locale.ROOT,
+              " #%d(data %s, %.0f ms)",
+              idx[i],
+              java.time.Instant.ofEpochMilli(dataMs(idx[i])),
+              latencies[idx[i]] / 1e6));
     }
     System.out.println(sb);
   }
@@ -309,12 +356,18 @@ public final class OtlpLoadGenerator {
     int groups = data.groups();
     if (groups % senders != 0 && !opts.containsKey("allow-unbalanced")) {
       throw new IllegalArgumentException(
-          groups + " request groups do not split evenly over " + senders + " senders (--allow-unbalanced to force)");
+          groups
+              + " request groups do not split evenly over "
+              + senders
+              + " senders (--allow-unbalanced to force)");
     }
     // Senders stay within maxLag chunks of each other, so the data in flight spans a bounded time
     // range (as with real exporters), however the threads get scheduled.
-    int maxLag = Math.max(1, Integer.parseInt(opts.getOrDefault("max-lag-steps", "60")) / data.stepsPerRequest);
-    java.util.concurrent.atomic.AtomicIntegerArray progress = new java.util.concurrent.atomic.AtomicIntegerArray(senders);
+    int maxLag =
+        Math.max(
+            1, Integer.parseInt(opts.getOrDefault("max-lag-steps", "60")) / data.stepsPerRequest);
+    java.util.concurrent.atomic.AtomicIntegerArray progress =
+        new java.util.concurrent.atomic.AtomicIntegerArray(senders);
     List<Thread> threads = new ArrayList<>();
     for (int s = 0; s < senders; s++) {
       final int sender = s;
@@ -357,7 +410,10 @@ public final class OtlpLoadGenerator {
     for (int attempt = 1; ; attempt++) {
       try {
         ExportMetricsServiceResponse r =
-            ClientCalls.blockingUnaryCall(ch, EXPORT, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
+            ClientCalls.blockingUnaryCall(
+                ch,
+                EXPORT,
+                CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS),
                 bodies[idx]);
         bytesSent.addAndGet(bodies[idx].length);
         acked(idx, r);
@@ -376,7 +432,9 @@ public final class OtlpLoadGenerator {
     long rejected = r.hasPartialSuccess() ? r.getPartialSuccess().getRejectedDataPoints() : 0;
     if (rejected > 0) {
       rejectedPoints.addAndGet(rejected);
-      firstError.compareAndSet(null, "partial success: " + rejected + " rejected: " + r.getPartialSuccess().getErrorMessage());
+      firstError.compareAndSet(
+          null,
+          "partial success: " + rejected + " rejected: " + r.getPartialSuccess().getErrorMessage());
     }
     ackedPoints.addAndGet(data.points(chunk) - rejected);
   }
@@ -396,16 +454,17 @@ public final class OtlpLoadGenerator {
 
   /**
    * Paced sends of a separate dataset (instances numbered after the measured ones, same shape,
-   * placed hours before the measured range) for about {@code seconds}, so the JIT, caches and
-   * pools are warm; then every counter is reset. Its series stay in the server (the head series
-   * check allows extra).
+   * placed hours before the measured range) for about {@code seconds}, so the JIT, caches and pools
+   * are warm; then every counter is reset. Its series stay in the server (the head series check
+   * allows extra).
    */
   private void warmup(double rate, int seconds) throws InterruptedException {
     OtlpLoadDataset main = data;
     byte[][] mainBodies = bodies;
     long[] mainLatencies = latencies;
     int groups = main.groups();
-    int chunks = (int) Math.max(1, Math.min(main.stepChunks(), rate * seconds / main.points(0) / groups));
+    int chunks =
+        (int) Math.max(1, Math.min(main.stepChunks(), rate * seconds / main.points(0) / groups));
     // The warm-up data lies before the measured range (hour-aligned, ending an hour or more before
     // it), so the measured requests never touch a bucket the warm-up filled: the engine seals a
     // bucket once its newest sample is 30 min past the bucket's end, and appends to a bucket being
@@ -414,23 +473,43 @@ public final class OtlpLoadGenerator {
     int maxChunks = (int) Math.max(1, 5 * hour / (main.stepsPerRequest * main.stepMs));
     chunks = Math.min(chunks, maxChunks);
     long warmStart = (main.startMs / hour - 7) * hour;
-    data = new OtlpLoadDataset(100_000, main.instances, chunks * main.stepsPerRequest, warmStart, main.stepMs,
-        main.instancesPerRequest, main.stepsPerRequest);
+    data =
+        new OtlpLoadDataset(
+            100_000,
+            main.instances,
+            chunks * main.stepsPerRequest,
+            warmStart,
+            main.stepMs,
+            main.instancesPerRequest,
+            main.stepsPerRequest);
     bodies = data.encodeAll();
     latencies = new long[bodies.length];
     long t0 = System.nanoTime();
     paced(rate);
     long[] lat = OtlpLoadProc.sorted(latencies, latencies.length);
-    System.out.printf(Locale.ROOT,
+    System.out.printf(
+        Locale.ROOT,
         "warmup samples=%d wall_s=%.1f errors=%d rejected_points=%d ack_p50_ms=%.1f ack_p99_ms=%.1f%n",
-        data.samples(), (System.nanoTime() - t0) / 1e9, errors.get(), rejectedPoints.get(),
-        OtlpLoadProc.pctMs(lat, 50), OtlpLoadProc.pctMs(lat, 99));
+        data.samples(),
+        (System.nanoTime() - t0) / 1e9,
+        errors.get(),
+        rejectedPoints.get(),
+        OtlpLoadProc.pctMs(lat, 50),
+        OtlpLoadProc.pctMs(lat, 99));
     // One request at the start of the measured range moves the head's newest time there, so the
     // warm-up buckets get sealed now, during the pause, rather than during the measurement.
-    OtlpLoadDataset push = new OtlpLoadDataset(200_000, main.instancesPerRequest, 1, main.startMs, main.stepMs,
-        main.instancesPerRequest, 1);
+    OtlpLoadDataset push =
+        new OtlpLoadDataset(
+            200_000,
+            main.instancesPerRequest,
+            1,
+            main.startMs,
+            main.stepMs,
+            main.instancesPerRequest,
+            1);
     ExportMetricsServiceResponse pr =
-        ClientCalls.blockingUnaryCall(channels.get(0), EXPORT, CallOptions.DEFAULT, push.encode(0, 0).toByteArray());
+        ClientCalls.blockingUnaryCall(
+            channels.get(0), EXPORT, CallOptions.DEFAULT, push.encode(0, 0).toByteArray());
     if (pr.hasPartialSuccess() && pr.getPartialSuccess().getRejectedDataPoints() > 0) {
       System.out.println("warmup push rejected: " + pr.getPartialSuccess().getErrorMessage());
     }
@@ -491,8 +570,14 @@ public final class OtlpLoadGenerator {
   }
 
   /** Sends request idx; {@code release} runs once, when the request is answered or given up. */
-  private void sendAsync(ManagedChannel ch, int idx, int attempt, long intended, CountDownLatch done,
-      Runnable release, ScheduledExecutorService retries) {
+  private void sendAsync(
+      ManagedChannel ch,
+      int idx,
+      int attempt,
+      long intended,
+      CountDownLatch done,
+      Runnable release,
+      ScheduledExecutorService retries) {
     ClientCalls.asyncUnaryCall(
         ch.newCall(EXPORT, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)),
         bodies[idx],
@@ -507,11 +592,14 @@ public final class OtlpLoadGenerator {
           @Override
           public void onError(Throwable t) {
             StatusRuntimeException e =
-                t instanceof StatusRuntimeException s ? s : Status.fromThrowable(t).asRuntimeException();
+                t instanceof StatusRuntimeException s
+                    ? s
+                    : Status.fromThrowable(t).asRuntimeException();
             if (retry(idx, e, attempt)) {
               retries.schedule(
                   () -> sendAsync(ch, idx, attempt + 1, intended, done, release, retries),
-                  RETRY_DELAY_MS, TimeUnit.MILLISECONDS);
+                  RETRY_DELAY_MS,
+                  TimeUnit.MILLISECONDS);
             } else {
               latencies[idx] = System.nanoTime() - intended;
               release.run();
@@ -533,7 +621,8 @@ public final class OtlpLoadGenerator {
     cmd.addAll(List.of(args));
     try {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      String out =
+          new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       if (p.waitFor() != 0) {
         System.out.println("jcmd " + String.join(" ", args) + " failed: " + out.strip());
       }
@@ -577,7 +666,8 @@ public final class OtlpLoadGenerator {
     }
   }
 
-  private static final class KnownLengthStream extends ByteArrayInputStream implements KnownLength, io.grpc.Drainable {
+  private static final class KnownLengthStream extends ByteArrayInputStream
+      implements KnownLength, io.grpc.Drainable {
     KnownLengthStream(byte[] b) {
       super(b);
     }

@@ -47,7 +47,8 @@ final class OtlpLoadProc {
     return -1;
   }
 
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   /** The Prometheus text exposition at {@code url}; null when unreachable. */
   static String scrape(String url) {

@@ -31,9 +31,9 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * PromQL range queries over data held by the real engine, sealed in RocksDB: 100 hosts × 8 CPUs ×
- * 8 modes = 6,400 {@code node_cpu_seconds_total} counters and 100 {@code node_load1} gauges, 6 h
- * at a 15 s scrape interval (9.3M samples). Two queries of issue #10:
+ * PromQL range queries over data held by the real engine, sealed in RocksDB: 100 hosts × 8 CPUs × 8
+ * modes = 6,400 {@code node_cpu_seconds_total} counters and 100 {@code node_load1} gauges, 6 h at a
+ * 15 s scrape interval (9.3M samples). Two queries of issue #10:
  *
  * <ul>
  *   <li>{@code CPU}: {@code sum by (instance) (rate(node_cpu_seconds_total{mode!="idle"}[5m]))}
@@ -59,7 +59,9 @@ public class PromqlBenchmark {
   static final long SCRAPE = 15_000;
   static final int HOSTS = 100;
   static final int CPUS = 8;
-  static final String[] MODES = {"idle", "user", "system", "iowait", "irq", "softirq", "steal", "nice"};
+  static final String[] MODES = {
+    "idle", "user", "system", "iowait", "irq", "softirq", "steal", "nice"
+  };
 
   /** The two queries of issue #10. */
   public enum Query {
@@ -89,9 +91,14 @@ public class PromqlBenchmark {
     dir = Files.createTempDirectory("tidemark-promql-bench");
     store = RocksDbKvStore.open(dir);
     ManualClock clock = new ManualClock(end + 60_000);
-    engine = Engine.open(
-        store,
-        EngineConfig.builder().clock(clock).retention(Duration.ofDays(30)).retentionInterval(Duration.ZERO).build());
+    engine =
+        Engine.open(
+            store,
+            EngineConfig.builder()
+                .clock(clock)
+                .retention(Duration.ofDays(30))
+                .retentionInterval(Duration.ZERO)
+                .build());
     MetricMetadata counter = new MetricMetadata(MetricType.SUM, "s", Temporality.CUMULATIVE, true);
     MetricMetadata gauge = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
     Labels[] cpu = new Labels[HOSTS * CPUS * MODES.length];
@@ -102,9 +109,18 @@ public class PromqlBenchmark {
       load[h] = Labels.of("__name__", "node_load1", "instance", instance, "job", "node");
       for (int c = 0; c < CPUS; c++) {
         for (int m = 0; m < MODES.length; m++) {
-          cpu[(h * CPUS + c) * MODES.length + m] = Labels.of(
-              "__name__", "node_cpu_seconds_total", "cpu", Integer.toString(c), "instance", instance,
-              "job", "node", "mode", MODES[m]);
+          cpu[(h * CPUS + c) * MODES.length + m] =
+              Labels.of(
+                  "__name__",
+                  "node_cpu_seconds_total",
+                  "cpu",
+                  Integer.toString(c),
+                  "instance",
+                  instance,
+                  "job",
+                  "node",
+                  "mode",
+                  MODES[m]);
         }
       }
     }
@@ -113,7 +129,8 @@ public class PromqlBenchmark {
     long samples = 0;
     for (long t = START; t <= end; t += SCRAPE) {
       for (int i = 0; i < cpu.length; i++) {
-        total[i] += Math.round(rnd.nextDouble(0, 15) * 100) / 100.0; // 2-decimal seconds, as node_exporter
+        total[i] +=
+            Math.round(rnd.nextDouble(0, 15) * 100) / 100.0; // 2-decimal seconds, as node_exporter
         batch.addPoint(cpu[i], counter, t + rnd.nextInt(-20, 21), total[i]);
         if (batch.size() == 8192) {
           engine.append(batch);
@@ -133,7 +150,9 @@ public class PromqlBenchmark {
     QueryResult warm = promql.rangeQuery(engine, query.expr, START, end, query.stepMillis);
     System.out.printf(
         "%nloaded %,d samples; %s: samples read per query %,d; result %s%n",
-        samples, query, query == Query.CPU ? 5_600L * (HOURS * 240) : (long) HOSTS * HOURS * 240,
+        samples,
+        query,
+        query == Query.CPU ? 5_600L * (HOURS * 240) : (long) HOSTS * HOURS * 240,
         warm.value().getClass().getSimpleName());
   }
 

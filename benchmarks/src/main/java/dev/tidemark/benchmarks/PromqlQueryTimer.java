@@ -21,7 +21,8 @@ public final class PromqlQueryTimer {
   static String checksum(dev.tidemark.promql.engine.QueryResult r) throws Exception {
     java.security.MessageDigest md = java.security.MessageDigest.getInstance("SHA-256");
     java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(16);
-    for (dev.tidemark.promql.engine.Value.Series s : ((dev.tidemark.promql.engine.Value.Matrix) r.value()).series()) {
+    for (dev.tidemark.promql.engine.Value.Series s :
+        ((dev.tidemark.promql.engine.Value.Matrix) r.value()).series()) {
       md.update(s.labels().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
       for (int i = 0; i < s.size(); i++) {
         buf.clear();

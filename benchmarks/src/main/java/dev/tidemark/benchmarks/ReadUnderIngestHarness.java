@@ -44,8 +44,14 @@ public final class ReadUnderIngestHarness {
     Path dir = Files.createTempDirectory("tidemark-read-under-ingest");
     RocksDbKvStore store = RocksDbKvStore.open(dir);
     ManualClock clock = new ManualClock(start + Duration.ofDays(7).toMillis());
-    Engine engine = Engine.open(
-        store, EngineConfig.builder().clock(clock).retention(Duration.ofDays(30)).retentionInterval(Duration.ZERO).build());
+    Engine engine =
+        Engine.open(
+            store,
+            EngineConfig.builder()
+                .clock(clock)
+                .retention(Duration.ofDays(30))
+                .retentionInterval(Duration.ZERO)
+                .build());
     MetricMetadata gauge = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
     Labels[] labels = new Labels[series];
     for (int i = 0; i < series; i++) {
@@ -58,40 +64,48 @@ public final class ReadUnderIngestHarness {
     for (int w = 0; w < writers; w++) {
       int from = w * series / writers;
       int to = (w + 1) * series / writers;
-      ws[w] = new Thread(() -> {
-        SampleBatch batch = new SampleBatch(1000);
-        for (long t = start; !stop.get(); t += 15_000) {
-          for (int i = from; i < to && !stop.get(); i++) {
-            batch.addPoint(labels[i], gauge, t, i + t % 1000);
-            if (batch.size() == 1000) {
-              engine.append(batch);
-              appended.addAndGet(batch.size());
-              batch.clear();
-            }
-          }
-          newest.accumulateAndGet(t, Math::max);
-        }
-      }, "writer-" + w);
+      ws[w] =
+          new Thread(
+              () -> {
+                SampleBatch batch = new SampleBatch(1000);
+                for (long t = start; !stop.get(); t += 15_000) {
+                  for (int i = from; i < to && !stop.get(); i++) {
+                    batch.addPoint(labels[i], gauge, t, i + t % 1000);
+                    if (batch.size() == 1000) {
+                      engine.append(batch);
+                      appended.addAndGet(batch.size());
+                      batch.clear();
+                    }
+                  }
+                  newest.accumulateAndGet(t, Math::max);
+                }
+              },
+              "writer-" + w);
     }
     long[] latencies = new long[1 << 20];
     int[] reads = {0};
-    Thread reader = new Thread(() -> {
-      List<LabelMatcher> m = List.of(LabelMatcher.equal("instance", "i4242"), LabelMatcher.equal("__name__", "m"));
-      while (!stop.get()) {
-        long now = newest.get();
-        long t0 = System.nanoTime();
-        engine.select(now - 300_000, now, m).toList();
-        long ns = System.nanoTime() - t0;
-        if (reads[0] < latencies.length) {
-          latencies[reads[0]++] = ns;
-        }
-        try {
-          Thread.sleep(2);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }, "reader");
+    Thread reader =
+        new Thread(
+            () -> {
+              List<LabelMatcher> m =
+                  List.of(
+                      LabelMatcher.equal("instance", "i4242"), LabelMatcher.equal("__name__", "m"));
+              while (!stop.get()) {
+                long now = newest.get();
+                long t0 = System.nanoTime();
+                engine.select(now - 300_000, now, m).toList();
+                long ns = System.nanoTime() - t0;
+                if (reads[0] < latencies.length) {
+                  latencies[reads[0]++] = ns;
+                }
+                try {
+                  Thread.sleep(2);
+                } catch (InterruptedException e) {
+                  return;
+                }
+              }
+            },
+            "reader");
     for (Thread t : ws) {
       t.start();
     }
@@ -99,7 +113,8 @@ public final class ReadUnderIngestHarness {
     appended.set(0);
     reads[0] = 0;
     com.sun.management.OperatingSystemMXBean os =
-        (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        (com.sun.management.OperatingSystemMXBean)
+            java.lang.management.ManagementFactory.getOperatingSystemMXBean();
     long cpu0 = os.getProcessCpuTime();
     reader.start();
     long t0 = System.nanoTime();
@@ -116,8 +131,14 @@ public final class ReadUnderIngestHarness {
     Arrays.sort(l);
     System.out.printf(
         "ingest %,.0f samples/s with %d writers (%.3f process CPU-s per M samples); %d selects: p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms%n",
-        samples / (elapsed / 1e9), writers, cpu / 1e9 / (samples / 1e6), l.length, l[l.length / 2] / 1e6, l[(int) (l.length * 0.99)] / 1e6,
-        l[(int) (l.length * 0.999)] / 1e6, l[l.length - 1] / 1e6);
+        samples / (elapsed / 1e9),
+        writers,
+        cpu / 1e9 / (samples / 1e6),
+        l.length,
+        l[l.length / 2] / 1e6,
+        l[(int) (l.length * 0.99)] / 1e6,
+        l[(int) (l.length * 0.999)] / 1e6,
+        l[l.length - 1] / 1e6);
     engine.close();
     store.close();
     try (Stream<Path> files = Files.walk(dir)) {

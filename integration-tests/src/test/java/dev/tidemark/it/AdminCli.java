@@ -27,7 +27,8 @@ final class AdminCli {
 
   private AdminCli() {}
 
-  static Result run(Path workDir, Map<String, String> env, String... args) throws IOException, InterruptedException {
+  static Result run(Path workDir, Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
     Files.createDirectories(workDir);
     Path out = Files.createTempFile(workDir, "admin-", ".out");
     Path err = Files.createTempFile(workDir, "admin-", ".err");
@@ -40,9 +41,16 @@ final class AdminCli {
     cmd.add("admin");
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(workDir.toFile());
-    pb.environment().keySet().removeIf(
-        k -> k.equals("JAVA_TOOL_OPTIONS") || k.equals("_JAVA_OPTIONS") || k.equals("JDK_JAVA_OPTIONS")
-            || k.equals("CLASSPATH") || k.startsWith("MAVEN_") || k.equals("TIDEMARK_ADMIN_TOKEN"));
+    pb.environment()
+        .keySet()
+        .removeIf(
+            k ->
+                k.equals("JAVA_TOOL_OPTIONS")
+                    || k.equals("_JAVA_OPTIONS")
+                    || k.equals("JDK_JAVA_OPTIONS")
+                    || k.equals("CLASSPATH")
+                    || k.startsWith("MAVEN_")
+                    || k.equals("TIDEMARK_ADMIN_TOKEN"));
     pb.environment().putAll(env);
     pb.redirectOutput(out.toFile()).redirectError(err.toFile());
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -50,10 +58,16 @@ final class AdminCli {
     if (!p.waitFor(DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
       p.toHandle().destroyForcibly();
       p.waitFor();
-      throw new AssertionError("tidemark admin " + String.join(" ", args) + " still running after "
-          + DEADLINE.toSeconds() + " s");
+      throw new AssertionError(
+          "tidemark admin "
+              + String.join(" ", args)
+              + " still running after "
+              + DEADLINE.toSeconds()
+              + " s");
     }
-    return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+    return new Result(
+        p.exitValue(),
+        Files.readString(out, StandardCharsets.UTF_8),
         Files.readString(err, StandardCharsets.UTF_8));
   }
 }

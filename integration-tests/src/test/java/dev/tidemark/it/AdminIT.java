@@ -37,7 +37,6 @@ import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
-import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,11 +59,11 @@ import org.junit.jupiter.api.io.TempDir;
  * The admin API and {@code tidemark admin} end to end (issue #6) against the real jar: one server
  * with a token, fed over OTLP/gRPC with three hours of two gauges (with -0.0, +Inf, NaN and a
  * staleness marker) and two counters. Every RPC is called; deletes (a whole bucket, parts of two,
- * part of the open head bucket) survive SIGKILL and a restart while the rest stays intact; a checkpoint started as a second server answers exactly as the first; the
- * token is enforced (gRPC and CLI exit code 3); bad input gets the documented status; selectors
- * whose every matcher matches the empty string are refused (CLI exit 2, INVALID_ARGUMENT) and delete
- * nothing. The tests
- * run in order on the shared servers.
+ * part of the open head bucket) survive SIGKILL and a restart while the rest stays intact; a
+ * checkpoint started as a second server answers exactly as the first; the token is enforced (gRPC
+ * and CLI exit code 3); bad input gets the documented status; selectors whose every matcher matches
+ * the empty string are refused (CLI exit 2, INVALID_ARGUMENT) and delete nothing. The tests run in
+ * order on the shared servers.
  */
 @ExtendWith(ServerLogs.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -109,12 +108,21 @@ class AdminIT {
         api.add(Otlp.point(t, 10.0 * k));
         worker.add(Otlp.point(t, 7.0 * k + 0.25));
       }
-      export(stub, Otlp.request("api", "host-1", List.of(
-          Otlp.gauge("temperature", a.toArray(new NumberDataPoint[0])),
-          Otlp.gauge("temperature", b.toArray(new NumberDataPoint[0])),
-          Otlp.counter("requests", api.toArray(new NumberDataPoint[0])))));
-      export(stub, Otlp.request("worker", "host-2", List.of(
-          Otlp.counter("requests", worker.toArray(new NumberDataPoint[0])))));
+      export(
+          stub,
+          Otlp.request(
+              "api",
+              "host-1",
+              List.of(
+                  Otlp.gauge("temperature", a.toArray(new NumberDataPoint[0])),
+                  Otlp.gauge("temperature", b.toArray(new NumberDataPoint[0])),
+                  Otlp.counter("requests", api.toArray(new NumberDataPoint[0])))));
+      export(
+          stub,
+          Otlp.request(
+              "worker",
+              "host-2",
+              List.of(Otlp.counter("requests", worker.toArray(new NumberDataPoint[0])))));
     } finally {
       otlp.shutdownNow();
     }
@@ -138,9 +146,12 @@ class AdminIT {
     };
   }
 
-  static void export(MetricsServiceGrpc.MetricsServiceBlockingStub stub, ExportMetricsServiceRequest r) {
+  static void export(
+      MetricsServiceGrpc.MetricsServiceBlockingStub stub, ExportMetricsServiceRequest r) {
     ExportMetricsServiceResponse resp = stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(r);
-    assertThat(resp.getPartialSuccess().getRejectedDataPoints()).as("rejected points: %s", resp).isZero();
+    assertThat(resp.getPartialSuccess().getRejectedDataPoints())
+        .as("rejected points: %s", resp)
+        .isZero();
   }
 
   @AfterAll
@@ -180,46 +191,79 @@ class AdminIT {
     assertThat(st.getUptimeMs()).isNotNegative();
 
     ListBucketsResponse buckets = admin().listBuckets(ListBucketsRequest.getDefaultInstance());
-    assertThat(buckets.getBucketsList()).extracting(Bucket::getStartTimeMs)
+    assertThat(buckets.getBucketsList())
+        .extracting(Bucket::getStartTimeMs)
         .containsExactly(base, base + HOUR, base + 2 * HOUR);
-    assertThat(buckets.getBucketsList()).allSatisfy(b -> {
-      assertThat(b.getSizeMs()).isEqualTo(HOUR);
-      assertThat(b.getEndTimeMs()).isEqualTo(b.getStartTimeMs() + HOUR);
-      assertThat(b.getSeriesCount()).isEqualTo(4);
-      assertThat(b.getBytes()).isPositive();
-    });
+    assertThat(buckets.getBucketsList())
+        .allSatisfy(
+            b -> {
+              assertThat(b.getSizeMs()).isEqualTo(HOUR);
+              assertThat(b.getEndTimeMs()).isEqualTo(b.getStartTimeMs() + HOUR);
+              assertThat(b.getSeriesCount()).isEqualTo(4);
+              assertThat(b.getBytes()).isPositive();
+            });
     assertThat(buckets.getBuckets(2).getOpen()).as("newest bucket still in the head").isTrue();
-    assertThat(st.getSeriesPerBucketList()).hasSize(3).allSatisfy(b -> assertThat(b.getSeries()).isEqualTo(4));
+    assertThat(st.getSeriesPerBucketList())
+        .hasSize(3)
+        .allSatisfy(b -> assertThat(b.getSeries()).isEqualTo(4));
 
     assertThat(admin().labelNames(LabelNamesRequest.getDefaultInstance()).getNamesList())
         .contains("__name__", "instance", "job", "room");
-    assertThat(admin().labelNames(LabelNamesRequest.newBuilder().setSelection(sel("requests_total")).build())
-        .getNamesList()).contains("__name__", "job").doesNotContain("room");
-    assertThat(admin().labelValues(LabelValuesRequest.newBuilder().setName("job").build()).getValuesList())
+    assertThat(
+            admin()
+                .labelNames(
+                    LabelNamesRequest.newBuilder().setSelection(sel("requests_total")).build())
+                .getNamesList())
+        .contains("__name__", "job")
+        .doesNotContain("room");
+    assertThat(
+            admin()
+                .labelValues(LabelValuesRequest.newBuilder().setName("job").build())
+                .getValuesList())
         .containsExactly("api", "worker");
     LabelValuesResponse limited =
-        admin().labelValues(LabelValuesRequest.newBuilder().setName("__name__").setLimit(1).build());
+        admin()
+            .labelValues(LabelValuesRequest.newBuilder().setName("__name__").setLimit(1).build());
     assertThat(limited.getValuesList()).containsExactly("requests_total");
     assertThat(limited.getTruncated()).isTrue();
 
     // Structured matchers and the selector string give the same series.
-    FindSeriesResponse structured = admin().findSeries(FindSeriesRequest.newBuilder()
-        .setSelection(Selection.newBuilder()
-            .addMatchers(AdminRpc.matcher("__name__", Op.REGEX, "temp.*"))
-            .addMatchers(AdminRpc.matcher("room", Op.NOT_EQUAL, "c")))
-        .build());
+    FindSeriesResponse structured =
+        admin()
+            .findSeries(
+                FindSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder()
+                            .addMatchers(AdminRpc.matcher("__name__", Op.REGEX, "temp.*"))
+                            .addMatchers(AdminRpc.matcher("room", Op.NOT_EQUAL, "c")))
+                    .build());
     assertThat(structured.getSeriesList()).hasSize(2);
-    assertThat(admin().findSeries(FindSeriesRequest.newBuilder().setSelection(sel("{__name__=~'temp.*',room!=\"c\"}")).build()))
+    assertThat(
+            admin()
+                .findSeries(
+                    FindSeriesRequest.newBuilder()
+                        .setSelection(sel("{__name__=~'temp.*',room!=\"c\"}"))
+                        .build()))
         .isEqualTo(structured);
-    assertThat(admin().findSeries(FindSeriesRequest.newBuilder().setSelection(sel("requests_total{job=\"worker\"}")).build())
-        .getSeriesList()).hasSize(1);
+    assertThat(
+            admin()
+                .findSeries(
+                    FindSeriesRequest.newBuilder()
+                        .setSelection(sel("requests_total{job=\"worker\"}"))
+                        .build())
+                .getSeriesList())
+        .hasSize(1);
 
     // ReadSamples: bit-exact values, the staleness marker flagged.
-    Map<Map<String, String>, List<AdminRpc.Sample>> a = AdminRpc.read(admin(), sel("temperature{room=\"a\"}"));
+    Map<Map<String, String>, List<AdminRpc.Sample>> a =
+        AdminRpc.read(admin(), sel("temperature{room=\"a\"}"));
     assertThat(a).hasSize(1);
     Map<String, String> labelsA = a.keySet().iterator().next();
-    assertThat(labelsA).containsEntry("__name__", "temperature").containsEntry("job", "api")
-        .containsEntry("instance", "host-1").containsEntry("room", "a");
+    assertThat(labelsA)
+        .containsEntry("__name__", "temperature")
+        .containsEntry("job", "api")
+        .containsEntry("instance", "host-1")
+        .containsEntry("room", "a");
     List<AdminRpc.Sample> samples = a.get(labelsA);
     assertThat(samples).hasSize(POINTS);
     for (int k = 0; k < POINTS; k++) {
@@ -229,8 +273,14 @@ class AdminIT {
       assertThat(s.stale()).as("stale flag of sample %d", k).isEqualTo(k == 6);
     }
     // A time range: [base + 1h, base + 1h30m] holds k = 6..9.
-    Map<Map<String, String>, List<AdminRpc.Sample>> ranged = AdminRpc.read(admin(),
-        Selection.newBuilder().setSelector("temperature").setMinTimeMs(base + HOUR).setMaxTimeMs(base + HOUR + 3 * STEP).build());
+    Map<Map<String, String>, List<AdminRpc.Sample>> ranged =
+        AdminRpc.read(
+            admin(),
+            Selection.newBuilder()
+                .setSelector("temperature")
+                .setMinTimeMs(base + HOUR)
+                .setMaxTimeMs(base + HOUR + 3 * STEP)
+                .build());
     assertThat(ranged).hasSize(2).allSatisfy((l, s) -> assertThat(s).hasSize(4));
     assertThat(AdminRpc.read(admin(), AdminRpc.all())).hasSize(4);
   }
@@ -240,35 +290,52 @@ class AdminIT {
   void tokenIsEnforcedHealthAndReflectionStayOpen() throws Exception {
     for (String wrong : new String[] {null, "wrong-token"}) {
       AdminServiceGrpc.AdminServiceBlockingStub stub = rpc.stub(wrong);
-      assertStatus(() -> stub.getStatus(GetStatusRequest.getDefaultInstance()), Status.Code.UNAUTHENTICATED, "token");
-      assertStatus(() -> stub.flush(FlushRequest.getDefaultInstance()), Status.Code.UNAUTHENTICATED, "token");
-      assertStatus(() -> stub.readSamples(ReadSamplesRequest.getDefaultInstance()).hasNext(),
-          Status.Code.UNAUTHENTICATED, "token");
+      assertStatus(
+          () -> stub.getStatus(GetStatusRequest.getDefaultInstance()),
+          Status.Code.UNAUTHENTICATED,
+          "token");
+      assertStatus(
+          () -> stub.flush(FlushRequest.getDefaultInstance()),
+          Status.Code.UNAUTHENTICATED,
+          "token");
+      assertStatus(
+          () -> stub.readSamples(ReadSamplesRequest.getDefaultInstance()).hasNext(),
+          Status.Code.UNAUTHENTICATED,
+          "token");
     }
-    HealthCheckResponse health = HealthGrpc.newBlockingStub(rpc.channel()).withDeadlineAfter(10, TimeUnit.SECONDS)
-        .check(HealthCheckRequest.newBuilder().setService("tidemark.admin.v1.AdminService").build());
+    HealthCheckResponse health =
+        HealthGrpc.newBlockingStub(rpc.channel())
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .check(
+                HealthCheckRequest.newBuilder()
+                    .setService("tidemark.admin.v1.AdminService")
+                    .build());
     assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
     // Server reflection answers without a token too (grpcurl list).
     List<String> services = new ArrayList<>();
     java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-    io.grpc.stub.StreamObserver<ServerReflectionRequest> req = ServerReflectionGrpc.newStub(rpc.channel())
-        .serverReflectionInfo(new io.grpc.stub.StreamObserver<>() {
-          @Override
-          public void onNext(ServerReflectionResponse r) {
-            r.getListServicesResponse().getServiceList().forEach(s -> services.add(s.getName()));
-          }
+    io.grpc.stub.StreamObserver<ServerReflectionRequest> req =
+        ServerReflectionGrpc.newStub(rpc.channel())
+            .serverReflectionInfo(
+                new io.grpc.stub.StreamObserver<>() {
+                  @Override
+                  public void onNext(ServerReflectionResponse r) {
+                    r.getListServicesResponse()
+                        .getServiceList()
+                        .forEach(s -> services.add(s.getName()));
+                  }
 
-          @Override
-          public void onError(Throwable t) {
-            done.countDown();
-          }
+                  @Override
+                  public void onError(Throwable t) {
+                    done.countDown();
+                  }
 
-          @Override
-          public void onCompleted() {
-            done.countDown();
-          }
-        });
+                  @Override
+                  public void onCompleted() {
+                    done.countDown();
+                  }
+                });
     req.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
     req.onCompleted();
     assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
@@ -278,25 +345,59 @@ class AdminIT {
   @Test
   @Order(3)
   void badInputGetsTheDocumentedStatus() throws Exception {
-    assertStatus(() -> admin().findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
-            .addMatchers(AdminRpc.matcher("job", Op.REGEX, "(unclosed"))).build()),
-        Status.Code.INVALID_ARGUMENT, "(unclosed");
-    assertStatus(() -> admin().findSeries(FindSeriesRequest.newBuilder().setSelection(sel("up{job=}")).build()),
-        Status.Code.INVALID_ARGUMENT, "invalid selector");
-    assertStatus(() -> AdminRpc.read(admin(), Selection.newBuilder().setMinTimeMs(2000).setMaxTimeMs(1000).build()),
-        Status.Code.INVALID_ARGUMENT, "is after");
-    assertStatus(() -> admin().labelNames(LabelNamesRequest.newBuilder().setLimit(-1).build()),
-        Status.Code.INVALID_ARGUMENT, "limit");
-    assertStatus(() -> admin().deleteSeries(DeleteSeriesRequest.getDefaultInstance()),
-        Status.Code.INVALID_ARGUMENT, "at least one matcher");
-    assertStatus(() -> admin().setRetention(SetRetentionRequest.newBuilder().setRetention("30m").build()),
-        Status.Code.INVALID_ARGUMENT, "at least 1h");
+    assertStatus(
+        () ->
+            admin()
+                .findSeries(
+                    FindSeriesRequest.newBuilder()
+                        .setSelection(
+                            Selection.newBuilder()
+                                .addMatchers(AdminRpc.matcher("job", Op.REGEX, "(unclosed")))
+                        .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "(unclosed");
+    assertStatus(
+        () ->
+            admin()
+                .findSeries(FindSeriesRequest.newBuilder().setSelection(sel("up{job=}")).build()),
+        Status.Code.INVALID_ARGUMENT,
+        "invalid selector");
+    assertStatus(
+        () ->
+            AdminRpc.read(
+                admin(), Selection.newBuilder().setMinTimeMs(2000).setMaxTimeMs(1000).build()),
+        Status.Code.INVALID_ARGUMENT,
+        "is after");
+    assertStatus(
+        () -> admin().labelNames(LabelNamesRequest.newBuilder().setLimit(-1).build()),
+        Status.Code.INVALID_ARGUMENT,
+        "limit");
+    assertStatus(
+        () -> admin().deleteSeries(DeleteSeriesRequest.getDefaultInstance()),
+        Status.Code.INVALID_ARGUMENT,
+        "at least one matcher");
+    assertStatus(
+        () -> admin().setRetention(SetRetentionRequest.newBuilder().setRetention("30m").build()),
+        Status.Code.INVALID_ARGUMENT,
+        "at least 1h");
     Path existing = Files.createDirectories(tmp.resolve("existing"));
-    assertStatus(() -> admin().createCheckpoint(CreateCheckpointRequest.newBuilder().setTargetDir(existing.toString()).build()),
-        Status.Code.FAILED_PRECONDITION, "already exists");
-    assertStatus(() -> admin().createCheckpoint(CreateCheckpointRequest.newBuilder().setTargetDir("relative/cp").build()),
-        Status.Code.INVALID_ARGUMENT, "absolute");
-    assertThat(admin().getStatus(GetStatusRequest.getDefaultInstance()).getRetention()).as("unchanged").isEqualTo("15d");
+    assertStatus(
+        () ->
+            admin()
+                .createCheckpoint(
+                    CreateCheckpointRequest.newBuilder().setTargetDir(existing.toString()).build()),
+        Status.Code.FAILED_PRECONDITION,
+        "already exists");
+    assertStatus(
+        () ->
+            admin()
+                .createCheckpoint(
+                    CreateCheckpointRequest.newBuilder().setTargetDir("relative/cp").build()),
+        Status.Code.INVALID_ARGUMENT,
+        "absolute");
+    assertThat(admin().getStatus(GetStatusRequest.getDefaultInstance()).getRetention())
+        .as("unchanged")
+        .isEqualTo("15d");
   }
 
   @Test
@@ -310,11 +411,21 @@ class AdminIT {
     assertThat(status.code()).as("%s", status).isZero();
     JsonNode st = JSON.readTree(status.out());
     assertThat(st.get("schema_version").asInt()).isEqualTo(1);
-    assertThat(st.get("data_dir").asText()).isEqualTo(server.dataDir().toAbsolutePath().normalize().toString());
+    assertThat(st.get("data_dir").asText())
+        .isEqualTo(server.dataDir().toAbsolutePath().normalize().toString());
     assertThat(st.get("series_per_bucket")).hasSize(3);
 
-    AdminCli.Result read = AdminCli.run(work, Map.of(), "read", "temperature{room=\"a\"}", "--address", address,
-        "--token", TOKEN, "--json");
+    AdminCli.Result read =
+        AdminCli.run(
+            work,
+            Map.of(),
+            "read",
+            "temperature{room=\"a\"}",
+            "--address",
+            address,
+            "--token",
+            TOKEN,
+            "--json");
     assertThat(read.code()).as("%s", read).isZero();
     JsonNode series = JSON.readTree(read.out()).get("series");
     assertThat(series).hasSize(1);
@@ -324,7 +435,8 @@ class AdminIT {
     for (int k = 0; k < POINTS; k++) {
       assertThat(samples.get(k).get("timestamp_ms").asLong()).isEqualTo(base + k * STEP);
       assertThat(Long.parseUnsignedLong(samples.get(k).get("value_bits").asText().substring(2), 16))
-          .as("bits of sample %d", k).isEqualTo(expectedBitsA(k));
+          .as("bits of sample %d", k)
+          .isEqualTo(expectedBitsA(k));
       assertThat(samples.get(k).get("stale").asBoolean()).isEqualTo(k == 6);
     }
 
@@ -334,19 +446,25 @@ class AdminIT {
 
     AdminCli.Result buckets = AdminCli.run(work, env, "buckets", "--address", address);
     assertThat(buckets.code()).as("%s", buckets).isZero();
-    assertThat(buckets.out().lines().findFirst().orElse("")).contains("START").contains("SERIES").contains("BYTES");
+    assertThat(buckets.out().lines().findFirst().orElse(""))
+        .contains("START")
+        .contains("SERIES")
+        .contains("BYTES");
     assertThat(buckets.out().lines()).hasSize(4);
 
     AdminCli.Result noToken = AdminCli.run(work, Map.of(), "status", "--address", address);
     assertThat(noToken.code()).as("%s", noToken).isEqualTo(3);
     assertThat(noToken.err()).contains("UNAUTHENTICATED");
-    AdminCli.Result wrongToken = AdminCli.run(work, Map.of(), "flush", "--address", address, "--token", "nope");
+    AdminCli.Result wrongToken =
+        AdminCli.run(work, Map.of(), "flush", "--address", address, "--token", "nope");
     assertThat(wrongToken.code()).as("%s", wrongToken).isEqualTo(3);
 
-    AdminCli.Result badSelector = AdminCli.run(work, env, "series", "{job=~\"(\"}", "--address", address);
+    AdminCli.Result badSelector =
+        AdminCli.run(work, env, "series", "{job=~\"(\"}", "--address", address);
     assertThat(badSelector.code()).as("%s", badSelector).isEqualTo(2);
     assertThat(badSelector.err()).contains("invalid").contains("job").doesNotContain("\tat ");
-    AdminCli.Result badTime = AdminCli.run(work, env, "read", "up", "--start", "yesterday", "--address", address);
+    AdminCli.Result badTime =
+        AdminCli.run(work, env, "read", "up", "--start", "yesterday", "--address", address);
     assertThat(badTime.code()).as("%s", badTime).isEqualTo(2);
     AdminCli.Result refused = AdminCli.run(work, env, "set-retention", "30m", "--address", address);
     assertThat(refused.code()).as("%s", refused).isEqualTo(1);
@@ -364,41 +482,64 @@ class AdminIT {
     assertThat(before).hasSize(4);
 
     // A whole bucket of one series: room b in [base + 1h, base + 2h).
-    DeleteSeriesResponse whole = admin().deleteSeries(DeleteSeriesRequest.newBuilder()
-        .setSelection(Selection.newBuilder().setSelector("temperature{room=\"b\"}")
-            .setMinTimeMs(base + HOUR).setMaxTimeMs(base + 2 * HOUR - 1))
-        .build());
+    DeleteSeriesResponse whole =
+        admin()
+            .deleteSeries(
+                DeleteSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder()
+                            .setSelector("temperature{room=\"b\"}")
+                            .setMinTimeMs(base + HOUR)
+                            .setMaxTimeMs(base + 2 * HOUR - 1))
+                    .build());
     assertThat(whole.getSamples()).isEqualTo(6);
     assertThat(whole.getSeries()).isEqualTo(1);
     assertThat(whole.getBuckets()).isEqualTo(1);
     // Parts of two buckets of another: worker's counter in [base + 30m, base + 1h30m].
-    DeleteSeriesResponse partial = admin().deleteSeries(DeleteSeriesRequest.newBuilder()
-        .setSelection(Selection.newBuilder()
-            .addMatchers(AdminRpc.matcher("__name__", Op.EQUAL, "requests_total"))
-            .addMatchers(AdminRpc.matcher("job", Op.EQUAL, "worker"))
-            .setMinTimeMs(base + 3 * STEP).setMaxTimeMs(base + 9 * STEP))
-        .build());
+    DeleteSeriesResponse partial =
+        admin()
+            .deleteSeries(
+                DeleteSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder()
+                            .addMatchers(AdminRpc.matcher("__name__", Op.EQUAL, "requests_total"))
+                            .addMatchers(AdminRpc.matcher("job", Op.EQUAL, "worker"))
+                            .setMinTimeMs(base + 3 * STEP)
+                            .setMaxTimeMs(base + 9 * STEP))
+                    .build());
     assertThat(partial.getSamples()).isEqualTo(7);
     assertThat(partial.getBuckets()).isEqualTo(2);
-    // The tail of room a, in the bucket that is still open in the head: [base + 2h30m, end of time].
-    DeleteSeriesResponse head = admin().deleteSeries(DeleteSeriesRequest.newBuilder()
-        .setSelection(Selection.newBuilder().setSelector("temperature{room=\"a\"}").setMinTimeMs(base + 15 * STEP))
-        .build());
+    // The tail of room a, in the bucket that is still open in the head: [base + 2h30m, end of
+    // time].
+    DeleteSeriesResponse head =
+        admin()
+            .deleteSeries(
+                DeleteSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder()
+                            .setSelector("temperature{room=\"a\"}")
+                            .setMinTimeMs(base + 15 * STEP))
+                    .build());
     assertThat(head.getSamples()).isEqualTo(3);
 
     Map<Map<String, String>, List<AdminRpc.Sample>> expected = new LinkedHashMap<>();
-    before.forEach((labels, samples) -> {
-      List<AdminRpc.Sample> kept = new ArrayList<>();
-      for (AdminRpc.Sample s : samples) {
-        boolean goneB = "b".equals(labels.get("room")) && s.t() >= base + HOUR && s.t() < base + 2 * HOUR;
-        boolean goneWorker = "worker".equals(labels.get("job")) && s.t() >= base + 3 * STEP && s.t() <= base + 9 * STEP;
-        boolean goneA = "a".equals(labels.get("room")) && s.t() >= base + 15 * STEP;
-        if (!goneB && !goneWorker && !goneA) {
-          kept.add(s);
-        }
-      }
-      expected.put(labels, kept);
-    });
+    before.forEach(
+        (labels, samples) -> {
+          List<AdminRpc.Sample> kept = new ArrayList<>();
+          for (AdminRpc.Sample s : samples) {
+            boolean goneB =
+                "b".equals(labels.get("room")) && s.t() >= base + HOUR && s.t() < base + 2 * HOUR;
+            boolean goneWorker =
+                "worker".equals(labels.get("job"))
+                    && s.t() >= base + 3 * STEP
+                    && s.t() <= base + 9 * STEP;
+            boolean goneA = "a".equals(labels.get("room")) && s.t() >= base + 15 * STEP;
+            if (!goneB && !goneWorker && !goneA) {
+              kept.add(s);
+            }
+          }
+          expected.put(labels, kept);
+        });
     assertThat(AdminRpc.read(admin(), AdminRpc.all())).isEqualTo(expected);
 
     // SIGKILL: no graceful seal; whatever the restart replays must not bring deleted samples back.
@@ -406,33 +547,57 @@ class AdminIT {
     rpc.close();
     server = server.restart();
     rpc = new AdminRpc(server.adminPort());
-    assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("after SIGKILL and a restart").isEqualTo(expected);
-    assertThat(admin().labelValues(LabelValuesRequest.newBuilder().setName("room").build()).getValuesList())
+    assertThat(AdminRpc.read(admin(), AdminRpc.all()))
+        .as("after SIGKILL and a restart")
+        .isEqualTo(expected);
+    assertThat(
+            admin()
+                .labelValues(LabelValuesRequest.newBuilder().setName("room").build())
+                .getValuesList())
         .containsExactly("a", "b");
 
     admin().flush(FlushRequest.getDefaultInstance());
     assertThat(admin().listBuckets(ListBucketsRequest.getDefaultInstance()).getBucketsList())
-        .hasSize(3).noneMatch(Bucket::getOpen);
+        .hasSize(3)
+        .noneMatch(Bucket::getOpen);
     assertThat(admin().getStatus(GetStatusRequest.getDefaultInstance()).getHeadSeries()).isZero();
     assertThat(admin().compact(CompactRequest.getDefaultInstance()).getBytesAfter()).isPositive();
-    assertThat(admin().compact(CompactRequest.newBuilder().setMinTimeMs(base).setMaxTimeMs(base + HOUR).build())
-        .getBytesAfter()).isPositive();
-    assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("after flush and compaction").isEqualTo(expected);
+    assertThat(
+            admin()
+                .compact(
+                    CompactRequest.newBuilder()
+                        .setMinTimeMs(base)
+                        .setMaxTimeMs(base + HOUR)
+                        .build())
+                .getBytesAfter())
+        .isPositive();
+    assertThat(AdminRpc.read(admin(), AdminRpc.all()))
+        .as("after flush and compaction")
+        .isEqualTo(expected);
   }
 
   @Test
   @Order(6)
   void checkpointStartedAsASecondServerAnswersTheSame() throws Exception {
     Path cp = tmp.resolve("checkpoint");
-    AdminCli.Result made = AdminCli.run(tmp.resolve("cli"), Map.of("TIDEMARK_ADMIN_TOKEN", TOKEN),
-        "checkpoint", cp.toString(), "--address", "127.0.0.1:" + server.adminPort(), "--json");
+    AdminCli.Result made =
+        AdminCli.run(
+            tmp.resolve("cli"),
+            Map.of("TIDEMARK_ADMIN_TOKEN", TOKEN),
+            "checkpoint",
+            cp.toString(),
+            "--address",
+            "127.0.0.1:" + server.adminPort(),
+            "--json");
     assertThat(made.code()).as("%s", made).isZero();
-    assertThat(JSON.readTree(made.out()).get("path").asText()).isEqualTo(cp.toAbsolutePath().normalize().toString());
+    assertThat(JSON.readTree(made.out()).get("path").asText())
+        .isEqualTo(cp.toAbsolutePath().normalize().toString());
 
     copy = ServerProcess.start(cp, "--admin-token", TOKEN);
     try (AdminRpc second = new AdminRpc(copy.adminPort())) {
       AdminServiceGrpc.AdminServiceBlockingStub other = second.stub(TOKEN);
-      assertThat(AdminRpc.read(other, AdminRpc.all())).isEqualTo(AdminRpc.read(admin(), AdminRpc.all()));
+      assertThat(AdminRpc.read(other, AdminRpc.all()))
+          .isEqualTo(AdminRpc.read(admin(), AdminRpc.all()));
       assertThat(other.findSeries(FindSeriesRequest.getDefaultInstance()))
           .isEqualTo(admin().findSeries(FindSeriesRequest.getDefaultInstance()));
       assertThat(other.labelNames(LabelNamesRequest.getDefaultInstance()))
@@ -443,16 +608,21 @@ class AdminIT {
       // Retention on the copy only: 1h drops the two buckets that ended more than an hour ago.
       String address = "127.0.0.1:" + copy.adminPort();
       Map<String, String> env = Map.of("TIDEMARK_ADMIN_TOKEN", TOKEN);
-      AdminCli.Result set = AdminCli.run(tmp.resolve("cli"), env, "set-retention", "1h", "--address", address, "--json");
+      AdminCli.Result set =
+          AdminCli.run(
+              tmp.resolve("cli"), env, "set-retention", "1h", "--address", address, "--json");
       assertThat(set.code()).as("%s", set).isZero();
       assertThat(JSON.readTree(set.out()).get("retention_ms").asLong()).isEqualTo(HOUR);
-      AdminCli.Result applied = AdminCli.run(tmp.resolve("cli"), env, "apply-retention", "--address", address, "--json");
+      AdminCli.Result applied =
+          AdminCli.run(tmp.resolve("cli"), env, "apply-retention", "--address", address, "--json");
       assertThat(applied.code()).as("%s", applied).isZero();
       assertThat(JSON.readTree(applied.out()).get("buckets_dropped").asInt()).isEqualTo(2);
       assertThat(other.listBuckets(ListBucketsRequest.getDefaultInstance()).getBucketsList())
-          .extracting(Bucket::getStartTimeMs).containsExactly(base + 2 * HOUR);
+          .extracting(Bucket::getStartTimeMs)
+          .containsExactly(base + 2 * HOUR);
       assertThat(admin().listBuckets(ListBucketsRequest.getDefaultInstance()).getBucketsCount())
-          .as("the first server keeps its buckets").isEqualTo(3);
+          .as("the first server keeps its buckets")
+          .isEqualTo(3);
     }
     assertThat(copy.stop()).isZero();
   }
@@ -467,45 +637,77 @@ class AdminIT {
     String message = "vector selector must contain at least one non-empty matcher";
 
     // The CLI knows locally: exit code 2, no call made.
-    for (String selector : List.of("{case=~\".*\"}", "{nosuch=\"\"}", "{job!=\"nope\"}", "{room=~\"a|\", x=\"\"}", "{}")) {
-      AdminCli.Result r = AdminCli.run(tmp.resolve("cli"), env, "delete", selector, "--address", address);
+    for (String selector :
+        List.of(
+            "{case=~\".*\"}", "{nosuch=\"\"}", "{job!=\"nope\"}", "{room=~\"a|\", x=\"\"}", "{}")) {
+      AdminCli.Result r =
+          AdminCli.run(tmp.resolve("cli"), env, "delete", selector, "--address", address);
       assertThat(r.code()).as("delete %s: %s", selector, r).isEqualTo(2);
       assertThat(r.err()).contains(message).doesNotContain("\tat ");
     }
-    AdminCli.Result series = AdminCli.run(tmp.resolve("cli"), env, "series", "{case=~\".*\"}", "--address", address);
+    AdminCli.Result series =
+        AdminCli.run(tmp.resolve("cli"), env, "series", "{case=~\".*\"}", "--address", address);
     assertThat(series.code()).as("%s", series).isEqualTo(2);
     assertThat(series.err()).contains(message);
 
     // The server is the real guard: the selector string and the structured matchers, together.
-    Selection structured = Selection.newBuilder().addMatchers(AdminRpc.matcher("nosuch", Op.EQUAL, "")).build();
-    Selection both = Selection.newBuilder().addMatchers(AdminRpc.matcher("job", Op.REGEX, ".*"))
-        .setSelector("{room!=\"x\"}").build();
-    for (Selection s : List.of(sel("{case=~\".*\"}"), sel("{nosuch=\"\"}"), sel("{}"), structured, both)) {
-      assertStatus(() -> admin().deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, message);
-      assertStatus(() -> admin().findSeries(FindSeriesRequest.newBuilder().setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, message);
+    Selection structured =
+        Selection.newBuilder().addMatchers(AdminRpc.matcher("nosuch", Op.EQUAL, "")).build();
+    Selection both =
+        Selection.newBuilder()
+            .addMatchers(AdminRpc.matcher("job", Op.REGEX, ".*"))
+            .setSelector("{room!=\"x\"}")
+            .build();
+    for (Selection s :
+        List.of(sel("{case=~\".*\"}"), sel("{nosuch=\"\"}"), sel("{}"), structured, both)) {
+      assertStatus(
+          () -> admin().deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          message);
+      assertStatus(
+          () -> admin().findSeries(FindSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          message);
       assertStatus(() -> AdminRpc.read(admin(), s), Status.Code.INVALID_ARGUMENT, message);
-      assertStatus(() -> admin().labelNames(LabelNamesRequest.newBuilder().setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, message);
-      assertStatus(() -> admin().labelValues(LabelValuesRequest.newBuilder().setName("job").setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, message);
+      assertStatus(
+          () -> admin().labelNames(LabelNamesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          message);
+      assertStatus(
+          () ->
+              admin()
+                  .labelValues(
+                      LabelValuesRequest.newBuilder().setName("job").setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          message);
     }
     assertThat(AdminRpc.read(admin(), AdminRpc.all())).as("nothing deleted").isEqualTo(before);
 
-    // Without a selector the inspection calls still cover every series; one non-empty matcher is enough.
+    // Without a selector the inspection calls still cover every series; one non-empty matcher is
+    // enough.
     AdminCli.Result all = AdminCli.run(tmp.resolve("cli"), env, "series", "--address", address);
     assertThat(all.code()).as("%s", all).isZero();
     assertThat(all.out().lines()).hasSize(4);
-    assertThat(admin().findSeries(FindSeriesRequest.newBuilder()
-        .setSelection(sel("{case=~\".*\", room=\"a\"}")).build()).getSeriesList()).hasSize(1);
+    assertThat(
+            admin()
+                .findSeries(
+                    FindSeriesRequest.newBuilder()
+                        .setSelection(sel("{case=~\".*\", room=\"a\"}"))
+                        .build())
+                .getSeriesList())
+        .hasSize(1);
   }
 
-  static void assertStatus(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, Status.Code code, String inMessage) {
+  static void assertStatus(
+      org.assertj.core.api.ThrowableAssert.ThrowingCallable call,
+      Status.Code code,
+      String inMessage) {
     assertThatThrownBy(call)
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).as("status of %s", e).isEqualTo(code);
-          assertThat(e.getStatus().getDescription()).contains(inMessage);
-        });
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).as("status of %s", e).isEqualTo(code);
+              assertThat(e.getStatus().getDescription()).contains(inMessage);
+            });
   }
 }

@@ -56,9 +56,11 @@ final class AdminRpc implements AutoCloseable {
   }
 
   /** Every series of the selection with its samples, in the server's order (labels sorted). */
-  static Map<Map<String, String>, List<Sample>> read(AdminServiceGrpc.AdminServiceBlockingStub stub, Selection sel) {
+  static Map<Map<String, String>, List<Sample>> read(
+      AdminServiceGrpc.AdminServiceBlockingStub stub, Selection sel) {
     Map<Map<String, String>, List<Sample>> out = new LinkedHashMap<>();
-    Iterator<SeriesSamples> it = stub.readSamples(ReadSamplesRequest.newBuilder().setSelection(sel).build());
+    Iterator<SeriesSamples> it =
+        stub.readSamples(ReadSamplesRequest.newBuilder().setSelection(sel).build());
     while (it.hasNext()) {
       SeriesSamples s = it.next();
       List<Sample> samples = out.computeIfAbsent(labels(s.getLabelsList()), k -> new ArrayList<>());

@@ -20,7 +20,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -48,25 +47,34 @@ class BackPressureIT {
   @Test
   void overTheHeadBudgetExportsAreRefusedRetryablyAndNothingOfThemIsStored() throws Exception {
     long t = System.currentTimeMillis() - 60_000;
-    ServerProcess server = ServerProcess.start(tmp.resolve("data"), "--head-memory-limit", "1MiB", "--otlp-retry-after", "2s");
+    ServerProcess server =
+        ServerProcess.start(
+            tmp.resolve("data"), "--head-memory-limit", "1MiB", "--otlp-retry-after", "2s");
     int acked = 0;
     try {
       ManagedChannel channel = Otlp.channel(server.grpcPort());
       try {
-        MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+        MetricsServiceGrpc.MetricsServiceBlockingStub stub =
+            MetricsServiceGrpc.newBlockingStub(channel);
         StatusRuntimeException refused = null;
         for (int r = 0; r < MAX_REQUESTS && refused == null; r++) {
           try {
-            ExportMetricsServiceResponse resp = stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, t));
-            assertThat(resp.getPartialSuccess().getRejectedDataPoints()).as("request %d: %s", r, resp).isZero();
+            ExportMetricsServiceResponse resp =
+                stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, t));
+            assertThat(resp.getPartialSuccess().getRejectedDataPoints())
+                .as("request %d: %s", r, resp)
+                .isZero();
             acked++;
           } catch (StatusRuntimeException e) {
             refused = e;
           }
         }
-        assertThat(refused).as("no refusal after %d requests of %d new series", MAX_REQUESTS, SERIES_PER_REQUEST).isNotNull();
+        assertThat(refused)
+            .as("no refusal after %d requests of %d new series", MAX_REQUESTS, SERIES_PER_REQUEST)
+            .isNotNull();
         assertThat(acked).as("requests accepted before the budget was spent").isPositive();
-        System.out.printf("BackPressureIT: %d requests of %d new series accepted, then %s%n",
+        System.out.printf(
+            "BackPressureIT: %d requests of %d new series accepted, then %s%n",
             acked, SERIES_PER_REQUEST, refused.getStatus());
         assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
         assertThat(refused.getStatus().getDescription()).contains("head memory");
@@ -88,7 +96,9 @@ class BackPressureIT {
                 HttpRequest.newBuilder(URI.create(server.otlpHttpUrl()))
                     .timeout(Duration.ofSeconds(30))
                     .header("Content-Type", "application/x-protobuf")
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(request(MAX_REQUESTS + 1, t).toByteArray()))
+                    .POST(
+                        HttpRequest.BodyPublishers.ofByteArray(
+                            request(MAX_REQUESTS + 1, t).toByteArray()))
                     .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
         assertThat(r.statusCode()).isEqualTo(503);
@@ -100,12 +110,15 @@ class BackPressureIT {
         channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
       }
       HttpResponse<String> healthy =
-          HttpClient.newHttpClient().send(
-              HttpRequest.newBuilder(URI.create(server.apiUrl("/-/healthy"))).GET().build(),
-              HttpResponse.BodyHandlers.ofString());
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create(server.apiUrl("/-/healthy"))).GET().build(),
+                  HttpResponse.BodyHandlers.ofString());
       assertThat(healthy.statusCode()).as("/-/healthy over the head budget").isEqualTo(200);
       String metrics = server.apiGet("/metrics");
-      assertThat(OtelSdkIT.counter(metrics, "tidemark_otlp_requests_total", "outcome=\"storage_unavailable\""))
+      assertThat(
+              OtelSdkIT.counter(
+                  metrics, "tidemark_otlp_requests_total", "outcome=\"storage_unavailable\""))
           .as("refusals per /metrics:\n%s", OtelSdkIT.grep(metrics, "tidemark_otlp_requests_total"))
           .isEqualTo(3);
     } finally {
@@ -141,7 +154,14 @@ class BackPressureIT {
   }
 
   private static Labels labels(int r, int i) {
-    return Labels.of("__name__", "bp_gauge", "job", "backpressure", "instance", "bp-1",
-        "series", Integer.toString(r * SERIES_PER_REQUEST + i));
+    return Labels.of(
+        "__name__",
+        "bp_gauge",
+        "job",
+        "backpressure",
+        "instance",
+        "bp-1",
+        "series",
+        Integer.toString(r * SERIES_PER_REQUEST + i));
   }
 }

@@ -54,8 +54,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the good ones are stored. The last test stops the server and checks that the data folder holds
  * exactly the points the earlier tests expect (requests refused as a whole store nothing).
  *
- * <p>Every series has a metric name starting with {@code bad_}; {@code protocol} tells the
- * gRPC and HTTP variants apart.
+ * <p>Every series has a metric name starting with {@code bad_}; {@code protocol} tells the gRPC and
+ * HTTP variants apart.
  */
 @ExtendWith(ServerLogs.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -72,9 +72,14 @@ class BadInputIT {
   private ServerProcess server;
   private ManagedChannel channel;
   private final HttpClient http =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
+
   /** Now, minus a minute: the time of the accepted points. */
   private final long t1 = System.currentTimeMillis() - 60_000;
+
   /** What the data folder must hold at the end: every series named bad_*, with its samples. */
   private final Map<Labels, List<Sample>> expected = new TreeMap<>();
 
@@ -83,8 +88,10 @@ class BadInputIT {
     server =
         ServerProcess.start(
             tmp.resolve("data"),
-            "--otlp-http-max-body-size", LIMIT_BYTES + "B",
-            "--otlp-grpc-max-message-size", LIMIT_BYTES + "B");
+            "--otlp-http-max-body-size",
+            LIMIT_BYTES + "B",
+            "--otlp-grpc-max-message-size",
+            LIMIT_BYTES + "B");
     channel = Otlp.channel(server.grpcPort());
   }
 
@@ -118,11 +125,18 @@ class BadInputIT {
   @Test
   @Order(3)
   void garbageBytesOverGrpcGetInvalidArgument() {
-    assertThatThrownBy(() -> Otlp.exportRaw(channel, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), garbage()))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-          assertThat(e.getStatus().getDescription()).contains("cannot decode");
-        });
+    assertThatThrownBy(
+            () ->
+                Otlp.exportRaw(
+                    channel,
+                    CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
+                    garbage()))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+              assertThat(e.getStatus().getDescription()).contains("cannot decode");
+            });
   }
 
   @Test
@@ -130,9 +144,13 @@ class BadInputIT {
   void truncatedProtobufOverGrpcGetsInvalidArgumentAndStoresNothing() {
     byte[] whole = validRequest("bad_truncated", "grpc").toByteArray();
     byte[] cut = Arrays.copyOf(whole, whole.length - 3);
-    assertThatThrownBy(() -> Otlp.exportRaw(channel, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), cut))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+    assertThatThrownBy(
+            () ->
+                Otlp.exportRaw(
+                    channel, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), cut))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
   }
 
   @Test
@@ -148,7 +166,8 @@ class BadInputIT {
     }
     HttpResponse<byte[]> bad = post(PROTOBUF, "gzip", corrupt);
     assertThat(bad.statusCode()).as("corrupted gzip: %s", text(bad)).isEqualTo(400);
-    HttpResponse<byte[]> notGzip = post(PROTOBUF, "gzip", validRequest("bad_broken_gzip", "http").toByteArray());
+    HttpResponse<byte[]> notGzip =
+        post(PROTOBUF, "gzip", validRequest("bad_broken_gzip", "http").toByteArray());
     assertStatus(notGzip, 400, Status.Code.INVALID_ARGUMENT, "gzip");
   }
 
@@ -169,7 +188,10 @@ class BadInputIT {
   void getGets405WithAllowPost() throws Exception {
     HttpResponse<byte[]> r =
         http.send(
-            HttpRequest.newBuilder(URI.create(server.otlpHttpUrl())).timeout(Duration.ofSeconds(30)).GET().build(),
+            HttpRequest.newBuilder(URI.create(server.otlpHttpUrl()))
+                .timeout(Duration.ofSeconds(30))
+                .GET()
+                .build(),
             HttpResponse.BodyHandlers.ofByteArray());
     assertThat(r.statusCode()).as("%s", text(r)).isEqualTo(405);
     assertThat(r.headers().firstValue("Allow")).hasValue("POST");
@@ -196,13 +218,17 @@ class BadInputIT {
   void messageOverTheLimitGetsResourceExhaustedOverGrpc() {
     ExportMetricsServiceRequest big = bigRequest("bad_oversize", "grpc");
     assertThat(big.getSerializedSize()).isGreaterThan(LIMIT_BYTES);
-    MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+    MetricsServiceGrpc.MetricsServiceBlockingStub stub =
+        MetricsServiceGrpc.newBlockingStub(channel);
     assertThatThrownBy(() -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(big))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
-    assertThatThrownBy(() -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).withCompression("gzip").export(big))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+    assertThatThrownBy(
+            () -> stub.withDeadlineAfter(30, TimeUnit.SECONDS).withCompression("gzip").export(big))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
   }
 
   // ------------------------------------------------------------------ per-point problems
@@ -220,20 +246,25 @@ class BadInputIT {
   }
 
   /**
-   * First a clean request that gives two series a sample at {@code t1}; then one request with
-   * good points and bad ones: an invalid metric name (2 points), NaN (odd payload and the
-   * staleness bit pattern: both stored as the canonical NaN), ±Inf (stored), time 0, a point an
-   * hour ahead, a point 40 min behind its series (window 30 min) and one 5 min behind (inside the
-   * window, stored), the same sample again (accepted) and another value at the same time
-   * (rejected).
+   * First a clean request that gives two series a sample at {@code t1}; then one request with good
+   * points and bad ones: an invalid metric name (2 points), NaN (odd payload and the staleness bit
+   * pattern: both stored as the canonical NaN), ±Inf (stored), time 0, a point an hour ahead, a
+   * point 40 min behind its series (window 30 min) and one 5 min behind (inside the window,
+   * stored), the same sample again (accepted) and another value at the same time (rejected).
    */
   private void mixedRequest(String protocol) throws Exception {
     ExportMetricsServiceResponse first =
-        export(protocol,
-            Otlp.request("badinput", "bad-1", List.of(
-                gauge("bad_ooo", point(t1, 1.0, "protocol", protocol)),
-                gauge("bad_dup", point(t1, 7.0, "protocol", protocol, "case", "same"),
-                    point(t1, 7.0, "protocol", protocol, "case", "different")))));
+        export(
+            protocol,
+            Otlp.request(
+                "badinput",
+                "bad-1",
+                List.of(
+                    gauge("bad_ooo", point(t1, 1.0, "protocol", protocol)),
+                    gauge(
+                        "bad_dup",
+                        point(t1, 7.0, "protocol", protocol, "case", "same"),
+                        point(t1, 7.0, "protocol", protocol, "case", "different")))));
     assertThat(first.hasPartialSuccess()).as("first request: %s", first).isFalse();
     expect("bad_ooo", protocol, null, t1, 1.0);
     expect("bad_dup", protocol, "same", t1, 7.0);
@@ -242,27 +273,44 @@ class BadInputIT {
     long future = System.currentTimeMillis() + Duration.ofHours(1).toMillis();
     List<Metric> metrics = new ArrayList<>();
     metrics.add(gauge("bad_ok", point(t1, 1.5, "protocol", protocol)));
-    metrics.add(gauge("@#$%", point(t1, 1.0, "protocol", protocol), point(t1 + 1, 2.0, "protocol", protocol)));
-    metrics.add(gauge("bad_special",
-        point(t1, Double.longBitsToDouble(ODD_NAN_BITS), "protocol", protocol, "case", "nan"),
-        point(t1, Double.longBitsToDouble(STALE_NAN_BITS), "protocol", protocol, "case", "stale_bits"),
-        point(t1, Double.POSITIVE_INFINITY, "protocol", protocol, "case", "pos_inf"),
-        point(t1, Double.NEGATIVE_INFINITY, "protocol", protocol, "case", "neg_inf")));
+    metrics.add(
+        gauge(
+            "@#$%",
+            point(t1, 1.0, "protocol", protocol), point(t1 + 1, 2.0, "protocol", protocol)));
+    metrics.add(
+        gauge(
+            "bad_special",
+            point(t1, Double.longBitsToDouble(ODD_NAN_BITS), "protocol", protocol, "case", "nan"),
+            point(
+                t1,
+                Double.longBitsToDouble(STALE_NAN_BITS),
+                "protocol",
+                protocol,
+                "case",
+                "stale_bits"),
+            point(t1, Double.POSITIVE_INFINITY, "protocol", protocol, "case", "pos_inf"),
+            point(t1, Double.NEGATIVE_INFINITY, "protocol", protocol, "case", "neg_inf")));
     metrics.add(gauge("bad_zero_time", point(0, 3.0, "protocol", protocol)));
     metrics.add(gauge("bad_future", point(future, 4.0, "protocol", protocol)));
-    metrics.add(gauge("bad_ooo",
-        point(t1 - Duration.ofMinutes(40).toMillis(), 5.0, "protocol", protocol),
-        point(t1 - Duration.ofMinutes(5).toMillis(), 6.0, "protocol", protocol)));
-    metrics.add(gauge("bad_dup",
-        point(t1, 7.0, "protocol", protocol, "case", "same"),
-        point(t1, 8.0, "protocol", protocol, "case", "different")));
+    metrics.add(
+        gauge(
+            "bad_ooo",
+            point(t1 - Duration.ofMinutes(40).toMillis(), 5.0, "protocol", protocol),
+            point(t1 - Duration.ofMinutes(5).toMillis(), 6.0, "protocol", protocol)));
+    metrics.add(
+        gauge(
+            "bad_dup",
+            point(t1, 7.0, "protocol", protocol, "case", "same"),
+            point(t1, 8.0, "protocol", protocol, "case", "different")));
     ExportMetricsServiceRequest request = Otlp.request("badinput", "bad-1", metrics);
 
     ExportMetricsServiceResponse resp = export(protocol, request);
     ExportMetricsPartialSuccess ps = resp.getPartialSuccess();
     String msg = ps.getErrorMessage();
     // 2 invalid name + 1 zero time + 1 future + 1 out of order + 1 duplicate.
-    assertThat(ps.getRejectedDataPoints()).as("rejected points; error_message: %s", msg).isEqualTo(6);
+    assertThat(ps.getRejectedDataPoints())
+        .as("rejected points; error_message: %s", msg)
+        .isEqualTo(6);
     assertThat(msg)
         .contains("rejected 6 of 13 data points")
         .contains("INVALID_METRIC_NAME")
@@ -287,7 +335,8 @@ class BadInputIT {
   /**
    * A point flagged NoRecordedValue (contract §4.1) writes the staleness marker bits {@code
    * 0x7ff0000000000002} into every series it maps to: the gauge, and each {@code _bucket} (with
-   * {@code +Inf}), {@code _sum} and {@code _count} of a histogram. The bits survive storage exactly.
+   * {@code +Inf}), {@code _sum} and {@code _count} of a histogram. The bits survive storage
+   * exactly.
    */
   @Test
   @Order(35)
@@ -302,30 +351,52 @@ class BadInputIT {
             .setCount(2)
             .setSum(3.5);
     ExportMetricsServiceResponse first =
-        export("http", Otlp.request("badinput", "bad-1", List.of(
-            gauge("bad_stale", point(t0, 1.0, "protocol", "stale")),
-            histogram("bad_stale_hist", hp.build()))));
+        export(
+            "http",
+            Otlp.request(
+                "badinput",
+                "bad-1",
+                List.of(
+                    gauge("bad_stale", point(t0, 1.0, "protocol", "stale")),
+                    histogram("bad_stale_hist", hp.build()))));
     assertThat(first.hasPartialSuccess()).as("%s", first).isFalse();
     NumberDataPoint staleGauge =
-        NumberDataPoint.newBuilder().setTimeUnixNano(t1 * 1_000_000L).setFlags(1)
-            .addAttributes(Otlp.attr("protocol", "stale")).build();
+        NumberDataPoint.newBuilder()
+            .setTimeUnixNano(t1 * 1_000_000L)
+            .setFlags(1)
+            .addAttributes(Otlp.attr("protocol", "stale"))
+            .build();
     HistogramDataPoint staleHist =
-        HistogramDataPoint.newBuilder().setTimeUnixNano(t1 * 1_000_000L).setFlags(1)
-            .addAttributes(Otlp.attr("protocol", "stale")).build();
+        HistogramDataPoint.newBuilder()
+            .setTimeUnixNano(t1 * 1_000_000L)
+            .setFlags(1)
+            .addAttributes(Otlp.attr("protocol", "stale"))
+            .build();
     ExportMetricsServiceResponse second =
-        export("http", Otlp.request("badinput", "bad-1", List.of(
-            gauge("bad_stale", staleGauge), histogram("bad_stale_hist", staleHist))));
+        export(
+            "http",
+            Otlp.request(
+                "badinput",
+                "bad-1",
+                List.of(gauge("bad_stale", staleGauge), histogram("bad_stale_hist", staleHist))));
     assertThat(second.hasPartialSuccess()).as("%s", second).isFalse();
 
     expect("bad_stale", "stale", null, t0, 1.0);
     expectBits("bad_stale", "stale", null, t1, STALE_NAN_BITS);
     String[][] series = {
-      {"bad_stale_hist_bucket", "1", "1"}, {"bad_stale_hist_bucket", "2", "1"},
-      {"bad_stale_hist_bucket", "+Inf", "2"}, {"bad_stale_hist_sum", null, "3.5"}, {"bad_stale_hist_count", null, "2"}
+      {"bad_stale_hist_bucket", "1", "1"},
+      {"bad_stale_hist_bucket", "2", "1"},
+      {"bad_stale_hist_bucket", "+Inf", "2"},
+      {"bad_stale_hist_sum", null, "3.5"},
+      {"bad_stale_hist_count", null, "2"}
     };
     for (String[] s : series) {
-      Labels.Builder b = Labels.builder().add("__name__", s[0]).add("job", "badinput").add("instance", "bad-1")
-          .add("protocol", "stale");
+      Labels.Builder b =
+          Labels.builder()
+              .add("__name__", s[0])
+              .add("job", "badinput")
+              .add("instance", "bad-1")
+              .add("protocol", "stale");
       if (s[1] != null) {
         b.add("le", s[1]);
       }
@@ -340,7 +411,8 @@ class BadInputIT {
         .setName(name)
         .setHistogram(
             Histogram.newBuilder()
-                .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+                .setAggregationTemporality(
+                    AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
                 .addAllDataPoints(List.of(points)))
         .build();
   }
@@ -350,13 +422,15 @@ class BadInputIT {
   /**
    * OTLP/JSON (contract §5.3): 64-bit integers as strings, enums as integers, a hex trace id, an
    * unknown field, {@code "NaN"}, a media-type parameter; the response is JSON, with {@code
-   * rejectedDataPoints} as a string. Undecodable JSON gets 400 with a JSON {@code google.rpc.Status}.
+   * rejectedDataPoints} as a string. Undecodable JSON gets 400 with a JSON {@code
+   * google.rpc.Status}.
    */
   @Test
   @Order(40)
   void otlpJsonWithPartialSuccessAndBadJson() throws Exception {
     long nanos = t1 * 1_000_000L;
-    String json = """
+    String json =
+        """
         {"resourceMetrics": [{
           "resource": {"attributes": [
             {"key": "service.name", "value": {"stringValue": "badinput"}},
@@ -379,10 +453,13 @@ class BadInputIT {
                "attributes": [{"key": "protocol", "value": {"stringValue": "json"}}]}]}}
           ]}]
         }]}
-        """.formatted(nanos);
-    HttpResponse<byte[]> r = post("application/json; charset=utf-8", null, json.getBytes(StandardCharsets.UTF_8));
+        """
+            .formatted(nanos);
+    HttpResponse<byte[]> r =
+        post("application/json; charset=utf-8", null, json.getBytes(StandardCharsets.UTF_8));
     assertThat(r.statusCode()).as("%s", text(r)).isEqualTo(200);
-    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+    assertThat(r.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
     String body = new String(r.body(), StandardCharsets.UTF_8);
     assertThat(body).contains("\"rejectedDataPoints\":\"1\"");
     ExportMetricsServiceResponse.Builder resp = ExportMetricsServiceResponse.newBuilder();
@@ -393,11 +470,15 @@ class BadInputIT {
     expectBits("bad_json_gauge", "json", "nan", t1, CANONICAL_NAN_BITS);
     expect("bad_json_requests_total", "json", null, t1, 3.0);
 
-    HttpResponse<byte[]> bad = post("application/json", null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
+    HttpResponse<byte[]> bad =
+        post("application/json", null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
     assertThat(bad.statusCode()).as("%s", text(bad)).isEqualTo(400);
-    assertThat(bad.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+    assertThat(bad.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
     com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder();
-    com.google.protobuf.util.JsonFormat.parser().ignoringUnknownFields().merge(new String(bad.body(), StandardCharsets.UTF_8), status);
+    com.google.protobuf.util.JsonFormat.parser()
+        .ignoringUnknownFields()
+        .merge(new String(bad.body(), StandardCharsets.UTF_8), status);
     assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
   }
 
@@ -411,14 +492,19 @@ class BadInputIT {
     StoredData stored = StoredData.read(server.dataDir());
     System.out.println("BadInputIT read back " + stored);
     Map<Labels, List<Sample>> want = new TreeMap<>();
-    expected.forEach((l, s) -> {
-      List<Sample> sorted = new ArrayList<>(s);
-      sorted.sort((a, b) -> Long.compare(a.t(), b.t()));
-      want.put(l, sorted);
-    });
-    assertThat(stored.all().keySet()).as("stored series").containsExactlyInAnyOrderElementsOf(want.keySet());
+    expected.forEach(
+        (l, s) -> {
+          List<Sample> sorted = new ArrayList<>(s);
+          sorted.sort((a, b) -> Long.compare(a.t(), b.t()));
+          want.put(l, sorted);
+        });
+    assertThat(stored.all().keySet())
+        .as("stored series")
+        .containsExactlyInAnyOrderElementsOf(want.keySet());
     for (Map.Entry<Labels, List<Sample>> e : want.entrySet()) {
-      assertThat(stored.samples(e.getKey())).as("samples of %s", e.getKey()).containsExactlyElementsOf(e.getValue());
+      assertThat(stored.samples(e.getKey()))
+          .as("samples of %s", e.getKey())
+          .containsExactlyElementsOf(e.getValue());
     }
   }
 
@@ -429,28 +515,44 @@ class BadInputIT {
   }
 
   private void expectBits(String name, String protocol, String caseName, long t, long bits) {
-    Labels.Builder b = Labels.builder().add("__name__", name).add("job", "badinput").add("instance", "bad-1")
-        .add("protocol", protocol);
+    Labels.Builder b =
+        Labels.builder()
+            .add("__name__", name)
+            .add("job", "badinput")
+            .add("instance", "bad-1")
+            .add("protocol", protocol);
     if (caseName != null) {
       b.add("case", caseName);
     }
     expected.computeIfAbsent(b.build(), k -> new ArrayList<>()).add(new Sample(t, bits));
   }
 
-  private ExportMetricsServiceResponse export(String protocol, ExportMetricsServiceRequest request) throws Exception {
+  private ExportMetricsServiceResponse export(String protocol, ExportMetricsServiceRequest request)
+      throws Exception {
     if (protocol.equals("grpc")) {
-      return MetricsServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS).export(request);
+      return MetricsServiceGrpc.newBlockingStub(channel)
+          .withDeadlineAfter(30, TimeUnit.SECONDS)
+          .export(request);
     }
     HttpResponse<byte[]> r = post(PROTOBUF, null, request.toByteArray());
     assertThat(r.statusCode()).as("HTTP export: %s", text(r)).isEqualTo(200);
-    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith(PROTOBUF));
+    assertThat(r.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith(PROTOBUF));
     return ExportMetricsServiceResponse.parseFrom(r.body());
   }
 
-  /** A valid request with two good points of {@code name}: must not be stored when refused whole. */
+  /**
+   * A valid request with two good points of {@code name}: must not be stored when refused whole.
+   */
   private ExportMetricsServiceRequest validRequest(String name, String protocol) {
-    return Otlp.request("badinput", "bad-1",
-        List.of(gauge(name, point(t1, 1.0, "protocol", protocol), point(t1 + 1, 2.0, "protocol", protocol))));
+    return Otlp.request(
+        "badinput",
+        "bad-1",
+        List.of(
+            gauge(
+                name,
+                point(t1, 1.0, "protocol", protocol),
+                point(t1 + 1, 2.0, "protocol", protocol))));
   }
 
   /** A valid request larger than {@link #LIMIT_BYTES} (compresses well). */
@@ -460,12 +562,15 @@ class BadInputIT {
     for (int i = 0; i < 400; i++) {
       points.add(point(t1, i, "protocol", protocol, "i", Integer.toString(i), "pad", pad));
     }
-    return Otlp.request("badinput", "bad-1", List.of(gauge(name, points.toArray(NumberDataPoint[]::new))));
+    return Otlp.request(
+        "badinput", "bad-1", List.of(gauge(name, points.toArray(NumberDataPoint[]::new))));
   }
 
   /** Not a protobuf message: field 1 with the invalid wire type 7, then text. */
   private static byte[] garbage() {
-    byte[] text = "this is not an ExportMetricsServiceRequest \u0000\u00ff".getBytes(StandardCharsets.ISO_8859_1);
+    byte[] text =
+        "this is not an ExportMetricsServiceRequest \u0000\u00ff"
+            .getBytes(StandardCharsets.ISO_8859_1);
     byte[] out = new byte[text.length + 1];
     out[0] = 0x0F;
     System.arraycopy(text, 0, out, 1, text.length);
@@ -486,10 +591,11 @@ class BadInputIT {
   }
 
   /** Checks the status and the {@code google.rpc.Status} body (protobuf). */
-  private static void assertStatus(HttpResponse<byte[]> r, int status, Status.Code code, String messagePart)
-      throws IOException {
+  private static void assertStatus(
+      HttpResponse<byte[]> r, int status, Status.Code code, String messagePart) throws IOException {
     assertThat(r.statusCode()).as("%s", text(r)).isEqualTo(status);
-    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith(PROTOBUF));
+    assertThat(r.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith(PROTOBUF));
     com.google.rpc.Status body = com.google.rpc.Status.parseFrom(r.body());
     assertThat(body.getCode()).as("google.rpc.Status code in %s", body).isEqualTo(code.value());
     assertThat(body.getMessage()).containsIgnoringCase(messagePart);

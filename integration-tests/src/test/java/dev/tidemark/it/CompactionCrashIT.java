@@ -50,7 +50,9 @@ class CompactionCrashIT {
     long seed = Long.getLong("tidemark.it.seed", System.nanoTime());
     String seedText = "seed " + seed + " (rerun with -Dtidemark.it.seed=" + seed + ")";
     SplittableRandom random = new SplittableRandom(seed);
-    long base = Math.floorDiv(System.currentTimeMillis() - Duration.ofDays(3).toMillis(), EIGHT_HOURS) * EIGHT_HOURS;
+    long base =
+        Math.floorDiv(System.currentTimeMillis() - Duration.ofDays(3).toMillis(), EIGHT_HOURS)
+            * EIGHT_HOURS;
 
     ServerProcess server = ServerProcess.start(tmp.resolve("data"));
     int killedMidway = 0;
@@ -59,7 +61,9 @@ class CompactionCrashIT {
       send(server, base, seedText);
       for (int kill = 1; kill <= KILLS; kill++) {
         if (!waitForLog(server, "compacting ")) {
-          System.out.printf("CompactionCrashIT %s: no compaction after restart %d: finished before the kill%n", seedText, kill - 1);
+          System.out.printf(
+              "CompactionCrashIT %s: no compaction after restart %d: finished before the kill%n",
+              seedText, kill - 1);
           done = true;
           break;
         }
@@ -76,17 +80,23 @@ class CompactionCrashIT {
         server = server.restart();
       }
       if (!done) {
-        assertThat(waitForLog(server, "compacted ")).as("the last server finishes the compaction (%s)", seedText).isTrue();
+        assertThat(waitForLog(server, "compacted "))
+            .as("the last server finishes the compaction (%s)", seedText)
+            .isTrue();
       }
       assertThat(server.stop()).as("exit code after SIGTERM (%s)", seedText).isZero();
     } finally {
       server.close();
     }
-    assertThat(killedMidway).as("kills that landed during a compaction (%s)", seedText).isPositive();
+    assertThat(killedMidway)
+        .as("kills that landed during a compaction (%s)", seedText)
+        .isPositive();
 
     try (RocksDbKvStore store = RocksDbKvStore.open(server.dataDir())) {
       List<TimeBucket> buckets = BucketListValue.decode(store.get(Keys.bucketList()));
-      assertThat(buckets).as("buckets (%s)", seedText).contains(new TimeBucket(4, (int) (base / 60_000)));
+      assertThat(buckets)
+          .as("buckets (%s)", seedText)
+          .contains(new TimeBucket(4, (int) (base / 60_000)));
       VerifyReport report = StoreVerifier.verify(store);
       assertThat(report.clean()).as("verify %s (%s)", report.counts(), seedText).isTrue();
     }
@@ -98,7 +108,9 @@ class CompactionCrashIT {
       for (int m = 0; m < HOURS * 60; m++) {
         want.add(Sample.of(base + m * STEP_MILLIS, value(m, i)));
       }
-      assertThat(stored.samples(labels(i))).as("samples of series %d (%s)", i, seedText).isEqualTo(want);
+      assertThat(stored.samples(labels(i)))
+          .as("samples of series %d (%s)", i, seedText)
+          .isEqualTo(want);
     }
   }
 
@@ -107,24 +119,41 @@ class CompactionCrashIT {
   }
 
   static Labels labels(int series) {
-    return Labels.of("__name__", "compaction_gauge", "job", "compaction", "instance", "c-1", "series", Integer.toString(series));
+    return Labels.of(
+        "__name__",
+        "compaction_gauge",
+        "job",
+        "compaction",
+        "instance",
+        "c-1",
+        "series",
+        Integer.toString(series));
   }
 
-  /** Every minute of {@link #HOURS} hours, one request per minute with all series; all acknowledged. */
-  private static void send(ServerProcess server, long base, String seedText) throws InterruptedException {
+  /**
+   * Every minute of {@link #HOURS} hours, one request per minute with all series; all acknowledged.
+   */
+  private static void send(ServerProcess server, long base, String seedText)
+      throws InterruptedException {
     ManagedChannel channel = Otlp.channel(server.grpcPort());
     try {
-      MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+      MetricsServiceGrpc.MetricsServiceBlockingStub stub =
+          MetricsServiceGrpc.newBlockingStub(channel);
       for (int m = 0; m < HOURS * 60; m++) {
         NumberDataPoint[] points = new NumberDataPoint[SERIES];
         for (int i = 0; i < SERIES; i++) {
-          points[i] = Otlp.point(base + m * STEP_MILLIS, value(m, i), "series", Integer.toString(i));
+          points[i] =
+              Otlp.point(base + m * STEP_MILLIS, value(m, i), "series", Integer.toString(i));
         }
         ExportMetricsServiceResponse resp =
             stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-                .export(Otlp.request("compaction", "c-1", List.of(Otlp.gauge("compaction_gauge", points))));
+                .export(
+                    Otlp.request(
+                        "compaction", "c-1", List.of(Otlp.gauge("compaction_gauge", points))));
         assertThat(resp.getPartialSuccess().getRejectedDataPoints())
-            .as("minute %d rejected (%s): %s", m, seedText, resp.getPartialSuccess().getErrorMessage())
+            .as(
+                "minute %d rejected (%s): %s",
+                m, seedText, resp.getPartialSuccess().getErrorMessage())
             .isZero();
       }
     } finally {

@@ -34,25 +34,27 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A server process receives a stream of Export requests over OTLP/gRPC ({@value #SENDERS}
- * senders, each sending one request at a time and waiting for its response) and, at a random
- * moment, is killed with SIGKILL (three times) or stopped with SIGTERM (graceful stop: in-flight
- * requests finish, exit code 0), then restarted on the same data folder ({@link #ENDINGS}). After
- * one kill the unanswered requests are retried (a client's retry after a crash: same points,
- * accepted as duplicates of identical value if they were stored). The last cycle ends with SIGTERM
- * and the folder is read back.
+ * A server process receives a stream of Export requests over OTLP/gRPC ({@value #SENDERS} senders,
+ * each sending one request at a time and waiting for its response) and, at a random moment, is
+ * killed with SIGKILL (three times) or stopped with SIGTERM (graceful stop: in-flight requests
+ * finish, exit code 0), then restarted on the same data folder ({@link #ENDINGS}). After one kill
+ * the unanswered requests are retried (a client's retry after a crash: same points, accepted as
+ * duplicates of identical value if they were stored). The last cycle ends with SIGTERM and the
+ * folder is read back.
  *
  * <p>Request {@code r} carries {@value #SERIES} gauge points {@code crash_gauge{series="i"}} =
  * {@code r * 1000 + i} and one counter point {@code crash_requests_total} = {@code r + 1}, all at
  * {@code base + r} ms (two senders interleave, so some points arrive slightly out of order, inside
- * the window; the stream crosses an hour boundary, so two head buckets are recovered). Every request whose Export returned OK (without rejections) must be stored exactly;
- * each request that got no answer must be stored entirely or not at all; nothing else may be
- * stored. The kill moments come from a seeded random (system property {@code tidemark.it.seed}; the
- * seed is in every message).
+ * the window; the stream crosses an hour boundary, so two head buckets are recovered). Every
+ * request whose Export returned OK (without rejections) must be stored exactly; each request that
+ * got no answer must be stored entirely or not at all; nothing else may be stored. The kill moments
+ * come from a seeded random (system property {@code tidemark.it.seed}; the seed is in every
+ * message).
  */
 @ExtendWith(ServerLogs.class)
 class CrashIT {
   static final int SERIES = 8;
+
   enum Ending {
     SIGKILL,
     SIGTERM
@@ -62,9 +64,13 @@ class CrashIT {
    * How each streaming cycle ends. The SIGTERM in the middle seals the head, so the next cycle
    * writes into reopened buckets that the following SIGKILL leaves for recovery to rebuild.
    */
-  static final Ending[] ENDINGS = {Ending.SIGKILL, Ending.SIGTERM, Ending.SIGKILL, Ending.SIGKILL, Ending.SIGTERM};
+  static final Ending[] ENDINGS = {
+    Ending.SIGKILL, Ending.SIGTERM, Ending.SIGKILL, Ending.SIGKILL, Ending.SIGTERM
+  };
+
   /** After the restart that follows this cycle, the cycle's unanswered requests are retried. */
   static final int RETRY_AFTER = 3;
+
   static final int SENDERS = 2;
 
   @TempDir Path tmp;
@@ -82,7 +88,9 @@ class CrashIT {
     SplittableRandom random = new SplittableRandom(seed);
     // The stream crosses an hour boundary after ~300 requests: two head buckets to recover.
     long hour = Duration.ofHours(1).toMillis();
-    base = Math.floorDiv(System.currentTimeMillis() - Duration.ofMinutes(20).toMillis(), hour) * hour - 300;
+    base =
+        Math.floorDiv(System.currentTimeMillis() - Duration.ofMinutes(20).toMillis(), hour) * hour
+            - 300;
 
     ScheduledExecutorService killer = Executors.newSingleThreadScheduledExecutor();
     ExecutorService senders = Executors.newFixedThreadPool(SENDERS);
@@ -95,22 +103,34 @@ class CrashIT {
         int ackedBefore = acked.size();
         TreeSet<Integer> doubtBefore = new TreeSet<>(inDoubt);
         int exit =
-            stream(server, killer, senders, afterMillis, () -> {
-              if (sigterm) {
-                long t0 = System.nanoTime();
-                int code = victim.stop();
-                System.out.printf("CrashIT: SIGTERM stop took %d ms%n", (System.nanoTime() - t0) / 1_000_000);
-                return code;
-              }
-              victim.kill();
-              return -1;
-            });
+            stream(
+                server,
+                killer,
+                senders,
+                afterMillis,
+                () -> {
+                  if (sigterm) {
+                    long t0 = System.nanoTime();
+                    int code = victim.stop();
+                    System.out.printf(
+                        "CrashIT: SIGTERM stop took %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+                    return code;
+                  }
+                  victim.kill();
+                  return -1;
+                });
         TreeSet<Integer> unanswered = new TreeSet<>(inDoubt);
         unanswered.removeAll(doubtBefore);
         System.out.printf(
             "CrashIT %s: %s after %d ms; %d requests acknowledged in this cycle, unanswered %s%n",
-            seedText, sigterm ? "SIGTERM" : "SIGKILL", afterMillis, acked.size() - ackedBefore, unanswered);
-        assertThat(acked.size() - ackedBefore).as("acknowledged exports in cycle %d (%s)", cycle, seedText).isPositive();
+            seedText,
+            sigterm ? "SIGTERM" : "SIGKILL",
+            afterMillis,
+            acked.size() - ackedBefore,
+            unanswered);
+        assertThat(acked.size() - ackedBefore)
+            .as("acknowledged exports in cycle %d (%s)", cycle, seedText)
+            .isPositive();
         if (sigterm) {
           assertThat(exit).as("exit code after SIGTERM under load (%s)", seedText).isZero();
         }
@@ -139,21 +159,30 @@ class CrashIT {
         present = true;
       } else if (inDoubt.contains(r)) {
         present = firstSeries != null && firstSeries.contains(Sample.of(base + r, r * 1000.0));
-        System.out.printf("CrashIT %s: unanswered request %d %s%n", seedText, r, present ? "stored" : "not stored");
+        System.out.printf(
+            "CrashIT %s: unanswered request %d %s%n",
+            seedText, r, present ? "stored" : "not stored");
       } else {
         throw new AssertionError("request " + r + " neither acknowledged nor unanswered");
       }
       if (present) {
         for (int i = 0; i < SERIES; i++) {
-          expected.computeIfAbsent(gaugeLabels(i), k -> new ArrayList<>()).add(Sample.of(base + r, r * 1000.0 + i));
+          expected
+              .computeIfAbsent(gaugeLabels(i), k -> new ArrayList<>())
+              .add(Sample.of(base + r, r * 1000.0 + i));
         }
-        expected.computeIfAbsent(counterLabels(), k -> new ArrayList<>()).add(Sample.of(base + r, r + 1.0));
+        expected
+            .computeIfAbsent(counterLabels(), k -> new ArrayList<>())
+            .add(Sample.of(base + r, r + 1.0));
       }
     }
-    assertThat(stored.all().keySet()).as("stored series (%s)", seedText).containsExactlyInAnyOrderElementsOf(expected.keySet());
+    assertThat(stored.all().keySet())
+        .as("stored series (%s)", seedText)
+        .containsExactlyInAnyOrderElementsOf(expected.keySet());
     for (Map.Entry<Labels, List<Sample>> e : expected.entrySet()) {
       assertThat(stored.samples(e.getKey()))
-          .as("samples of %s: acknowledged exports all there, each unanswered one all or nothing (%s; unanswered %s)",
+          .as(
+              "samples of %s: acknowledged exports all there, each unanswered one all or nothing (%s; unanswered %s)",
               e.getKey(), seedText, inDoubt)
           .containsExactlyElementsOf(e.getValue());
     }
@@ -165,34 +194,51 @@ class CrashIT {
    * before {@code end} started fails the test.
    */
   private int stream(
-      ServerProcess server, ScheduledExecutorService killer, ExecutorService senders, long afterMillis,
-      Callable<Integer> end) throws Exception {
+      ServerProcess server,
+      ScheduledExecutorService killer,
+      ExecutorService senders,
+      long afterMillis,
+      Callable<Integer> end)
+      throws Exception {
     AtomicBoolean ending = new AtomicBoolean();
     ManagedChannel channel = Otlp.channel(server.grpcPort());
     try {
-      MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+      MetricsServiceGrpc.MetricsServiceBlockingStub stub =
+          MetricsServiceGrpc.newBlockingStub(channel);
       send(stub, next.getAndIncrement()); // connect before the clock starts
       ScheduledFuture<Integer> ended =
-          killer.schedule(() -> {
-            ending.set(true);
-            return end.call();
-          }, afterMillis, TimeUnit.MILLISECONDS);
+          killer.schedule(
+              () -> {
+                ending.set(true);
+                return end.call();
+              },
+              afterMillis,
+              TimeUnit.MILLISECONDS);
       List<Future<?>> running = new ArrayList<>();
       for (int s = 0; s < SENDERS; s++) {
-        running.add(senders.submit(() -> {
-          while (true) {
-            int r = next.getAndIncrement();
-            try {
-              send(stub, r);
-            } catch (StatusRuntimeException e) {
-              if (!ending.get()) {
-                throw new AssertionError("request " + r + " failed before the stop (" + seedText + "): " + e.getStatus(), e);
-              }
-              inDoubt.add(r);
-              return null;
-            }
-          }
-        }));
+        running.add(
+            senders.submit(
+                () -> {
+                  while (true) {
+                    int r = next.getAndIncrement();
+                    try {
+                      send(stub, r);
+                    } catch (StatusRuntimeException e) {
+                      if (!ending.get()) {
+                        throw new AssertionError(
+                            "request "
+                                + r
+                                + " failed before the stop ("
+                                + seedText
+                                + "): "
+                                + e.getStatus(),
+                            e);
+                      }
+                      inDoubt.add(r);
+                      return null;
+                    }
+                  }
+                }));
       }
       for (Future<?> f : running) {
         f.get(120, TimeUnit.SECONDS);
@@ -204,10 +250,12 @@ class CrashIT {
   }
 
   /** Sends the unanswered requests again: each must now succeed without rejections. */
-  private void retry(ServerProcess server, TreeSet<Integer> unanswered) throws InterruptedException {
+  private void retry(ServerProcess server, TreeSet<Integer> unanswered)
+      throws InterruptedException {
     ManagedChannel channel = Otlp.channel(server.grpcPort());
     try {
-      MetricsServiceGrpc.MetricsServiceBlockingStub stub = MetricsServiceGrpc.newBlockingStub(channel);
+      MetricsServiceGrpc.MetricsServiceBlockingStub stub =
+          MetricsServiceGrpc.newBlockingStub(channel);
       for (int r : unanswered) {
         send(stub, r);
         inDoubt.remove(r);
@@ -219,9 +267,12 @@ class CrashIT {
 
   /** Exports request {@code r}; on an OK answer without rejections, records it as acknowledged. */
   private void send(MetricsServiceGrpc.MetricsServiceBlockingStub stub, int r) {
-    ExportMetricsServiceResponse resp = stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, base));
+    ExportMetricsServiceResponse resp =
+        stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, base));
     assertThat(resp.getPartialSuccess().getRejectedDataPoints())
-        .as("request %d rejected points (%s): %s", r, seedText, resp.getPartialSuccess().getErrorMessage())
+        .as(
+            "request %d rejected points (%s): %s",
+            r, seedText, resp.getPartialSuccess().getErrorMessage())
         .isZero();
     acked.add(r);
   }
@@ -233,11 +284,23 @@ class CrashIT {
       points[i] = Otlp.point(t, r * 1000.0 + i, "series", Integer.toString(i));
     }
     return Otlp.request(
-        "crash", "crash-1", List.of(Otlp.gauge("crash_gauge", points), Otlp.counter("crash_requests", Otlp.point(t, r + 1.0))));
+        "crash",
+        "crash-1",
+        List.of(
+            Otlp.gauge("crash_gauge", points),
+            Otlp.counter("crash_requests", Otlp.point(t, r + 1.0))));
   }
 
   static Labels gaugeLabels(int series) {
-    return Labels.of("__name__", "crash_gauge", "job", "crash", "instance", "crash-1", "series", Integer.toString(series));
+    return Labels.of(
+        "__name__",
+        "crash_gauge",
+        "job",
+        "crash",
+        "instance",
+        "crash-1",
+        "series",
+        Integer.toString(series));
   }
 
   static Labels counterLabels() {

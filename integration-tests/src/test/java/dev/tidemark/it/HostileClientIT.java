@@ -42,11 +42,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Hostile clients against one real server (issue #9), started with a small heap ({@code
- * -Xmx256m}) and an {@value #LIMIT_MIB} MiB OTLP/HTTP body limit: slow connections, gzip bombs,
- * OTLP/JSON {@code -0.0}, error texts, unknown paths and malformed requests on both HTTP ports,
- * garbage on the gRPC port. After each attack a normal client is still served; the last test stops
- * the server and reads back what was stored.
+ * Hostile clients against one real server (issue #9), started with a small heap ({@code -Xmx256m})
+ * and an {@value #LIMIT_MIB} MiB OTLP/HTTP body limit: slow connections, gzip bombs, OTLP/JSON
+ * {@code -0.0}, error texts, unknown paths and malformed requests on both HTTP ports, garbage on
+ * the gRPC port. After each attack a normal client is still served; the last test stops the server
+ * and reads back what was stored.
  */
 @ExtendWith(ServerLogs.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -55,24 +55,33 @@ class HostileClientIT {
   static final int LIMIT_MIB = 8;
   static final long SEED = 9L;
   static final String PROTOBUF = "application/x-protobuf";
+
   /** Bounds for "answered promptly": correctness checks on a shared 2-core machine, not timings. */
   static final Duration PROMPT = Duration.ofSeconds(10);
+
   /** A Java class name in a text: qualified, or a simple name ending in Exception or Error. */
   static final Pattern CLASS_NAME =
-      Pattern.compile("\\b(?:java|javax|com|io|org|dev)\\.[\\w.$]+|\\b[A-Z]\\w*(?:Exception|Error)\\b");
+      Pattern.compile(
+          "\\b(?:java|javax|com|io|org|dev)\\.[\\w.$]+|\\b[A-Z]\\w*(?:Exception|Error)\\b");
 
   @TempDir static Path tmp;
 
   private ServerProcess server;
   private ManagedChannel channel;
   private final HttpClient http =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5)).build();
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
   private final long t1 = System.currentTimeMillis() - 60_000;
 
   @BeforeAll
   void startServer() throws Exception {
-    server = ServerProcess.start(tmp.resolve("data"), List.of("-Xmx256m"),
-        List.of("--otlp-http-max-body-size", LIMIT_MIB + "MiB"));
+    server =
+        ServerProcess.start(
+            tmp.resolve("data"),
+            List.of("-Xmx256m"),
+            List.of("--otlp-http-max-body-size", LIMIT_MIB + "MiB"));
     channel = Otlp.channel(server.grpcPort());
   }
 
@@ -100,9 +109,13 @@ class HostileClientIT {
       // sure some run after all of them are waiting for their bodies.
       for (int i = 0; i < 5; i++) {
         long t0 = System.nanoTime();
-        HttpResponse<byte[]> r = post(PROTOBUF, null, request("hostile_fast", i, "i", Integer.toString(i)).toByteArray());
+        HttpResponse<byte[]> r =
+            post(
+                PROTOBUF, null, request("hostile_fast", i, "i", Integer.toString(i)).toByteArray());
         assertThat(r.statusCode()).as("export %d next to 200 silent connections", i).isEqualTo(200);
-        assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("export %d answered promptly", i).isLessThan(PROMPT);
+        assertThat(Duration.ofNanos(System.nanoTime() - t0))
+            .as("export %d answered promptly", i)
+            .isLessThan(PROMPT);
       }
       assertThat(get(server.apiUrl("/-/ready")).statusCode()).isEqualTo(200);
 
@@ -119,8 +132,10 @@ class HostileClientIT {
       }
     }
     // Nothing broken: the next export and the gRPC port still work.
-    assertThat(post(PROTOBUF, null, request("hostile_after_slow", 1).toByteArray()).statusCode()).isEqualTo(200);
-    MetricsServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+    assertThat(post(PROTOBUF, null, request("hostile_after_slow", 1).toByteArray()).statusCode())
+        .isEqualTo(200);
+    MetricsServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(30, TimeUnit.SECONDS)
         .export(request("hostile_after_slow_grpc", 1));
   }
 
@@ -134,11 +149,15 @@ class HostileClientIT {
     String rssBefore = peakRss();
     List<CompletableFuture<HttpResponse<byte[]>>> answers = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
-      answers.add(http.sendAsync(
-          HttpRequest.newBuilder(URI.create(server.otlpHttpUrl())).timeout(Duration.ofSeconds(60))
-              .header("Content-Type", PROTOBUF).header("Content-Encoding", "gzip")
-              .POST(HttpRequest.BodyPublishers.ofByteArray(bomb)).build(),
-          HttpResponse.BodyHandlers.ofByteArray()));
+      answers.add(
+          http.sendAsync(
+              HttpRequest.newBuilder(URI.create(server.otlpHttpUrl()))
+                  .timeout(Duration.ofSeconds(60))
+                  .header("Content-Type", PROTOBUF)
+                  .header("Content-Encoding", "gzip")
+                  .POST(HttpRequest.BodyPublishers.ofByteArray(bomb))
+                  .build(),
+              HttpResponse.BodyHandlers.ofByteArray()));
     }
     for (CompletableFuture<HttpResponse<byte[]>> a : answers) {
       HttpResponse<byte[]> r = a.get(60, TimeUnit.SECONDS);
@@ -146,12 +165,18 @@ class HostileClientIT {
       assertThat(com.google.rpc.Status.parseFrom(r.body()).getMessage())
           .contains("exceeds the limit of " + (LIMIT_MIB << 20) + " bytes");
     }
-    System.out.printf("HostileClientIT: 6 concurrent gzip bombs of %d bytes (1 GiB inflated) against -Xmx256m and a"
-        + " %d MiB limit: server peak RSS before %s, after %s%n", bomb.length, LIMIT_MIB, rssBefore, peakRss());
+    System.out.printf(
+        "HostileClientIT: 6 concurrent gzip bombs of %d bytes (1 GiB inflated) against -Xmx256m and a"
+            + " %d MiB limit: server peak RSS before %s, after %s%n",
+        bomb.length, LIMIT_MIB, rssBefore, peakRss());
     assertThat(server.isAlive()).isTrue();
-    assertThat(post(PROTOBUF, "gzip", gzip(request("hostile_after_bomb", 2).toByteArray())).statusCode()).isEqualTo(200);
+    assertThat(
+            post(PROTOBUF, "gzip", gzip(request("hostile_after_bomb", 2).toByteArray()))
+                .statusCode())
+        .isEqualTo(200);
     String metrics = server.apiGet("/metrics");
-    assertThat(OtelSdkIT.counter(metrics, "tidemark_otlp_requests_total", "outcome=\"too_large\"")).isEqualTo(6);
+    assertThat(OtelSdkIT.counter(metrics, "tidemark_otlp_requests_total", "outcome=\"too_large\""))
+        .isEqualTo(6);
     assertThat(server.log()).doesNotContain("OutOfMemoryError").doesNotContain("out of memory");
   }
 
@@ -160,13 +185,15 @@ class HostileClientIT {
   @Test
   @Order(3)
   void jsonNegativeZeroIsAccepted() throws Exception {
-    String json = """
+    String json =
+        """
         {"resourceMetrics": [{"resource": {"attributes": [
             {"key": "service.name", "value": {"stringValue": "hostile"}},
             {"key": "service.instance.id", "value": {"stringValue": "h-1"}}]},
           "scopeMetrics": [{"metrics": [{"name": "hostile_negative_zero", "gauge": {"dataPoints": [
             {"timeUnixNano": "%d", "asDouble": -0.0}]}}]}]}]}
-        """.formatted(t1 * 1_000_000L);
+        """
+            .formatted(t1 * 1_000_000L);
     HttpResponse<byte[]> r = post("application/json", null, json.getBytes(StandardCharsets.UTF_8));
     assertThat(r.statusCode()).as(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo(200);
   }
@@ -177,12 +204,16 @@ class HostileClientIT {
   @Order(4)
   void errorAnswersNameNoJavaClass() throws Exception {
     List<String> messages = new ArrayList<>();
-    HttpResponse<byte[]> json = post("application/json", null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
+    HttpResponse<byte[]> json =
+        post("application/json", null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
     assertThat(json.statusCode()).isEqualTo(400);
     messages.add(new String(json.body(), StandardCharsets.UTF_8));
-    HttpResponse<byte[]> badValue = post("application/json", null,
-        "{\"resourceMetrics\": [{\"scopeMetrics\": [{\"metrics\": [{\"gauge\": {\"dataPoints\": [{\"asDouble\": {}}]}}]}]}]}"
-            .getBytes(StandardCharsets.UTF_8));
+    HttpResponse<byte[]> badValue =
+        post(
+            "application/json",
+            null,
+            "{\"resourceMetrics\": [{\"scopeMetrics\": [{\"metrics\": [{\"gauge\": {\"dataPoints\": [{\"asDouble\": {}}]}}]}]}]}"
+                .getBytes(StandardCharsets.UTF_8));
     assertThat(badValue.statusCode()).isEqualTo(400);
     messages.add(new String(badValue.body(), StandardCharsets.UTF_8));
     for (byte[] body : List.of(garbage(), new byte[] {0x0a, 0x7f}, gzip(new byte[0]))) {
@@ -190,17 +221,26 @@ class HostileClientIT {
       assertThat(r.statusCode()).isEqualTo(400);
       messages.add(com.google.rpc.Status.parseFrom(r.body()).getMessage());
     }
-    for (byte[] body : List.of(new byte[0], "not gzip".getBytes(StandardCharsets.UTF_8), new byte[] {0x1f, (byte) 0x8b, 8, 0})) {
+    for (byte[] body :
+        List.of(
+            new byte[0],
+            "not gzip".getBytes(StandardCharsets.UTF_8),
+            new byte[] {0x1f, (byte) 0x8b, 8, 0})) {
       HttpResponse<byte[]> r = post(PROTOBUF, "gzip", body);
       assertThat(r.statusCode()).isEqualTo(400);
       messages.add(com.google.rpc.Status.parseFrom(r.body()).getMessage());
     }
     for (byte[] body : List.of(garbage(), new byte[] {0x0a, 0x7f})) {
-      assertThatThrownBy(() -> Otlp.exportRaw(channel, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), body))
-          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-            messages.add(e.getStatus().getDescription());
-          });
+      assertThatThrownBy(
+              () ->
+                  Otlp.exportRaw(
+                      channel, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), body))
+          .isInstanceOfSatisfying(
+              StatusRuntimeException.class,
+              e -> {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                messages.add(e.getStatus().getDescription());
+              });
     }
     System.out.println("HostileClientIT error texts:\n  " + String.join("\n  ", messages));
     for (String m : messages) {
@@ -217,16 +257,23 @@ class HostileClientIT {
     for (int port : new int[] {server.otlpHttpPort(), server.apiPort()}) {
       HttpResponse<byte[]> r = get("http://127.0.0.1:" + port + "/no/such/path");
       assertThat(r.statusCode()).as("port %d", port).isEqualTo(404);
-      assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
+      assertThat(r.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
       assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("404 page not found\n");
 
       assertPlainError(port, "GET /a b c HTTP/1.1\r\nHost: x\r\n\r\n", 400);
       assertPlainError(port, "GET /" + "a".repeat(20_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414);
-      assertPlainError(port, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(20_000) + "\r\n\r\n", 431);
+      assertPlainError(
+          port, "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + "b".repeat(20_000) + "\r\n\r\n", 431);
     }
-    HttpResponse<byte[]> post = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.otlpHttpPort() + "/v1/traces"))
-        .header("Content-Type", PROTOBUF).POST(HttpRequest.BodyPublishers.ofByteArray(new byte[3])).build(),
-        HttpResponse.BodyHandlers.ofByteArray());
+    HttpResponse<byte[]> post =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + server.otlpHttpPort() + "/v1/traces"))
+                .header("Content-Type", PROTOBUF)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[3]))
+                .build(),
+            HttpResponse.BodyHandlers.ofByteArray());
     assertThat(post.statusCode()).isEqualTo(404);
     assertThat(new String(post.body(), StandardCharsets.UTF_8)).isEqualTo("404 page not found\n");
   }
@@ -241,7 +288,9 @@ class HostileClientIT {
     for (int i = 0; i < 50; i++) {
       byte[] bytes;
       if (i % 2 == 0) {
-        bytes = ("POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n\r\nabc").getBytes(StandardCharsets.US_ASCII);
+        bytes =
+            ("POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\n\r\nabc")
+                .getBytes(StandardCharsets.US_ASCII);
       } else {
         bytes = new byte[64 + random.nextInt(512)];
         random.nextBytes(bytes);
@@ -258,15 +307,19 @@ class HostileClientIT {
         // the server may reset the connection: that is an answer too
       }
     }
-    MetricsServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+    MetricsServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(30, TimeUnit.SECONDS)
         .export(request("hostile_after_grpc_garbage", 3));
 
     String[] lines = server.log().split("\n");
     List<String> added = List.of(lines).subList(Math.min(linesBefore, lines.length), lines.length);
-    System.out.println("HostileClientIT: log lines after 50 garbage gRPC connections:\n  " + String.join("\n  ", added));
+    System.out.println(
+        "HostileClientIT: log lines after 50 garbage gRPC connections:\n  "
+            + String.join("\n  ", added));
     assertThat(server.log()).doesNotContain("Hex dump").doesNotContain("Transport failed");
     assertThat(added.stream().filter(l -> l.contains("gRPC")).count())
-        .as("lines about the garbage connections (rate-limited to one per 10 s)").isBetween(1L, 3L);
+        .as("lines about the garbage connections (rate-limited to one per 10 s)")
+        .isBetween(1L, 3L);
   }
 
   // ------------------------------------------------------------------ read back
@@ -277,7 +330,8 @@ class HostileClientIT {
     channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
     assertThat(server.stop()).as("exit code after SIGTERM").isZero();
     StoredData stored = StoredData.read(server.dataDir());
-    assertThat(stored.samples(labels("hostile_negative_zero"))).as(stored.describe(l -> true))
+    assertThat(stored.samples(labels("hostile_negative_zero")))
+        .as(stored.describe(l -> true))
         .containsExactly(new Sample(t1, 0x8000000000000000L));
     assertThat(stored.samples(labels("hostile_late_body"))).containsExactly(Sample.of(t1, 7));
     assertThat(stored.samples(labels("hostile_after_bomb"))).containsExactly(Sample.of(t1, 2));
@@ -294,13 +348,21 @@ class HostileClientIT {
     return Otlp.request("hostile", "h-1", List.of(Otlp.gauge(name, Otlp.point(t1, value, attrs))));
   }
 
-  /** Connects and sends complete POST headers announcing {@code contentLength} body bytes, and no body. */
+  /**
+   * Connects and sends complete POST headers announcing {@code contentLength} body bytes, and no
+   * body.
+   */
   private static Socket headersOnly(int port, int contentLength) throws IOException {
     Socket s = new Socket("127.0.0.1", port);
     s.setSoTimeout(30_000);
     OutputStream out = s.getOutputStream();
-    out.write(("POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + PROTOBUF + "\r\nContent-Length: "
-        + contentLength + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+    out.write(
+        ("POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                + PROTOBUF
+                + "\r\nContent-Length: "
+                + contentLength
+                + "\r\n\r\n")
+            .getBytes(StandardCharsets.US_ASCII));
     out.flush();
     return s;
   }
@@ -325,8 +387,11 @@ class HostileClientIT {
       s.getOutputStream().flush();
       String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(answer).as("port %d: %s", port, answer).startsWith("HTTP/1.1 " + status + " ");
-      assertThat(answer.toLowerCase(java.util.Locale.ROOT)).as("port %d", port)
-          .contains("content-type: text/plain").doesNotContain("<html").doesNotContain("<h2>");
+      assertThat(answer.toLowerCase(java.util.Locale.ROOT))
+          .as("port %d", port)
+          .contains("content-type: text/plain")
+          .doesNotContain("<html")
+          .doesNotContain("<h2>");
       String body = answer.substring(answer.indexOf("\r\n\r\n") + 4);
       assertThat(body).as("port %d", port).startsWith(status + " ").endsWith("\n");
       assertThat(CLASS_NAME.matcher(body).find()).as("class name in %s", body).isFalse();
@@ -334,16 +399,18 @@ class HostileClientIT {
   }
 
   private HttpResponse<byte[]> get(String url) throws IOException, InterruptedException {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30)).GET().build(),
+    return http.send(
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30)).GET().build(),
         HttpResponse.BodyHandlers.ofByteArray());
   }
 
   private HttpResponse<byte[]> post(String contentType, String contentEncoding, byte[] body)
       throws IOException, InterruptedException {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.otlpHttpUrl()))
-        .timeout(PROMPT.plusSeconds(20))
-        .header("Content-Type", contentType)
-        .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(server.otlpHttpUrl()))
+            .timeout(PROMPT.plusSeconds(20))
+            .header("Content-Type", contentType)
+            .POST(HttpRequest.BodyPublishers.ofByteArray(body));
     if (contentEncoding != null) {
       b.header("Content-Encoding", contentEncoding);
     }

@@ -45,28 +45,28 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The real OpenTelemetry Java SDK ({@code opentelemetry-sdk} + {@code opentelemetry-exporter-otlp})
- * exports to a server process over OTLP/gRPC and OTLP/http-protobuf, with CUMULATIVE and with
- * DELTA temporality ({@link AggregationTemporalitySelector#deltaPreferred()}); after a clean stop,
- * every series is read back from the data folder with its exact name, labels and values, and
- * nothing else is stored.
+ * exports to a server process over OTLP/gRPC and OTLP/http-protobuf, with CUMULATIVE and with DELTA
+ * temporality ({@link AggregationTemporalitySelector#deltaPreferred()}); after a clean stop, every
+ * series is read back from the data folder with its exact name, labels and values, and nothing else
+ * is stored.
  *
- * <p>Four pipelines (gRPC or HTTP × cumulative or delta), each an {@link SdkMeterProvider} with
- * its own {@code service.instance.id}, record the same measurements in four collection cycles; the
- * server is stopped with SIGTERM and restarted on its folder before the fourth (its samples go
- * into the hour bucket the stop sealed, which reopens).
- * The SDK runs on a controlled {@link Clock} so point timestamps are known; a reader we drive
- * ({@link ManualReader}) collects and we hand each collection to the exporter, checking that the
- * export succeeded. Expected series (contract {@code docs/otlp-translation.md}): counter {@code
- * requests_total} and {@code cpu_time_seconds_total}, up-down counter {@code queue_size}, gauges
- * {@code temperature_celsius} and {@code memory_utilization_ratio}, explicit histogram {@code
- * latency_seconds_bucket{le}/_sum/_count}, exponential histogram converted to classic buckets at
- * scale 2 ({@code payload_size_bytes_bucket{le}/_sum/_count}), and {@code target_info}; labels
- * {@code job="shop/checkout"}, {@code instance}, {@code otel_scope_name}, {@code
- * otel_scope_version} and the sanitized attributes; delta points accumulated into the same
- * cumulative values as the cumulative pipelines (a delta cycle without measurements of a series
- * exports no point, so that series has no sample at that time; after the restart, which loses the
- * accumulation state, delta streams start again from zero: a counter reset). {@code /metrics}
- * must count every point accepted and none rejected.
+ * <p>Four pipelines (gRPC or HTTP × cumulative or delta), each an {@link SdkMeterProvider} with its
+ * own {@code service.instance.id}, record the same measurements in four collection cycles; the
+ * server is stopped with SIGTERM and restarted on its folder before the fourth (its samples go into
+ * the hour bucket the stop sealed, which reopens). The SDK runs on a controlled {@link Clock} so
+ * point timestamps are known; a reader we drive ({@link ManualReader}) collects and we hand each
+ * collection to the exporter, checking that the export succeeded. Expected series (contract {@code
+ * docs/otlp-translation.md}): counter {@code requests_total} and {@code cpu_time_seconds_total},
+ * up-down counter {@code queue_size}, gauges {@code temperature_celsius} and {@code
+ * memory_utilization_ratio}, explicit histogram {@code latency_seconds_bucket{le}/_sum/_count},
+ * exponential histogram converted to classic buckets at scale 2 ({@code
+ * payload_size_bytes_bucket{le}/_sum/_count}), and {@code target_info}; labels {@code
+ * job="shop/checkout"}, {@code instance}, {@code otel_scope_name}, {@code otel_scope_version} and
+ * the sanitized attributes; delta points accumulated into the same cumulative values as the
+ * cumulative pipelines (a delta cycle without measurements of a series exports no point, so that
+ * series has no sample at that time; after the restart, which loses the accumulation state, delta
+ * streams start again from zero: a counter reset). {@code /metrics} must count every point accepted
+ * and none rejected.
  */
 @ExtendWith(ServerLogs.class)
 class OtelSdkIT {
@@ -74,8 +74,10 @@ class OtelSdkIT {
   private static final String SCOPE_VERSION = "1.2.3";
   private static final String JOB = "shop/checkout";
   private static final int CYCLES = 4;
+
   /** The server is stopped (SIGTERM) and restarted on its folder before this cycle (0-based). */
   private static final int RESTART_BEFORE = 3;
+
   private static final long STEP_NANOS = TimeUnit.SECONDS.toNanos(15);
 
   private static final AttributeKey<String> METHOD = AttributeKey.stringKey("http.request.method");
@@ -92,9 +94,15 @@ class OtelSdkIT {
   private static final double[] TEMPERATURES = {20.5, 21.25, 19.75, 22};
   private static final double[] MEMORY = {0.25, 0.5, 0.375, 0.125};
   private static final double[] LATENCY_BOUNDS = {0.25, 0.5, 1, 2.5};
-  private static final double[][] LATENCIES = {{0.125, 0.5, 3}, {0.25, 1.5, 0.75}, {2.5, 10, 0.0625}, {0.5, 0.125}};
+  private static final double[][] LATENCIES = {
+    {0.125, 0.5, 3}, {0.25, 1.5, 0.75}, {2.5, 10, 0.0625}, {0.5, 0.125}
+  };
+
   /** Exponential histogram values; 0.75 in cycle 3 widens the bucket range downwards. */
-  private static final double[][] PAYLOADS = {{0, 1, 3, 1000, 64}, {2, 5, 100}, {7, 10, 0.75, 0}, {3, 50}};
+  private static final double[][] PAYLOADS = {
+    {0, 1, 3, 1000, 64}, {2, 5, 100}, {7, 10, 0.75, 0}, {3, 50}
+  };
+
   /** The server's default target scale of the classic conversion. */
   private static final int TARGET_SCALE = 2;
 
@@ -102,7 +110,8 @@ class OtelSdkIT {
 
   @Test
   void sdkExportsOverGrpcAndHttpWithBothTemporalitiesAreStoredExactly() throws Exception {
-    long t0Nanos = TimeUnit.SECONDS.toNanos(Instant.now().minus(Duration.ofMinutes(10)).getEpochSecond());
+    long t0Nanos =
+        TimeUnit.SECONDS.toNanos(Instant.now().minus(Duration.ofMinutes(10)).getEpochSecond());
     ServerProcess server = ServerProcess.start(tmp.resolve("data"));
     Map<Labels, List<Sample>> expected = new TreeMap<>();
     List<Pipeline> pipelines = new ArrayList<>();
@@ -138,9 +147,13 @@ class OtelSdkIT {
     Map<Labels, List<Sample>> actual = canonicalExponentialBounds(stored.all());
     Map<Labels, List<Sample>> want = canonicalExponentialBounds(expected);
     System.out.println("OtelSdkIT read back " + stored);
-    assertThat(actual.keySet()).as("stored series").containsExactlyInAnyOrderElementsOf(want.keySet());
+    assertThat(actual.keySet())
+        .as("stored series")
+        .containsExactlyInAnyOrderElementsOf(want.keySet());
     for (Map.Entry<Labels, List<Sample>> e : want.entrySet()) {
-      assertThat(actual.get(e.getKey())).as("samples of %s", e.getKey()).containsExactlyElementsOf(e.getValue());
+      assertThat(actual.get(e.getKey()))
+          .as("samples of %s", e.getKey())
+          .containsExactlyElementsOf(e.getValue());
     }
   }
 
@@ -163,7 +176,9 @@ class OtelSdkIT {
 
   private static MetricExporter exporter(ServerProcess server, String protocol, boolean delta) {
     AggregationTemporalitySelector temporality =
-        delta ? AggregationTemporalitySelector.deltaPreferred() : AggregationTemporalitySelector.alwaysCumulative();
+        delta
+            ? AggregationTemporalitySelector.deltaPreferred()
+            : AggregationTemporalitySelector.alwaysCumulative();
     if (protocol.equals("grpc")) {
       return OtlpGrpcMetricExporter.builder()
           .setEndpoint("http://127.0.0.1:" + server.grpcPort())
@@ -181,8 +196,8 @@ class OtelSdkIT {
   }
 
   /**
-   * One SDK meter provider with its instruments, clock and reader; the exporter is built per
-   * server process (ports change on restart), the provider lives across the restart.
+   * One SDK meter provider with its instruments, clock and reader; the exporter is built per server
+   * process (ports change on restart), the provider lives across the restart.
    */
   private static final class Pipeline implements AutoCloseable {
     final String protocol;
@@ -208,8 +223,11 @@ class OtelSdkIT {
       this.instance = protocol + "-" + (delta ? "delta" : "cumulative");
       this.t0Nanos = t0Nanos;
       clock = new ManualClock(t0Nanos);
-      reader = new ManualReader(
-          delta ? AggregationTemporalitySelector.deltaPreferred() : AggregationTemporalitySelector.alwaysCumulative());
+      reader =
+          new ManualReader(
+              delta
+                  ? AggregationTemporalitySelector.deltaPreferred()
+                  : AggregationTemporalitySelector.alwaysCumulative());
       Resource resource =
           Resource.create(
               Attributes.builder()
@@ -225,20 +243,32 @@ class OtelSdkIT {
               .registerMetricReader(reader)
               .registerView(
                   InstrumentSelector.builder().setName("payload.size").build(),
-                  View.builder().setAggregation(Aggregation.base2ExponentialBucketHistogram()).build())
+                  View.builder()
+                      .setAggregation(Aggregation.base2ExponentialBucketHistogram())
+                      .build())
               .build();
       Meter meter = provider.meterBuilder(SCOPE).setInstrumentationVersion(SCOPE_VERSION).build();
       requests = meter.counterBuilder("requests").build();
       cpu = meter.counterBuilder("cpu.time").setUnit("s").ofDoubles().build();
       queue = meter.upDownCounterBuilder("queue.size").setUnit("{item}").build();
       temperature = meter.gaugeBuilder("temperature").setUnit("Cel").build();
-      meter.gaugeBuilder("memory.utilization").setUnit("1").buildWithCallback(m -> m.record(memory[0]));
-      latency = meter.histogramBuilder("latency").setUnit("s")
-          .setExplicitBucketBoundariesAdvice(boxed(LATENCY_BOUNDS)).build();
+      meter
+          .gaugeBuilder("memory.utilization")
+          .setUnit("1")
+          .buildWithCallback(m -> m.record(memory[0]));
+      latency =
+          meter
+              .histogramBuilder("latency")
+              .setUnit("s")
+              .setExplicitBucketBoundariesAdvice(boxed(LATENCY_BOUNDS))
+              .build();
       payload = meter.histogramBuilder("payload.size").setUnit("By").build();
     }
 
-    /** Records cycle {@code c}'s measurements, collects at t0 + (c+1) * 15 s and exports to {@code server}. */
+    /**
+     * Records cycle {@code c}'s measurements, collects at t0 + (c+1) * 15 s and exports to {@code
+     * server}.
+     */
     void cycle(int c, ServerProcess server) {
       if (exporterServer != server) {
         if (exporter != null) {
@@ -346,8 +376,18 @@ class OtelSdkIT {
 
   // ------------------------------------------------------------------ the expected series
 
-  private static void expect(Map<Labels, List<Sample>> out, String instance, boolean delta, long t0Nanos) {
-    String[] base = {"job", JOB, "instance", instance, "otel_scope_name", SCOPE, "otel_scope_version", SCOPE_VERSION};
+  private static void expect(
+      Map<Labels, List<Sample>> out, String instance, boolean delta, long t0Nanos) {
+    String[] base = {
+      "job",
+      JOB,
+      "instance",
+      instance,
+      "otel_scope_name",
+      SCOPE,
+      "otel_scope_version",
+      SCOPE_VERSION
+    };
     long get = 0;
     long post = 0;
     double cpu = 0;
@@ -400,9 +440,23 @@ class OtelSdkIT {
       long cum = 0;
       for (int i = 0; i < LATENCY_BOUNDS.length; i++) {
         cum += latencyBuckets[i];
-        add(out, labels(base, "latency_seconds_bucket", "http_route", "/cart", "le", plain(LATENCY_BOUNDS[i])), t, cum);
+        add(
+            out,
+            labels(
+                base,
+                "latency_seconds_bucket",
+                "http_route",
+                "/cart",
+                "le",
+                plain(LATENCY_BOUNDS[i])),
+            t,
+            cum);
       }
-      add(out, labels(base, "latency_seconds_bucket", "http_route", "/cart", "le", "+Inf"), t, latencyCount);
+      add(
+          out,
+          labels(base, "latency_seconds_bucket", "http_route", "/cart", "le", "+Inf"),
+          t,
+          latencyCount);
       add(out, labels(base, "latency_seconds_sum", "http_route", "/cart"), t, latencySum);
       add(out, labels(base, "latency_seconds_count", "http_route", "/cart"), t, latencyCount);
 
@@ -427,9 +481,19 @@ class OtelSdkIT {
       add(out, labels(base, "payload_size_bytes_sum"), t, payloadSum);
       add(out, labels(base, "payload_size_bytes_count"), t, payloadCount);
 
-      add(out,
-          Labels.of("__name__", "target_info", "job", JOB, "instance", instance, "deployment_environment_name", "it"),
-          t, 1);
+      add(
+          out,
+          Labels.of(
+              "__name__",
+              "target_info",
+              "job",
+              JOB,
+              "instance",
+              instance,
+              "deployment_environment_name",
+              "it"),
+          t,
+          1);
     }
   }
 
@@ -460,7 +524,9 @@ class OtelSdkIT {
       return (exponent << TARGET_SCALE) - 1; // exact power of two: upper-inclusive
     }
     double x = Math.log(v) / Math.log(2) * (1 << TARGET_SCALE);
-    assertThat(Math.abs(x - Math.rint(x))).as("test value %s must not sit on a bucket bound", v).isGreaterThan(1e-6);
+    assertThat(Math.abs(x - Math.rint(x)))
+        .as("test value %s must not sit on a bucket bound", v)
+        .isGreaterThan(1e-6);
     return (int) Math.ceil(x) - 1;
   }
 
@@ -477,30 +543,34 @@ class OtelSdkIT {
   }
 
   /**
-   * Rewrites the {@code le} of {@code payload_size_bytes_bucket} series that is not a power of
-   * two into {@code ~j} when it is within 1e-12 (relative) of {@code 2^(j/4)} and written in plain
+   * Rewrites the {@code le} of {@code payload_size_bytes_bucket} series that is not a power of two
+   * into {@code ~j} when it is within 1e-12 (relative) of {@code 2^(j/4)} and written in plain
    * decimal notation (Go's 'f' format: no exponent, no trailing zeros); other labels unchanged.
    */
-  private static Map<Labels, List<Sample>> canonicalExponentialBounds(Map<Labels, List<Sample>> in) {
+  private static Map<Labels, List<Sample>> canonicalExponentialBounds(
+      Map<Labels, List<Sample>> in) {
     Map<Labels, List<Sample>> out = new TreeMap<>();
-    in.forEach((l, samples) -> {
-      String le = l.get("le");
-      if ("payload_size_bytes_bucket".equals(l.metricName()) && le != null && !le.equals("+Inf")
-          && !le.startsWith("~")) {
-        double d = Double.parseDouble(le);
-        double j = Math.log(d) / Math.log(2) * (1 << TARGET_SCALE);
-        int jr = (int) Math.rint(j);
-        double bound = Math.pow(2, jr / (double) (1 << TARGET_SCALE));
-        boolean close = d > 0 && Math.abs(d - bound) <= 1e-12 * bound;
-        boolean powerOfTwo = Math.floorMod(jr, 1 << TARGET_SCALE) == 0;
-        boolean plainText =
-            !le.contains("E") && !le.contains("e") && (!le.contains(".") || !le.endsWith("0"));
-        if (close && !powerOfTwo && plainText) {
-          l = l.toBuilder().set("le", "~" + jr).build();
-        }
-      }
-      out.put(l, samples);
-    });
+    in.forEach(
+        (l, samples) -> {
+          String le = l.get("le");
+          if ("payload_size_bytes_bucket".equals(l.metricName())
+              && le != null
+              && !le.equals("+Inf")
+              && !le.startsWith("~")) {
+            double d = Double.parseDouble(le);
+            double j = Math.log(d) / Math.log(2) * (1 << TARGET_SCALE);
+            int jr = (int) Math.rint(j);
+            double bound = Math.pow(2, jr / (double) (1 << TARGET_SCALE));
+            boolean close = d > 0 && Math.abs(d - bound) <= 1e-12 * bound;
+            boolean powerOfTwo = Math.floorMod(jr, 1 << TARGET_SCALE) == 0;
+            boolean plainText =
+                !le.contains("E") && !le.contains("e") && (!le.contains(".") || !le.endsWith("0"));
+            if (close && !powerOfTwo && plainText) {
+              l = l.toBuilder().set("le", "~" + jr).build();
+            }
+          }
+          out.put(l, samples);
+        });
     return out;
   }
 

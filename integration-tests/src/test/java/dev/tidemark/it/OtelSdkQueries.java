@@ -22,9 +22,9 @@ import java.util.TreeSet;
 
 /**
  * What the OpenTelemetry SDK exported, asked back through the Prometheus HTTP API of the running
- * server and compared with values worked out here from the expected samples: {@code /api/v1/series},
- * {@code sum by}, {@code rate} (Prometheus' extrapolation, counter resets included) and {@code
- * histogram_quantile} over the converted histogram buckets.
+ * server and compared with values worked out here from the expected samples: {@code
+ * /api/v1/series}, {@code sum by}, {@code rate} (Prometheus' extrapolation, counter resets
+ * included) and {@code histogram_quantile} over the converted histogram buckets.
  */
 final class OtelSdkQueries {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -34,7 +34,8 @@ final class OtelSdkQueries {
   private OtelSdkQueries() {}
 
   /** Checks the API's answers at {@code atMillis} (the last export) against {@code expected}. */
-  static void check(ServerProcess server, Map<Labels, List<Sample>> expected, long atMillis) throws Exception {
+  static void check(ServerProcess server, Map<Labels, List<Sample>> expected, long atMillis)
+      throws Exception {
     String at = Long.toString(atMillis / 1000) + "." + String.format("%03d", atMillis % 1000);
 
     // /api/v1/series: exactly the expected requests_total series
@@ -67,10 +68,13 @@ final class OtelSdkQueries {
         rates.put(e.getKey().get("instance"), rate(e.getValue(), atMillis, RANGE_MS));
       }
     }
-    Map<String, Double> gotRates = vector(server, "rate(cpu_time_seconds_total[1m])", at, "instance");
+    Map<String, Double> gotRates =
+        vector(server, "rate(cpu_time_seconds_total[1m])", at, "instance");
     assertThat(gotRates.keySet()).isEqualTo(rates.keySet());
     for (String instance : rates.keySet()) {
-      assertThat(gotRates.get(instance)).as("rate of %s", instance).isCloseTo(rates.get(instance), within(rates.get(instance)));
+      assertThat(gotRates.get(instance))
+          .as("rate of %s", instance)
+          .isCloseTo(rates.get(instance), within(rates.get(instance)));
     }
 
     // histogram_quantile over the explicit-bucket histogram's cumulative buckets
@@ -80,16 +84,21 @@ final class OtelSdkQueries {
       if (e.getKey().metricName().equals("latency_seconds_bucket")) {
         String le = e.getKey().get("le");
         double bound = le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le);
-        buckets.computeIfAbsent(e.getKey().get("instance"), k -> new TreeMap<>()).put(bound, valueAt(e.getValue(), atMillis));
+        buckets
+            .computeIfAbsent(e.getKey().get("instance"), k -> new TreeMap<>())
+            .put(bound, valueAt(e.getValue(), atMillis));
       }
     }
     for (Map.Entry<String, TreeMap<Double, Double>> e : buckets.entrySet()) {
       quantiles.put(e.getKey(), quantile(0.5, e.getValue()));
     }
-    Map<String, Double> gotQ = vector(server, "histogram_quantile(0.5, latency_seconds_bucket)", at, "instance");
+    Map<String, Double> gotQ =
+        vector(server, "histogram_quantile(0.5, latency_seconds_bucket)", at, "instance");
     assertThat(gotQ.keySet()).isEqualTo(quantiles.keySet());
     for (String instance : quantiles.keySet()) {
-      assertThat(gotQ.get(instance)).as("median latency of %s", instance).isCloseTo(quantiles.get(instance), within(quantiles.get(instance)));
+      assertThat(gotQ.get(instance))
+          .as("median latency of %s", instance)
+          .isCloseTo(quantiles.get(instance), within(quantiles.get(instance)));
     }
   }
 
@@ -170,7 +179,8 @@ final class OtelSdkQueries {
     return Double.NaN;
   }
 
-  private static Map<String, Double> vector(ServerProcess server, String expr, String at, String by) throws Exception {
+  private static Map<String, Double> vector(ServerProcess server, String expr, String at, String by)
+      throws Exception {
     JsonNode r = query(server, "/api/v1/query?query=" + enc(expr) + "&time=" + at);
     assertThat(r.at("/data/resultType").asText()).isEqualTo("vector");
     Map<String, Double> out = new TreeMap<>();
@@ -183,7 +193,9 @@ final class OtelSdkQueries {
   private static JsonNode query(ServerProcess server, String pathAndQuery) throws Exception {
     HttpResponse<String> r =
         HTTP.send(
-            HttpRequest.newBuilder(URI.create(server.apiUrl(pathAndQuery))).timeout(Duration.ofSeconds(30)).build(),
+            HttpRequest.newBuilder(URI.create(server.apiUrl(pathAndQuery)))
+                .timeout(Duration.ofSeconds(30))
+                .build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as("%s: %s", pathAndQuery, r.body()).isEqualTo(200);
     return JSON.readTree(r.body());

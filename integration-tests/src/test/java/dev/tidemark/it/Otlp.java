@@ -30,7 +30,8 @@ final class Otlp {
   private Otlp() {}
 
   /** One resource ({@code service.name}, {@code service.instance.id}), one unnamed scope. */
-  static ExportMetricsServiceRequest request(String serviceName, String instance, List<Metric> metrics) {
+  static ExportMetricsServiceRequest request(
+      String serviceName, String instance, List<Metric> metrics) {
     return ExportMetricsServiceRequest.newBuilder()
         .addResourceMetrics(
             ResourceMetrics.newBuilder()
@@ -46,11 +47,17 @@ final class Otlp {
   }
 
   static KeyValue attr(String key, String value) {
-    return KeyValue.newBuilder().setKey(key).setValue(AnyValue.newBuilder().setStringValue(value)).build();
+    return KeyValue.newBuilder()
+        .setKey(key)
+        .setValue(AnyValue.newBuilder().setStringValue(value))
+        .build();
   }
 
   static Metric gauge(String name, NumberDataPoint... points) {
-    return Metric.newBuilder().setName(name).setGauge(Gauge.newBuilder().addAllDataPoints(List.of(points))).build();
+    return Metric.newBuilder()
+        .setName(name)
+        .setGauge(Gauge.newBuilder().addAllDataPoints(List.of(points)))
+        .build();
   }
 
   /** A cumulative monotonic sum. */
@@ -60,7 +67,8 @@ final class Otlp {
         .setSum(
             Sum.newBuilder()
                 .setIsMonotonic(true)
-                .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+                .setAggregationTemporality(
+                    AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
                 .addAllDataPoints(List.of(points)))
         .build();
   }
@@ -76,10 +84,14 @@ final class Otlp {
   }
 
   static ManagedChannel channel(int port) {
-    return Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create()).build();
+    return Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
+        .build();
   }
 
-  /** The Export method with raw bytes both ways: lets a test send bytes that are not a valid message. */
+  /**
+   * The Export method with raw bytes both ways: lets a test send bytes that are not a valid
+   * message.
+   */
   static final MethodDescriptor<byte[], byte[]> RAW_EXPORT =
       MetricsServiceGrpc.getExportMethod().toBuilder(RawBytes.INSTANCE, RawBytes.INSTANCE).build();
 

@@ -39,9 +39,12 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(ServerLogs.class)
 class QueryApiIT {
   static final ObjectMapper JSON = new ObjectMapper();
-  static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+  static final HttpClient HTTP =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
   /** Series of the gauge that the slow query reads. */
   static final int LOAD_SERIES = 300;
+
   static final long STEP_MS = 15_000;
   static final int POINTS = 240; // one hour
 
@@ -66,7 +69,9 @@ class QueryApiIT {
         for (int k = s; k < s + 50; k++) {
           List<NumberDataPoint> pts = new ArrayList<>();
           for (int i = 0; i < POINTS; i++) {
-            pts.add(Otlp.point(start + i * STEP_MS, (k * 7 + i) % 100 / 4.0, "cpu", Integer.toString(k)));
+            pts.add(
+                Otlp.point(
+                    start + i * STEP_MS, (k * 7 + i) % 100 / 4.0, "cpu", Integer.toString(k)));
           }
           metrics.add(Otlp.gauge("load", pts.toArray(NumberDataPoint[]::new)));
         }
@@ -100,7 +105,9 @@ class QueryApiIT {
 
   static HttpResponse<String> get(String pathAndQuery) throws Exception {
     return HTTP.send(
-        HttpRequest.newBuilder(URI.create(server.apiUrl(pathAndQuery))).timeout(Duration.ofSeconds(60)).build(),
+        HttpRequest.newBuilder(URI.create(server.apiUrl(pathAndQuery)))
+            .timeout(Duration.ofSeconds(60))
+            .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
@@ -139,42 +146,70 @@ class QueryApiIT {
     JsonNode v = ok(get("/api/v1/query?query=" + enc("http_requests_total") + "&time=" + t));
     assertThat(v.at("/data/resultType").asText()).isEqualTo("vector");
     assertThat(v.at("/data/result/0/metric").toString())
-        .isEqualTo("{\"__name__\":\"http_requests_total\",\"code\":\"200\",\"instance\":\"host-1\",\"job\":\"shop\"}");
-    assertThat(v.at("/data/result/0/value").toString()).isEqualTo("[" + t + ",\"" + (10 * (POINTS - 1)) + "\"]");
-    JsonNode p = ok(post("/api/v1/query", "query=" + enc("sum(rate(http_requests_total[5m]))") + "&time=" + t));
-    assertThat(p.at("/data/result/0/value/1").asDouble()).isCloseTo(10.0 / 15, org.assertj.core.data.Offset.offset(1e-9));
+        .isEqualTo(
+            "{\"__name__\":\"http_requests_total\",\"code\":\"200\",\"instance\":\"host-1\",\"job\":\"shop\"}");
+    assertThat(v.at("/data/result/0/value").toString())
+        .isEqualTo("[" + t + ",\"" + (10 * (POINTS - 1)) + "\"]");
+    JsonNode p =
+        ok(
+            post(
+                "/api/v1/query",
+                "query=" + enc("sum(rate(http_requests_total[5m]))") + "&time=" + t));
+    assertThat(p.at("/data/result/0/value/1").asDouble())
+        .isCloseTo(10.0 / 15, org.assertj.core.data.Offset.offset(1e-9));
     // RFC 3339 times, a step written as a duration, POST
     String from = java.time.Instant.ofEpochMilli(end - 600_000).toString();
     String to = java.time.Instant.ofEpochMilli(end).toString();
-    JsonNode m = ok(post("/api/v1/query_range", "query=" + enc("count(load)") + "&start=" + from + "&end=" + to + "&step=1m"));
+    JsonNode m =
+        ok(
+            post(
+                "/api/v1/query_range",
+                "query=" + enc("count(load)") + "&start=" + from + "&end=" + to + "&step=1m"));
     assertThat(m.at("/data/resultType").asText()).isEqualTo("matrix");
     assertThat(m.at("/data/result/0/values").size()).isEqualTo(11);
     assertThat(m.at("/data/result/0/values/0/1").asText()).isEqualTo(Integer.toString(LOAD_SERIES));
-    ok(get("/api/v1/query_range?query=" + enc("count(load)") + "&start=" + (end / 1000 - 600) + "&end=" + t + "&step=60"));
+    ok(
+        get(
+            "/api/v1/query_range?query="
+                + enc("count(load)")
+                + "&start="
+                + (end / 1000 - 600)
+                + "&end="
+                + t
+                + "&step=60"));
 
     JsonNode series = ok(get("/api/v1/series?match[]=" + enc("load{cpu=~\"1.\"}")));
     assertThat(series.get("data").size()).isEqualTo(10);
-    assertThat(ok(post("/api/v1/series", "match[]=http_requests_total&limit=1")).get("data").size()).isEqualTo(1);
+    assertThat(ok(post("/api/v1/series", "match[]=http_requests_total&limit=1")).get("data").size())
+        .isEqualTo(1);
     assertThat(ok(get("/api/v1/labels")).get("data").toString())
         .isEqualTo("[\"__name__\",\"code\",\"cpu\",\"instance\",\"job\"]");
     assertThat(ok(post("/api/v1/labels", "match[]=http_requests_total")).get("data").toString())
         .isEqualTo("[\"__name__\",\"code\",\"instance\",\"job\"]");
     assertThat(ok(get("/api/v1/label/__name__/values")).get("data").toString())
         .contains("\"http_requests_total\"", "\"load\"");
-    assertThat(ok(get("/api/v1/label/job/values?match[]=load")).get("data").toString()).isEqualTo("[\"node\"]");
+    assertThat(ok(get("/api/v1/label/job/values?match[]=load")).get("data").toString())
+        .isEqualTo("[\"node\"]");
     JsonNode meta = ok(get("/api/v1/metadata?metric=http_requests_total"));
     assertThat(meta.get("data").toString())
-        .isEqualTo("{\"http_requests_total\":[{\"type\":\"counter\",\"help\":\"Requests served\",\"unit\":\"\"}]}");
-    assertThat(ok(get("/api/v1/format_query?query=" + enc("sum(rate(x[5m]))by(a)"))).get("data").asText())
+        .isEqualTo(
+            "{\"http_requests_total\":[{\"type\":\"counter\",\"help\":\"Requests served\",\"unit\":\"\"}]}");
+    assertThat(
+            ok(get("/api/v1/format_query?query=" + enc("sum(rate(x[5m]))by(a)")))
+                .get("data")
+                .asText())
         .isEqualTo("sum by (a) (rate(x[5m]))");
-    assertThat(ok(post("/api/v1/parse_query", "query=up")).at("/data/type").asText()).isEqualTo("vectorSelector");
+    assertThat(ok(post("/api/v1/parse_query", "query=up")).at("/data/type").asText())
+        .isEqualTo("vectorSelector");
     assertThat(ok(get("/api/v1/status/buildinfo")).at("/data/version").asText()).isNotEmpty();
-    assertThat(ok(get("/api/v1/status/runtimeinfo")).at("/data/storageRetention").asText()).isEqualTo("15d");
+    assertThat(ok(get("/api/v1/status/runtimeinfo")).at("/data/storageRetention").asText())
+        .isEqualTo("15d");
     JsonNode flags = ok(get("/api/v1/status/flags"));
     assertThat(flags.at("/data/query-timeout").asText()).isEqualTo("2m");
     assertThat(flags.at("/data/query-max-concurrency").asText()).isEqualTo("1");
     JsonNode tsdb = ok(get("/api/v1/status/tsdb"));
-    assertThat(tsdb.at("/data/seriesCountByMetricName/0").toString()).isEqualTo("{\"name\":\"load\",\"value\":300}");
+    assertThat(tsdb.at("/data/seriesCountByMetricName/0").toString())
+        .isEqualTo("{\"name\":\"load\",\"value\":300}");
     assertThat(ok(get("/api/v1/rules")).at("/data/groups").size()).isZero();
     assertThat(ok(get("/api/v1/alerts")).at("/data/alerts").size()).isZero();
     assertThat(ok(get("/api/v1/targets")).at("/data/activeTargets").size()).isZero();
@@ -198,8 +233,14 @@ class QueryApiIT {
     error(post("/api/v1/query_range", "query=load&start=x&end=1&step=1"), 400, "bad_data");
     error(get("/api/v1/query_range?query=load&start=0&end=20000&step=1"), 400, "bad_data");
     error(get("/api/v1/series"), 400, "bad_data");
-    error(get("/api/v1/query?query=" + enc("load + on() load") + "&time=" + end / 1000), 422, "execution");
-    error(get("/api/v1/query?query=" + enc("sort_by_label(load, \"cpu\")")), 400, "bad_data"); // experimental: off
+    error(
+        get("/api/v1/query?query=" + enc("load + on() load") + "&time=" + end / 1000),
+        422,
+        "execution");
+    error(
+        get("/api/v1/query?query=" + enc("sort_by_label(load, \"cpu\")")),
+        400,
+        "bad_data"); // experimental: off
     assertThat(get("/api/v1/nosuch").statusCode()).isEqualTo(404);
     HttpResponse<String> put =
         HTTP.send(
@@ -212,8 +253,14 @@ class QueryApiIT {
 
   /** A query that runs for minutes unless stopped: a quantile per step over 300 series × 1 h. */
   static String slowQuery(String extra) {
-    return "/api/v1/query_range?query=" + enc("quantile_over_time(0.5, load[1h])") + "&start="
-        + (end / 1000 - 3000) + "&end=" + end / 1000 + "&step=0.3" + extra;
+    return "/api/v1/query_range?query="
+        + enc("quantile_over_time(0.5, load[1h])")
+        + "&start="
+        + (end / 1000 - 3000)
+        + "&end="
+        + end / 1000
+        + "&step=0.3"
+        + extra;
   }
 
   @Test
@@ -228,14 +275,19 @@ class QueryApiIT {
     double canceledBefore = metric("tidemark_query_canceled_by_client_total");
     try (Socket s = new Socket("127.0.0.1", URI.create(server.apiUrl("/")).getPort())) {
       OutputStream out = s.getOutputStream();
-      out.write(("GET " + slowQuery("") + " HTTP/1.1\r\nHost: x\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          ("GET " + slowQuery("") + " HTTP/1.1\r\nHost: x\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
       out.flush();
       await("the slow query running", () -> metric("tidemark_query_running") == 1);
 
       // concurrency 1, queue 1: a second query waits, a third is refused at once
       CompletableFuture<HttpResponse<String>> waiting =
           HTTP.sendAsync(
-              HttpRequest.newBuilder(URI.create(server.apiUrl("/api/v1/query?query=count(load)&time=" + end / 1000))).build(),
+              HttpRequest.newBuilder(
+                      URI.create(
+                          server.apiUrl("/api/v1/query?query=count(load)&time=" + end / 1000)))
+                  .build(),
               HttpResponse.BodyHandlers.ofString());
       await("one query queued", () -> metric("tidemark_query_queued") == 1);
       error(get("/api/v1/query?query=load"), 503, "unavailable");
@@ -247,7 +299,9 @@ class QueryApiIT {
         long t1 = System.nanoTime();
         MetricsServiceGrpc.newBlockingStub(ch)
             .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .export(Otlp.request("late", "host-2", List.of(Otlp.gauge("during_query", Otlp.point(end, 1)))));
+            .export(
+                Otlp.request(
+                    "late", "host-2", List.of(Otlp.gauge("during_query", Otlp.point(end, 1)))));
         assertThat(System.nanoTime() - t1).isLessThan(TimeUnit.SECONDS.toNanos(5));
       } finally {
         ch.shutdownNow();
@@ -255,11 +309,16 @@ class QueryApiIT {
       assertThat(waiting).isNotDone();
       s.close(); // the client goes away: its query is cancelled and the waiting one runs
       HttpResponse<String> after = waiting.get(30, TimeUnit.SECONDS);
-      assertThat(ok(after).at("/data/result/0/value/1").asText()).isEqualTo(Integer.toString(LOAD_SERIES));
+      assertThat(ok(after).at("/data/result/0/value/1").asText())
+          .isEqualTo(Integer.toString(LOAD_SERIES));
     }
     assertThat(metric("tidemark_query_canceled_by_client_total")).isEqualTo(canceledBefore + 1);
     await("no query running", () -> metric("tidemark_query_running") == 0);
-    assertThat(ok(get("/api/v1/query?query=during_query&time=" + end / 1000)).at("/data/result").size()).isEqualTo(1);
+    assertThat(
+            ok(get("/api/v1/query?query=during_query&time=" + end / 1000))
+                .at("/data/result")
+                .size())
+        .isEqualTo(1);
   }
 
   interface Check {
@@ -275,5 +334,4 @@ class QueryApiIT {
       Thread.sleep(50);
     }
   }
-
 }

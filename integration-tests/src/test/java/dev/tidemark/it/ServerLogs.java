@@ -12,7 +12,9 @@ import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
  * method) fails, then rethrows; after the class, kills servers that a failed test left running.
  */
 final class ServerLogs
-    implements TestExecutionExceptionHandler, LifecycleMethodExecutionExceptionHandler, AfterAllCallback {
+    implements TestExecutionExceptionHandler,
+        LifecycleMethodExecutionExceptionHandler,
+        AfterAllCallback {
   private static final Set<ServerProcess> PRINTED = new HashSet<>();
 
   @Override
@@ -22,25 +24,29 @@ final class ServerLogs
   }
 
   @Override
-  public void handleBeforeAllMethodExecutionException(ExtensionContext context, Throwable t) throws Throwable {
+  public void handleBeforeAllMethodExecutionException(ExtensionContext context, Throwable t)
+      throws Throwable {
     print(context, t);
     throw t;
   }
 
   @Override
-  public void handleBeforeEachMethodExecutionException(ExtensionContext context, Throwable t) throws Throwable {
+  public void handleBeforeEachMethodExecutionException(ExtensionContext context, Throwable t)
+      throws Throwable {
     print(context, t);
     throw t;
   }
 
   @Override
-  public void handleAfterEachMethodExecutionException(ExtensionContext context, Throwable t) throws Throwable {
+  public void handleAfterEachMethodExecutionException(ExtensionContext context, Throwable t)
+      throws Throwable {
     print(context, t);
     throw t;
   }
 
   @Override
-  public void handleAfterAllMethodExecutionException(ExtensionContext context, Throwable t) throws Throwable {
+  public void handleAfterAllMethodExecutionException(ExtensionContext context, Throwable t)
+      throws Throwable {
     print(context, t);
     throw t;
   }
@@ -54,7 +60,11 @@ final class ServerLogs
 
   private static synchronized void print(ExtensionContext context, Throwable t) {
     StringBuilder sb = new StringBuilder();
-    sb.append("\n===== ").append(context.getDisplayName()).append(" failed: ").append(t).append('\n');
+    sb.append("\n===== ")
+        .append(context.getDisplayName())
+        .append(" failed: ")
+        .append(t)
+        .append('\n');
     for (ServerProcess p : ServerProcess.STARTED) {
       if (!PRINTED.add(p)) {
         sb.append("----- ").append(p).append(": log printed above\n");

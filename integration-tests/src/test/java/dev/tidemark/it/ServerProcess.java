@@ -22,16 +22,16 @@ import java.util.concurrent.TimeUnit;
  * --data-dir DIR --otlp-grpc-port P1 --otlp-http-port P2 --http-port P3 --admin-port P4 [extra
  * args]} ({@code --admin-port} only when the extra args do not name it).
  *
- * <p>Everything binds 127.0.0.1 (the server's default). Ports are free ports picked just before
- * the start; a start that loses a port race is retried with new ports. The child's environment is
+ * <p>Everything binds 127.0.0.1 (the server's default). Ports are free ports picked just before the
+ * start; a start that loses a port race is retried with new ports. The child's environment is
  * stripped of JVM option variables ({@code JAVA_TOOL_OPTIONS}, ...), its working folder is the
  * parent of the data folder, its standard output and error go to one log file beside the data
  * folder ({@link #log()}); {@link ServerLogs} prints the logs of every server of a failed test.
  *
- * <p>{@link #start} returns once {@code /-/ready} answers 200 (polled against a deadline).
- * {@link #stop()} sends SIGTERM and waits for the exit (the server persists its head and exits
- * with 0); {@link #kill()} sends SIGKILL. After either, the data folder is free: {@link
- * #restart()} starts a new server on it, {@link StoredData#read} reads it back.
+ * <p>{@link #start} returns once {@code /-/ready} answers 200 (polled against a deadline). {@link
+ * #stop()} sends SIGTERM and waits for the exit (the server persists its head and exits with 0);
+ * {@link #kill()} sends SIGKILL. After either, the data folder is free: {@link #restart()} starts a
+ * new server on it, {@link StoredData#read} reads it back.
  */
 final class ServerProcess implements AutoCloseable {
   static final Duration START_DEADLINE = Duration.ofSeconds(90);
@@ -42,11 +42,15 @@ final class ServerProcess implements AutoCloseable {
 
   static {
     // A test JVM that ends abruptly (timeout, Ctrl-C) must not leave servers behind.
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      for (ServerProcess p : STARTED) {
-        p.process.toHandle().destroyForcibly();
-      }
-    }, "kill-tidemark-servers"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  for (ServerProcess p : STARTED) {
+                    p.process.toHandle().destroyForcibly();
+                  }
+                },
+                "kill-tidemark-servers"));
   }
 
   private static final HttpClient HTTP =
@@ -63,7 +67,12 @@ final class ServerProcess implements AutoCloseable {
   private final Process process;
 
   private ServerProcess(
-      Path dataDir, List<String> jvmArgs, List<String> extraArgs, Path logFile, int[] ports, Process process) {
+      Path dataDir,
+      List<String> jvmArgs,
+      List<String> extraArgs,
+      Path logFile,
+      int[] ports,
+      Process process) {
     this.dataDir = dataDir;
     this.jvmArgs = jvmArgs;
     this.extraArgs = extraArgs;
@@ -91,11 +100,13 @@ final class ServerProcess implements AutoCloseable {
    *
    * @param extraArgs further command-line options, e.g. {@code --otlp-http-max-body-size 64KiB}
    */
-  static ServerProcess start(Path dataDir, String... extraArgs) throws IOException, InterruptedException {
+  static ServerProcess start(Path dataDir, String... extraArgs)
+      throws IOException, InterruptedException {
     return start(dataDir, List.of(extraArgs));
   }
 
-  static ServerProcess start(Path dataDir, List<String> extraArgs) throws IOException, InterruptedException {
+  static ServerProcess start(Path dataDir, List<String> extraArgs)
+      throws IOException, InterruptedException {
     return start(dataDir, List.of(), extraArgs);
   }
 
@@ -109,7 +120,9 @@ final class ServerProcess implements AutoCloseable {
     IOException portRace = null;
     for (int attempt = 1; attempt <= 3; attempt++) {
       int[] ports = freePorts(4);
-      Path log = dataDir.resolveSibling(dataDir.getFileName() + "-server-" + (STARTED.size() + 1) + ".log");
+      Path log =
+          dataDir.resolveSibling(
+              dataDir.getFileName() + "-server-" + (STARTED.size() + 1) + ".log");
       List<String> cmd = new ArrayList<>();
       cmd.add("--data-dir");
       cmd.add(dataDir.toAbsolutePath().toString());
@@ -128,7 +141,9 @@ final class ServerProcess implements AutoCloseable {
       }
       cmd.addAll(extraArgs);
       ProcessBuilder pb = processBuilder(dataDir.toAbsolutePath().getParent(), log, jvmArgs, cmd);
-      ServerProcess sp = new ServerProcess(dataDir, List.copyOf(jvmArgs), List.copyOf(extraArgs), log, ports, pb.start());
+      ServerProcess sp =
+          new ServerProcess(
+              dataDir, List.copyOf(jvmArgs), List.copyOf(extraArgs), log, ports, pb.start());
       STARTED.add(sp);
       try {
         sp.awaitReady();
@@ -145,8 +160,12 @@ final class ServerProcess implements AutoCloseable {
     throw portRace;
   }
 
-  /** {@code java -Xmx512m [jvmArgs] -jar tidemark.jar args...} in {@code workDir}, output to {@code log}. */
-  private static ProcessBuilder processBuilder(Path workDir, Path log, List<String> jvmArgs, List<String> args) {
+  /**
+   * {@code java -Xmx512m [jvmArgs] -jar tidemark.jar args...} in {@code workDir}, output to {@code
+   * log}.
+   */
+  private static ProcessBuilder processBuilder(
+      Path workDir, Path log, List<String> jvmArgs, List<String> args) {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.add("-Xmx512m");
@@ -157,9 +176,15 @@ final class ServerProcess implements AutoCloseable {
     cmd.addAll(args);
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.directory(workDir.toFile());
-    pb.environment().keySet().removeIf(
-        k -> k.equals("JAVA_TOOL_OPTIONS") || k.equals("_JAVA_OPTIONS") || k.equals("JDK_JAVA_OPTIONS")
-            || k.equals("CLASSPATH") || k.startsWith("MAVEN_"));
+    pb.environment()
+        .keySet()
+        .removeIf(
+            k ->
+                k.equals("JAVA_TOOL_OPTIONS")
+                    || k.equals("_JAVA_OPTIONS")
+                    || k.equals("JDK_JAVA_OPTIONS")
+                    || k.equals("CLASSPATH")
+                    || k.startsWith("MAVEN_"));
     pb.redirectErrorStream(true);
     pb.redirectOutput(log.toFile());
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
@@ -173,7 +198,8 @@ final class ServerProcess implements AutoCloseable {
    * Runs {@code java -jar tidemark.jar args...} in {@code workDir} until it exits by itself (a
    * start that must fail); kills it and fails after {@code timeout}.
    */
-  static Exit runToExit(Path workDir, Duration timeout, String... args) throws IOException, InterruptedException {
+  static Exit runToExit(Path workDir, Duration timeout, String... args)
+      throws IOException, InterruptedException {
     Files.createDirectories(workDir);
     Path log = Files.createTempFile(workDir, "tidemark-run-", ".log");
     Process p = processBuilder(workDir, log, List.of(), List.of(args)).start();
@@ -181,8 +207,12 @@ final class ServerProcess implements AutoCloseable {
       p.toHandle().destroyForcibly();
       p.waitFor();
       throw new AssertionError(
-          "tidemark " + String.join(" ", args) + " still running after " + timeout.toSeconds()
-              + " s (expected it to exit); output:\n" + Files.readString(log, StandardCharsets.UTF_8));
+          "tidemark "
+              + String.join(" ", args)
+              + " still running after "
+              + timeout.toSeconds()
+              + " s (expected it to exit); output:\n"
+              + Files.readString(log, StandardCharsets.UTF_8));
     }
     return new Exit(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
   }
@@ -207,12 +237,19 @@ final class ServerProcess implements AutoCloseable {
   private void awaitReady() throws IOException, InterruptedException {
     long deadline = System.nanoTime() + START_DEADLINE.toNanos();
     HttpRequest ready =
-        HttpRequest.newBuilder(URI.create(apiUrl("/-/ready"))).timeout(Duration.ofSeconds(2)).GET().build();
+        HttpRequest.newBuilder(URI.create(apiUrl("/-/ready")))
+            .timeout(Duration.ofSeconds(2))
+            .GET()
+            .build();
     while (true) {
       if (!process.isAlive()) {
         throw new IOException(
-            "server exited with " + process.exitValue() + " before it was ready; log " + logFile
-                + ":\n" + log());
+            "server exited with "
+                + process.exitValue()
+                + " before it was ready; log "
+                + logFile
+                + ":\n"
+                + log());
       }
       try {
         HttpResponse<Void> r = HTTP.send(ready, HttpResponse.BodyHandlers.discarding());
@@ -224,7 +261,12 @@ final class ServerProcess implements AutoCloseable {
       }
       if (System.nanoTime() > deadline) {
         throw new IOException(
-            "server not ready after " + START_DEADLINE.toSeconds() + " s; log " + logFile + ":\n" + log());
+            "server not ready after "
+                + START_DEADLINE.toSeconds()
+                + " s; log "
+                + logFile
+                + ":\n"
+                + log());
       }
       // Poll interval while the JVM starts; the loop ends on the first 200.
       process.waitFor(50, TimeUnit.MILLISECONDS);
@@ -250,7 +292,10 @@ final class ServerProcess implements AutoCloseable {
       process.toHandle().destroyForcibly();
       process.waitFor();
       throw new AssertionError(
-          "server did not stop within " + STOP_DEADLINE.toSeconds() + " s of SIGTERM; log:\n" + log());
+          "server did not stop within "
+              + STOP_DEADLINE.toSeconds()
+              + " s of SIGTERM; log:\n"
+              + log());
     }
     return process.exitValue();
   }
@@ -303,7 +348,10 @@ final class ServerProcess implements AutoCloseable {
   String apiGet(String path) throws IOException, InterruptedException {
     HttpResponse<String> r =
         HTTP.send(
-            HttpRequest.newBuilder(URI.create(apiUrl(path))).timeout(Duration.ofSeconds(10)).GET().build(),
+            HttpRequest.newBuilder(URI.create(apiUrl(path)))
+                .timeout(Duration.ofSeconds(10))
+                .GET()
+                .build(),
             HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) {
       throw new IOException("GET " + path + " answered " + r.statusCode() + ": " + r.body());
@@ -339,7 +387,16 @@ final class ServerProcess implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "tidemark pid " + process.pid() + " (gRPC " + grpcPort + ", HTTP " + otlpHttpPort + ", API "
-        + apiPort + ", data " + dataDir + ")";
+    return "tidemark pid "
+        + process.pid()
+        + " (gRPC "
+        + grpcPort
+        + ", HTTP "
+        + otlpHttpPort
+        + ", API "
+        + apiPort
+        + ", data "
+        + dataDir
+        + ")";
   }
 }

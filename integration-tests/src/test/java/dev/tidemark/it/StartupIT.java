@@ -11,9 +11,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Starting the real jar (issue #5, "Running it"): the startup line names the ports, the data
  * folder, the retention and the recovery time; a data folder locked by a running server, a port in
- * use and a bad setting each stop a second process with a one-line message naming the problem
- * (no stack trace) and the documented exit code (1 cannot start, 2 bad configuration); SIGTERM
- * ends the server with 0.
+ * use and a bad setting each stop a second process with a one-line message naming the problem (no
+ * stack trace) and the documented exit code (1 cannot start, 2 bad configuration); SIGTERM ends the
+ * server with 0.
  */
 @ExtendWith(ServerLogs.class)
 class StartupIT {
@@ -38,22 +38,38 @@ class StartupIT {
 
       int[] ports = ServerProcess.freePorts(3);
       ServerProcess.Exit locked =
-          ServerProcess.runToExit(tmp.resolve("second"), RUN_DEADLINE,
-              "--data-dir", data.toAbsolutePath().toString(),
-              "--otlp-grpc-port", Integer.toString(ports[0]),
-              "--otlp-http-port", Integer.toString(ports[1]),
-              "--http-port", Integer.toString(ports[2]));
-      assertThat(locked.code()).as("exit code, data folder locked; output:\n%s", locked.output()).isEqualTo(1);
+          ServerProcess.runToExit(
+              tmp.resolve("second"),
+              RUN_DEADLINE,
+              "--data-dir",
+              data.toAbsolutePath().toString(),
+              "--otlp-grpc-port",
+              Integer.toString(ports[0]),
+              "--otlp-http-port",
+              Integer.toString(ports[1]),
+              "--http-port",
+              Integer.toString(ports[2]));
+      assertThat(locked.code())
+          .as("exit code, data folder locked; output:\n%s", locked.output())
+          .isEqualTo(1);
       assertThat(locked.output()).contains("locked by another process").doesNotContain("\tat ");
 
       ports = ServerProcess.freePorts(3);
       ServerProcess.Exit portInUse =
-          ServerProcess.runToExit(tmp.resolve("third"), RUN_DEADLINE,
-              "--data-dir", tmp.resolve("third-data").toAbsolutePath().toString(),
-              "--otlp-grpc-port", Integer.toString(server.grpcPort()),
-              "--otlp-http-port", Integer.toString(ports[1]),
-              "--http-port", Integer.toString(ports[2]));
-      assertThat(portInUse.code()).as("exit code, port in use; output:\n%s", portInUse.output()).isEqualTo(1);
+          ServerProcess.runToExit(
+              tmp.resolve("third"),
+              RUN_DEADLINE,
+              "--data-dir",
+              tmp.resolve("third-data").toAbsolutePath().toString(),
+              "--otlp-grpc-port",
+              Integer.toString(server.grpcPort()),
+              "--otlp-http-port",
+              Integer.toString(ports[1]),
+              "--http-port",
+              Integer.toString(ports[2]));
+      assertThat(portInUse.code())
+          .as("exit code, port in use; output:\n%s", portInUse.output())
+          .isEqualTo(1);
       assertThat(portInUse.output())
           .contains("port " + server.grpcPort())
           .contains("already in use")
@@ -64,14 +80,23 @@ class StartupIT {
     assertThat(server.log()).contains("stopped cleanly");
 
     ServerProcess.Exit badValue =
-        ServerProcess.runToExit(tmp.resolve("fourth"), RUN_DEADLINE,
-            "--data-dir", tmp.resolve("fourth-data").toAbsolutePath().toString(), "--retention", "5m");
-    assertThat(badValue.code()).as("exit code, bad value; output:\n%s", badValue.output()).isEqualTo(2);
+        ServerProcess.runToExit(
+            tmp.resolve("fourth"),
+            RUN_DEADLINE,
+            "--data-dir",
+            tmp.resolve("fourth-data").toAbsolutePath().toString(),
+            "--retention",
+            "5m");
+    assertThat(badValue.code())
+        .as("exit code, bad value; output:\n%s", badValue.output())
+        .isEqualTo(2);
     assertThat(badValue.output()).contains("retention").contains("5m").doesNotContain("\tat ");
 
     ServerProcess.Exit unknown =
         ServerProcess.runToExit(tmp.resolve("fifth"), RUN_DEADLINE, "--no-such-option", "1");
-    assertThat(unknown.code()).as("exit code, unknown option; output:\n%s", unknown.output()).isEqualTo(2);
+    assertThat(unknown.code())
+        .as("exit code, unknown option; output:\n%s", unknown.output())
+        .isEqualTo(2);
     assertThat(unknown.output()).contains("--no-such-option").doesNotContain("\tat ");
   }
 }

@@ -35,7 +35,10 @@ final class StoredData {
 
     @Override
     public String toString() {
-      return t + "=" + value() + (Double.isNaN(value()) ? "(0x" + Long.toHexString(bits) + ")" : "");
+      return t
+          + "="
+          + value()
+          + (Double.isNaN(value()) ? "(0x" + Long.toHexString(bits) + ")" : "");
     }
   }
 
@@ -51,7 +54,10 @@ final class StoredData {
     try (RocksDbKvStore store = RocksDbKvStore.open(dataDir);
         Engine engine =
             Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
-      for (Series s : engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+"))).toList()) {
+      for (Series s :
+          engine
+              .select(0, Long.MAX_VALUE, List.of(LabelMatcher.regex(Labels.METRIC_NAME, ".+")))
+              .toList()) {
         List<Sample> samples = new ArrayList<>();
         SampleIterator it = s.iterator();
         while (it.next()) {
@@ -74,11 +80,12 @@ final class StoredData {
 
   Map<Labels, List<Sample>> select(Predicate<Labels> filter) {
     Map<Labels, List<Sample>> out = new TreeMap<>();
-    series.forEach((l, s) -> {
-      if (filter.test(l)) {
-        out.put(l, s);
-      }
-    });
+    series.forEach(
+        (l, s) -> {
+          if (filter.test(l)) {
+            out.put(l, s);
+          }
+        });
     return out;
   }
 

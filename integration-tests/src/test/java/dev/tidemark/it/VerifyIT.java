@@ -26,12 +26,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code tidemark verify} (issue #9) with the real jar as a process: a store written by a server
- * over OTLP verifies clean (exit 0); damaged the way the append bug of issue #9 damaged stores
- * (the ForwardIndex and dictionary records of one series of the first hour gone while its postings
- * and chunk remain; the second hour missing from the BucketList), it fails verification (exit 1)
- * naming both problems; {@code --repair} fixes it (exit 0); verify refuses to run beside a server;
- * and a server started on the repaired store serves every readable sample through the admin API,
- * the second hour's included.
+ * over OTLP verifies clean (exit 0); damaged the way the append bug of issue #9 damaged stores (the
+ * ForwardIndex and dictionary records of one series of the first hour gone while its postings and
+ * chunk remain; the second hour missing from the BucketList), it fails verification (exit 1) naming
+ * both problems; {@code --repair} fixes it (exit 0); verify refuses to run beside a server; and a
+ * server started on the repaired store serves every readable sample through the admin API, the
+ * second hour's included.
  */
 @ExtendWith(ServerLogs.class)
 class VerifyIT {
@@ -54,9 +54,14 @@ class VerifyIT {
         a.add(Otlp.point(base + k * STEP, k, "room", "a"));
         b.add(Otlp.point(base + k * STEP, 100 + k, "room", "b"));
       }
-      AdminIT.export(MetricsServiceGrpc.newBlockingStub(otlp), Otlp.request("api", "host-1", List.of(
-          Otlp.gauge("temperature", a.toArray(new NumberDataPoint[0])),
-          Otlp.gauge("temperature", b.toArray(new NumberDataPoint[0])))));
+      AdminIT.export(
+          MetricsServiceGrpc.newBlockingStub(otlp),
+          Otlp.request(
+              "api",
+              "host-1",
+              List.of(
+                  Otlp.gauge("temperature", a.toArray(new NumberDataPoint[0])),
+                  Otlp.gauge("temperature", b.toArray(new NumberDataPoint[0])))));
     } finally {
       otlp.shutdownNow();
     }
@@ -64,7 +69,8 @@ class VerifyIT {
 
     ServerProcess.Exit clean = verify(data);
     assertThat(clean.code()).as(clean.output()).isZero();
-    assertThat(clean.output()).contains("no problems found", "3 buckets with records (3 in the BucketList)");
+    assertThat(clean.output())
+        .contains("no problems found", "3 buckets with records (3 in the BucketList)");
 
     // The damage of issue #9, written with RocksDB and the codecs directly.
     TimeBucket b0 = TimeBucket.containing(base, 1);
@@ -83,10 +89,11 @@ class VerifyIT {
         }
       }
       assertThat(id).isNotNegative();
-      kv.write(new WriteBatch()
-          .delete(Keys.forwardIndex(b0, id))
-          .delete(Keys.seriesDictionary(b0, roomB))
-          .put(Keys.bucketList(), BucketListValue.encode(List.of(b0, b2))));
+      kv.write(
+          new WriteBatch()
+              .delete(Keys.forwardIndex(b0, id))
+              .delete(Keys.seriesDictionary(b0, roomB))
+              .put(Keys.bucketList(), BucketListValue.encode(List.of(b0, b2))));
     }
 
     ServerProcess.Exit damaged = verify(data);
@@ -100,8 +107,12 @@ class VerifyIT {
 
     ServerProcess.Exit repaired = verify(data, "--repair");
     assertThat(repaired.code()).as(repaired.output()).isZero();
-    assertThat(repaired.output()).contains("repair:", "1  buckets with records added to the BucketList",
-        "after the repair:", "no problems found");
+    assertThat(repaired.output())
+        .contains(
+            "repair:",
+            "1  buckets with records added to the BucketList",
+            "after the repair:",
+            "no problems found");
     assertThat(verify(data).code()).isZero();
 
     server = server.restart();
@@ -123,20 +134,26 @@ class VerifyIT {
         }
       }
       assertThat(read).hasSize(2);
-      read.forEach((labels, samples) -> {
-        Map<Long, Double> got = new LinkedHashMap<>();
-        samples.forEach(s -> got.put(s.t(), Double.longBitsToDouble(s.bits())));
-        assertThat(got).as("%s", labels).isEqualTo("a".equals(labels.get("room")) ? expectedA : expectedB);
-      });
+      read.forEach(
+          (labels, samples) -> {
+            Map<Long, Double> got = new LinkedHashMap<>();
+            samples.forEach(s -> got.put(s.t(), Double.longBitsToDouble(s.bits())));
+            assertThat(got)
+                .as("%s", labels)
+                .isEqualTo("a".equals(labels.get("room")) ? expectedA : expectedB);
+          });
     } finally {
       assertThat(server.stop()).isZero();
     }
     ServerProcess.Exit after = verify(data);
-    assertThat(after.code()).as("after the server ran on the repaired store: %s", after.output()).isZero();
+    assertThat(after.code())
+        .as("after the server ran on the repaired store: %s", after.output())
+        .isZero();
   }
 
   private ServerProcess.Exit verify(Path data, String... extra) throws Exception {
-    List<String> args = new ArrayList<>(List.of("verify", "--data-dir", data.toAbsolutePath().toString()));
+    List<String> args =
+        new ArrayList<>(List.of("verify", "--data-dir", data.toAbsolutePath().toString()));
     args.addAll(List.of(extra));
     return ServerProcess.runToExit(tmp.resolve("verify"), DEADLINE, args.toArray(new String[0]));
   }

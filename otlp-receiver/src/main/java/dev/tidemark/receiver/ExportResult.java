@@ -16,14 +16,18 @@ public final class ExportResult {
   private final String message;
 
   private ExportResult(
-      Outcome outcome, ExportMetricsServiceResponse response, TranslationResult translation, String message) {
+      Outcome outcome,
+      ExportMetricsServiceResponse response,
+      TranslationResult translation,
+      String message) {
     this.outcome = Objects.requireNonNull(outcome, "outcome");
     this.response = response;
     this.translation = translation;
     this.message = message;
   }
 
-  static ExportResult translated(Outcome outcome, ExportMetricsServiceResponse response, TranslationResult translation) {
+  static ExportResult translated(
+      Outcome outcome, ExportMetricsServiceResponse response, TranslationResult translation) {
     return new ExportResult(outcome, response, translation, "");
   }
 
@@ -35,17 +39,25 @@ public final class ExportResult {
     return outcome;
   }
 
-  /** The response to send with an OK status; null unless the outcome is SUCCESS or PARTIAL_SUCCESS. */
+  /**
+   * The response to send with an OK status; null unless the outcome is SUCCESS or PARTIAL_SUCCESS.
+   */
   public ExportMetricsServiceResponse response() {
     return response;
   }
 
-  /** The translator's per-point outcome; null when the request never reached the translator or it failed. */
+  /**
+   * The translator's per-point outcome; null when the request never reached the translator or it
+   * failed.
+   */
   public TranslationResult translation() {
     return translation;
   }
 
-  /** For failed outcomes, the developer-facing error message (for {@code google.rpc.Status.message}); else empty. */
+  /**
+   * For failed outcomes, the developer-facing error message (for {@code
+   * google.rpc.Status.message}); else empty.
+   */
   public String message() {
     return message;
   }

@@ -44,36 +44,41 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  *
  * <p><b>Admission control.</b> A request's serialized bytes (after decompression) count as in
- * flight from the moment the receiver holds them until its {@link Exchange} is closed: while
- * being read, decoded, translated and made durable. A request that would take the total over
- * {@link ReceiverConfig#maxInFlightBytes()} is refused at once as {@link Outcome#OVERLOADED},
- * never queued, unless nothing else is in flight (so one request larger than the limit still
- * passes when alone). Decoded messages take roughly two to four times their serialized size;
- * that memory is not counted separately.
+ * flight from the moment the receiver holds them until its {@link Exchange} is closed: while being
+ * read, decoded, translated and made durable. A request that would take the total over {@link
+ * ReceiverConfig#maxInFlightBytes()} is refused at once as {@link Outcome#OVERLOADED}, never
+ * queued, unless nothing else is in flight (so one request larger than the limit still passes when
+ * alone). Decoded messages take roughly two to four times their serialized size; that memory is not
+ * counted separately.
  *
  * <p><b>Durability.</b> {@link Translator#translate} returns only once the accepted samples are
  * durable, so a SUCCESS or PARTIAL_SUCCESS answer is an acknowledgement.
  *
- * <p><b>Metrics</b> (registered in the given registry on construction):
- * {@code tidemark_otlp_data_points_received_total{protocol}} (data points of requests handed to
- * the translator), {@code ..._accepted_total{protocol}}, {@code
- * ..._rejected_total{protocol,reason}} (reason = {@link RejectionReason} in lower case), {@code
+ * <p><b>Metrics</b> (registered in the given registry on construction): {@code
+ * tidemark_otlp_data_points_received_total{protocol}} (data points of requests handed to the
+ * translator), {@code ..._accepted_total{protocol}}, {@code ..._rejected_total{protocol,reason}}
+ * (reason = {@link RejectionReason} in lower case), {@code
  * tidemark_otlp_requests_total{protocol,outcome}}, {@code
- * tidemark_otlp_request_duration_seconds{protocol}} (from {@link #begin} to {@link
- * Exchange#close}, including reading the body over HTTP) and {@code tidemark_otlp_in_flight_bytes}.
- * {@code protocol} is {@code grpc} or {@code http}.
+ * tidemark_otlp_request_duration_seconds{protocol}} (from {@link #begin} to {@link Exchange#close},
+ * including reading the body over HTTP) and {@code tidemark_otlp_in_flight_bytes}. {@code protocol}
+ * is {@code grpc} or {@code http}.
  *
  * <p><b>Logging.</b> Nothing per request in steady state: rejections, overload, storage trouble,
- * bad requests and internal errors go through a {@link RateLimitedLogger} (one line per kind
- * every 10 s, with the number suppressed).
+ * bad requests and internal errors go through a {@link RateLimitedLogger} (one line per kind every
+ * 10 s, with the number suppressed).
  *
  * <p>Thread-safe.
  */
 public final class OtlpIngestor {
-  /** Longest {@code error_message} / status message sent back; longer ones are cut (the OTLP response must stay small). */
+  /**
+   * Longest {@code error_message} / status message sent back; longer ones are cut (the OTLP
+   * response must stay small).
+   */
   public static final int MAX_ERROR_MESSAGE_CHARS = 16 * 1024;
 
-  /** Request latency buckets in seconds: acknowledgement latency is dominated by the durable sync. */
+  /**
+   * Request latency buckets in seconds: acknowledgement latency is dominated by the durable sync.
+   */
   static final double[] DURATION_BUCKETS = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
   };
@@ -117,13 +122,19 @@ public final class OtlpIngestor {
     this(translator, config, registry, new RateLimitedLogger(LOG));
   }
 
-  OtlpIngestor(Translator translator, ReceiverConfig config, PrometheusRegistry registry, RateLimitedLogger warnings) {
+  OtlpIngestor(
+      Translator translator,
+      ReceiverConfig config,
+      PrometheusRegistry registry,
+      RateLimitedLogger warnings) {
     this.translator = Objects.requireNonNull(translator, "translator");
     this.config = Objects.requireNonNull(config, "config");
     Objects.requireNonNull(registry, "registry");
     this.warnings = Objects.requireNonNull(warnings, "warnings");
     this.overloadedMessage =
-        "receiver overloaded: more than " + config.maxInFlightBytes() + " request bytes in flight; retry later";
+        "receiver overloaded: more than "
+            + config.maxInFlightBytes()
+            + " request bytes in flight; retry later";
 
     Counter receivedC =
         Counter.builder()
@@ -178,7 +189,8 @@ public final class OtlpIngestor {
       accepted[i] = acceptedC.labelValues(p.label());
       duration[i] = durationH.labelValues(p.label());
       for (RejectionReason r : REASONS) {
-        rejected[i][r.ordinal()] = rejectedC.labelValues(p.label(), r.name().toLowerCase(Locale.ROOT));
+        rejected[i][r.ordinal()] =
+            rejectedC.labelValues(p.label(), r.name().toLowerCase(Locale.ROOT));
       }
       for (Outcome o : outcomes) {
         requests[i][o.ordinal()] = requestsC.labelValues(p.label(), o.label());
@@ -209,14 +221,15 @@ public final class OtlpIngestor {
     for (ResourceMetrics rm : request.getResourceMetricsList()) {
       for (ScopeMetrics sm : rm.getScopeMetricsList()) {
         for (Metric m : sm.getMetricsList()) {
-          n += switch (m.getDataCase()) {
-            case GAUGE -> m.getGauge().getDataPointsCount();
-            case SUM -> m.getSum().getDataPointsCount();
-            case HISTOGRAM -> m.getHistogram().getDataPointsCount();
-            case EXPONENTIAL_HISTOGRAM -> m.getExponentialHistogram().getDataPointsCount();
-            case SUMMARY -> m.getSummary().getDataPointsCount();
-            default -> 0;
-          };
+          n +=
+              switch (m.getDataCase()) {
+                case GAUGE -> m.getGauge().getDataPointsCount();
+                case SUM -> m.getSum().getDataPointsCount();
+                case HISTOGRAM -> m.getHistogram().getDataPointsCount();
+                case EXPONENTIAL_HISTOGRAM -> m.getExponentialHistogram().getDataPointsCount();
+                case SUMMARY -> m.getSummary().getDataPointsCount();
+                default -> 0;
+              };
         }
       }
     }
@@ -315,19 +328,25 @@ public final class OtlpIngestor {
       try {
         tr = translator.translate(bytes);
       } catch (StorageUnavailableException e) {
-        received[protocol.ordinal()].inc(Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
+        received[protocol.ordinal()].inc(
+            Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
         return storageUnavailable(e);
       } catch (RuntimeException e) {
-        received[protocol.ordinal()].inc(Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
+        received[protocol.ordinal()].inc(
+            Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
         return internalError(e);
       }
       return translated(tr);
     }
 
     private ExportResult storageUnavailable(StorageUnavailableException e) {
-      warnings.log("storage_unavailable", Level.WARNING,
-          () -> "OTLP export refused, storage unavailable: " + e.getMessage(), null);
-      return fail(Outcome.STORAGE_UNAVAILABLE,
+      warnings.log(
+          "storage_unavailable",
+          Level.WARNING,
+          () -> "OTLP export refused, storage unavailable: " + e.getMessage(),
+          null);
+      return fail(
+          Outcome.STORAGE_UNAVAILABLE,
           "storage unavailable: " + ErrorMessages.describe(e, "storage failure") + "; retry later");
     }
 
@@ -342,7 +361,8 @@ public final class OtlpIngestor {
       }
       if (tr.isFullSuccess()) {
         outcome = Outcome.SUCCESS;
-        return ExportResult.translated(Outcome.SUCCESS, ExportMetricsServiceResponse.getDefaultInstance(), tr);
+        return ExportResult.translated(
+            Outcome.SUCCESS, ExportMetricsServiceResponse.getDefaultInstance(), tr);
       }
       String message = truncate(tr.partialSuccessMessage());
       ExportMetricsServiceResponse response =
@@ -354,40 +374,55 @@ public final class OtlpIngestor {
               .build();
       if (tr.rejectedDataPoints() > 0) {
         outcome = Outcome.PARTIAL_SUCCESS;
-        warnings.log("partial_success", Level.WARNING,
-            () -> "OTLP export (" + protocol.label() + ") partly rejected: " + message, null);
+        warnings.log(
+            "partial_success",
+            Level.WARNING,
+            () -> "OTLP export (" + protocol.label() + ") partly rejected: " + message,
+            null);
       } else {
         outcome = Outcome.SUCCESS;
-        warnings.log("warnings", Level.INFO,
-            () -> "OTLP export (" + protocol.label() + ") accepted with warnings: " + message, null);
+        warnings.log(
+            "warnings",
+            Level.INFO,
+            () -> "OTLP export (" + protocol.label() + ") accepted with warnings: " + message,
+            null);
       }
       return ExportResult.translated(outcome, response, tr);
     }
 
     /** Records an {@link Outcome#OVERLOADED} refusal and returns its result. */
     public ExportResult overloaded() {
-      warnings.log("overloaded", Level.WARNING,
-          () -> "OTLP requests refused: more than " + config.maxInFlightBytes()
-              + " request bytes in flight (maxInFlightBytes)", null);
+      warnings.log(
+          "overloaded",
+          Level.WARNING,
+          () ->
+              "OTLP requests refused: more than "
+                  + config.maxInFlightBytes()
+                  + " request bytes in flight (maxInFlightBytes)",
+          null);
       return fail(Outcome.OVERLOADED, overloadedMessage);
     }
 
     /**
      * Records an out-of-memory failure as {@link Outcome#OVERLOADED} (retryable: the request may
-     * pass once memory is free) and returns its result. Admission control should prevent it; if
-     * it happens, the heap is too small for {@link ReceiverConfig#maxInFlightBytes()}.
+     * pass once memory is free) and returns its result. Admission control should prevent it; if it
+     * happens, the heap is too small for {@link ReceiverConfig#maxInFlightBytes()}.
      */
     public ExportResult outOfMemory(OutOfMemoryError e) {
-      warnings.log("out_of_memory", Level.ERROR,
-          () -> "OTLP request failed: out of memory; the heap is too small for maxInFlightBytes="
-              + config.maxInFlightBytes(), e);
+      warnings.log(
+          "out_of_memory",
+          Level.ERROR,
+          () ->
+              "OTLP request failed: out of memory; the heap is too small for maxInFlightBytes="
+                  + config.maxInFlightBytes(),
+          e);
       return fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
     }
 
     /**
      * Records an {@link Outcome#INTERNAL_ERROR} and returns its result. The answer says only
-     * "internal error" (no class name, no message: nothing of the internals); the full exception
-     * is logged at ERROR through the rate limit.
+     * "internal error" (no class name, no message: nothing of the internals); the full exception is
+     * logged at ERROR through the rate limit.
      */
     public ExportResult internalError(Throwable t) {
       warnings.log("internal_error", Level.ERROR, () -> "OTLP request failed unexpectedly", t);
@@ -396,8 +431,8 @@ public final class OtlpIngestor {
 
     /**
      * Records a failed outcome decided by the receiver (INVALID, TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
-     * METHOD_NOT_ALLOWED, CANCELLED, ...) and returns its result. Client errors are logged at
-     * DEBUG through the rate limit.
+     * METHOD_NOT_ALLOWED, CANCELLED, ...) and returns its result. Client errors are logged at DEBUG
+     * through the rate limit.
      */
     public ExportResult fail(Outcome failure, String message) {
       Objects.requireNonNull(failure, "failure");
@@ -407,8 +442,11 @@ public final class OtlpIngestor {
       outcome = failure;
       String m = truncate(message == null ? failure.label() : message);
       if (!failure.retryable() && failure != Outcome.INTERNAL_ERROR) {
-        warnings.log(failure.label(), Level.DEBUG,
-            () -> "OTLP request (" + protocol.label() + ") refused, " + failure.label() + ": " + m, null);
+        warnings.log(
+            failure.label(),
+            Level.DEBUG,
+            () -> "OTLP request (" + protocol.label() + ") refused, " + failure.label() + ": " + m,
+            null);
       }
       return ExportResult.failed(failure, m);
     }

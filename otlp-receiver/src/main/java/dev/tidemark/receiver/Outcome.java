@@ -21,7 +21,10 @@ public enum Outcome {
   METHOD_NOT_ALLOWED,
   /** Refused by admission control: the in-flight bytes limit is reached. Retryable. */
   OVERLOADED,
-  /** The engine cannot take writes now (storage failure, head memory limit, shutting down). Retryable. */
+  /**
+   * The engine cannot take writes now (storage failure, head memory limit, shutting down).
+   * Retryable.
+   */
   STORAGE_UNAVAILABLE,
   /** The client cancelled the call (or its deadline passed) before processing started. */
   CANCELLED,

@@ -35,13 +35,17 @@ public final class RateLimitedLogger {
   public RateLimitedLogger(Logger logger, long intervalNanos, LongSupplier nanoTime) {
     this.logger = Objects.requireNonNull(logger, "logger");
     if (intervalNanos < 0) {
-      throw new IllegalArgumentException("intervalNanos must not be negative, was " + intervalNanos);
+      throw new IllegalArgumentException(
+          "intervalNanos must not be negative, was " + intervalNanos);
     }
     this.intervalNanos = intervalNanos;
     this.nanoTime = Objects.requireNonNull(nanoTime, "nanoTime");
   }
 
-  /** Logs {@code message} under {@code key} unless a line of that key was logged within the interval. */
+  /**
+   * Logs {@code message} under {@code key} unless a line of that key was logged within the
+   * interval.
+   */
   public void log(String key, Level level, Supplier<String> message) {
     log(key, level, message, null);
   }
@@ -66,7 +70,13 @@ public final class RateLimitedLogger {
     long suppressed = s.suppressed.getAndSet(0);
     String text = message.get();
     if (suppressed > 0) {
-      text = text + " (" + suppressed + " similar message" + (suppressed == 1 ? "" : "s") + " suppressed)";
+      text =
+          text
+              + " ("
+              + suppressed
+              + " similar message"
+              + (suppressed == 1 ? "" : "s")
+              + " suppressed)";
     }
     if (thrown == null) {
       logger.log(level, text);

@@ -26,12 +26,16 @@ public record ReceiverConfig(
 
   /** 4 MiB, the gRPC default and the collector's {@code max_recv_msg_size_mib}. */
   public static final int DEFAULT_MAX_GRPC_MESSAGE_BYTES = 4 * 1024 * 1024;
+
   /** 64 MiB, the OTLP recommendation the contract follows (§5.3). */
   public static final long DEFAULT_MAX_HTTP_BODY_BYTES = 64L * 1024 * 1024;
+
   /** 256 MiB. */
   public static final long DEFAULT_MAX_IN_FLIGHT_BYTES = 256L * 1024 * 1024;
+
   /** One second. */
   public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+
   /** The largest allowed {@link #maxHttpBodyBytes()}: a Java array's practical size limit. */
   public static final long MAX_HTTP_BODY_BYTES_LIMIT = Integer.MAX_VALUE - 16;
 
@@ -40,14 +44,19 @@ public record ReceiverConfig(
    */
   public ReceiverConfig {
     if (maxGrpcMessageBytes <= 0) {
-      throw new IllegalArgumentException("maxGrpcMessageBytes must be positive, was " + maxGrpcMessageBytes);
+      throw new IllegalArgumentException(
+          "maxGrpcMessageBytes must be positive, was " + maxGrpcMessageBytes);
     }
     if (maxHttpBodyBytes <= 0 || maxHttpBodyBytes > MAX_HTTP_BODY_BYTES_LIMIT) {
       throw new IllegalArgumentException(
-          "maxHttpBodyBytes must be in [1, " + MAX_HTTP_BODY_BYTES_LIMIT + "], was " + maxHttpBodyBytes);
+          "maxHttpBodyBytes must be in [1, "
+              + MAX_HTTP_BODY_BYTES_LIMIT
+              + "], was "
+              + maxHttpBodyBytes);
     }
     if (maxInFlightBytes <= 0) {
-      throw new IllegalArgumentException("maxInFlightBytes must be positive, was " + maxInFlightBytes);
+      throw new IllegalArgumentException(
+          "maxInFlightBytes must be positive, was " + maxInFlightBytes);
     }
     Objects.requireNonNull(retryAfter, "retryAfter");
     if (retryAfter.isNegative() || retryAfter.isZero()) {
@@ -63,7 +72,9 @@ public record ReceiverConfig(
     return new Builder();
   }
 
-  /** {@link #retryAfter()} in whole seconds, rounded up, at least 1 (for HTTP {@code Retry-After}). */
+  /**
+   * {@link #retryAfter()} in whole seconds, rounded up, at least 1 (for HTTP {@code Retry-After}).
+   */
   public long retryAfterSeconds() {
     long millis = retryAfter.toMillis();
     return Math.max(1, (millis + 999) / 1000);
@@ -102,7 +113,8 @@ public record ReceiverConfig(
      * @throws IllegalArgumentException naming the first bad value
      */
     public ReceiverConfig build() {
-      return new ReceiverConfig(maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter);
+      return new ReceiverConfig(
+          maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter);
     }
   }
 }

@@ -34,8 +34,10 @@ class MetricsExpositionTest {
         .contains("# TYPE tidemark_otlp_data_points_received_total counter")
         .contains("tidemark_otlp_data_points_received_total{protocol=\"grpc\"} 3.0")
         .contains("tidemark_otlp_data_points_accepted_total{protocol=\"grpc\"} 2.0")
-        .contains("tidemark_otlp_data_points_rejected_total{protocol=\"grpc\",reason=\"out_of_order\"} 1.0")
-        .contains("tidemark_otlp_data_points_rejected_total{protocol=\"http\",reason=\"type_conflict\"} 0.0")
+        .contains(
+            "tidemark_otlp_data_points_rejected_total{protocol=\"grpc\",reason=\"out_of_order\"} 1.0")
+        .contains(
+            "tidemark_otlp_data_points_rejected_total{protocol=\"http\",reason=\"type_conflict\"} 0.0")
         .contains("tidemark_otlp_requests_total{outcome=\"partial_success\",protocol=\"grpc\"} 1.0")
         .contains("tidemark_otlp_requests_total{outcome=\"overloaded\",protocol=\"http\"} 1.0")
         .contains("# TYPE tidemark_otlp_request_duration_seconds histogram")

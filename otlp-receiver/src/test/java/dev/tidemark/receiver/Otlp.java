@@ -19,12 +19,17 @@ public final class Otlp {
   private Otlp() {}
 
   public static final long SEC = 1_000_000_000L;
+
   /** 2026-01-01T00:00:00Z in ns: the time of every test point. */
   public static final long T0 = 1_767_225_600L * SEC;
+
   public static final long T0_MS = T0 / 1_000_000;
 
   public static KeyValue kv(String k, String v) {
-    return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setStringValue(v)).build();
+    return KeyValue.newBuilder()
+        .setKey(k)
+        .setValue(AnyValue.newBuilder().setStringValue(v))
+        .build();
   }
 
   public static Resource resource() {
@@ -41,13 +46,18 @@ public final class Otlp {
                 .setResource(resource())
                 .addScopeMetrics(
                     ScopeMetrics.newBuilder()
-                        .setScope(InstrumentationScope.newBuilder().setName("lib").setVersion("1.0"))
+                        .setScope(
+                            InstrumentationScope.newBuilder().setName("lib").setVersion("1.0"))
                         .addAllMetrics(List.of(metrics))))
         .build();
   }
 
   public static NumberDataPoint dp(long timeNanos, double v, KeyValue... attrs) {
-    return NumberDataPoint.newBuilder().setTimeUnixNano(timeNanos).setAsDouble(v).addAllAttributes(List.of(attrs)).build();
+    return NumberDataPoint.newBuilder()
+        .setTimeUnixNano(timeNanos)
+        .setAsDouble(v)
+        .addAllAttributes(List.of(attrs))
+        .build();
   }
 
   /** A gauge with one point at {@link #T0} per value, each with attribute {@code i=<index>}. */
@@ -60,7 +70,10 @@ public final class Otlp {
   }
 
   public static Metric gauge(String name, NumberDataPoint... pts) {
-    return Metric.newBuilder().setName(name).setGauge(Gauge.newBuilder().addAllDataPoints(List.of(pts))).build();
+    return Metric.newBuilder()
+        .setName(name)
+        .setGauge(Gauge.newBuilder().addAllDataPoints(List.of(pts)))
+        .build();
   }
 
   public static Metric counter(String name, double value) {
@@ -68,13 +81,17 @@ public final class Otlp {
         .setName(name)
         .setSum(
             Sum.newBuilder()
-                .setAggregationTemporality(AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+                .setAggregationTemporality(
+                    AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
                 .setIsMonotonic(true)
                 .addDataPoints(dp(T0, value)))
         .build();
   }
 
-  /** A gauge with {@code points} points of {@code attrBytes}-long attribute values: a request of roughly chosen size. */
+  /**
+   * A gauge with {@code points} points of {@code attrBytes}-long attribute values: a request of
+   * roughly chosen size.
+   */
   public static ExportMetricsServiceRequest bigRequest(String name, int points, int attrBytes) {
     Gauge.Builder g = Gauge.newBuilder();
     String pad = "x".repeat(attrBytes);

@@ -21,7 +21,10 @@ class OtlpIngestorBytesTest {
     ReceiverFixture f = new ReceiverFixture();
     ExportResult r;
     try (Exchange ex = f.ingestor.begin(Protocol.GRPC)) {
-      r = ex.export(request(gauge("temp", 1, 2, 3), counter("hits", 7), gauge("no_time", dp(0, 1))).toByteArray());
+      r =
+          ex.export(
+              request(gauge("temp", 1, 2, 3), counter("hits", 7), gauge("no_time", dp(0, 1)))
+                  .toByteArray());
     }
     assertThat(r.outcome()).isEqualTo(Outcome.PARTIAL_SUCCESS);
     assertThat(r.response().getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
@@ -37,7 +40,8 @@ class OtlpIngestorBytesTest {
     byte[] bytes = request(gauge("temp", 1, 2, 3)).toByteArray();
     byte[] cut = Arrays.copyOf(bytes, bytes.length - 3);
     try (Exchange ex = f.ingestor.begin(Protocol.HTTP)) {
-      assertThatThrownBy(() -> ex.export(cut)).isInstanceOf(InvalidProtocolBufferException.class)
+      assertThatThrownBy(() -> ex.export(cut))
+          .isInstanceOf(InvalidProtocolBufferException.class)
           .hasMessageContaining("truncated");
       ex.fail(Outcome.INVALID, "test");
     }

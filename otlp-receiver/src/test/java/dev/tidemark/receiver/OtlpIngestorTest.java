@@ -40,7 +40,8 @@ class OtlpIngestorTest {
   void emptyRequestSucceeds() {
     ReceiverFixture f = new ReceiverFixture();
     try (Exchange ex = f.ingestor.begin(Protocol.HTTP)) {
-      assertThat(ex.export(ExportMetricsServiceRequest.getDefaultInstance()).outcome()).isEqualTo(Outcome.SUCCESS);
+      assertThat(ex.export(ExportMetricsServiceRequest.getDefaultInstance()).outcome())
+          .isEqualTo(Outcome.SUCCESS);
     }
     assertThat(f.requests("http", Outcome.SUCCESS)).isEqualTo(1);
   }
@@ -51,20 +52,33 @@ class OtlpIngestorTest {
     f.appender.reject("late", RejectReason.OUT_OF_ORDER);
     ExportResult r;
     try (Exchange ex = f.ingestor.begin(Protocol.HTTP)) {
-      r = ex.export(request(gauge("good", 1, 2), gauge("late", 1, 2, 3), gauge("no_time", dp(0, 1))));
+      r =
+          ex.export(
+              request(gauge("good", 1, 2), gauge("late", 1, 2, 3), gauge("no_time", dp(0, 1))));
     }
     assertThat(r.outcome()).isEqualTo(Outcome.PARTIAL_SUCCESS);
     assertThat(r.response().getPartialSuccess().getRejectedDataPoints()).isEqualTo(4);
     assertThat(r.response().getPartialSuccess().getErrorMessage())
         .contains("rejected 4 of 6 data points")
         .contains("3 out of order sample (OUT_OF_ORDER, e.g. metric \"late\")")
-        .contains("1 data point without timestamp (time_unix_nano is 0) (ZERO_TIMESTAMP, e.g. metric \"no_time\")");
+        .contains(
+            "1 data point without timestamp (time_unix_nano is 0) (ZERO_TIMESTAMP, e.g. metric \"no_time\")");
     assertThat(f.appender.named("good")).hasSize(2);
     assertThat(f.appender.named("late")).isEmpty();
     assertThat(f.counter("tidemark_otlp_data_points_received", "protocol", "http")).isEqualTo(6);
     assertThat(f.counter("tidemark_otlp_data_points_accepted", "protocol", "http")).isEqualTo(2);
-    assertThat(f.counter("tidemark_otlp_data_points_rejected", "protocol", "http", "reason", "out_of_order")).isEqualTo(3);
-    assertThat(f.counter("tidemark_otlp_data_points_rejected", "protocol", "http", "reason", "zero_timestamp")).isEqualTo(1);
+    assertThat(
+            f.counter(
+                "tidemark_otlp_data_points_rejected", "protocol", "http", "reason", "out_of_order"))
+        .isEqualTo(3);
+    assertThat(
+            f.counter(
+                "tidemark_otlp_data_points_rejected",
+                "protocol",
+                "http",
+                "reason",
+                "zero_timestamp"))
+        .isEqualTo(1);
     assertThat(f.requests("http", Outcome.PARTIAL_SUCCESS)).isEqualTo(1);
     assertThat(r.translation().rejected(RejectionReason.OUT_OF_ORDER)).isEqualTo(3);
   }
@@ -88,7 +102,8 @@ class OtlpIngestorTest {
 
   @Test
   void inFlightBytesAreBoundedAndReleasedOnClose() {
-    ReceiverFixture f = new ReceiverFixture(ReceiverConfig.builder().maxInFlightBytes(1000).build());
+    ReceiverFixture f =
+        new ReceiverFixture(ReceiverConfig.builder().maxInFlightBytes(1000).build());
     Exchange a = f.ingestor.begin(Protocol.GRPC);
     assertThat(a.reserve(600)).isTrue();
     assertThat(f.ingestor.inFlightBytes()).isEqualTo(600);
@@ -109,7 +124,9 @@ class OtlpIngestorTest {
     assertThat(f.ingestor.inFlightBytes()).isZero();
     assertThat(f.inFlightGauge()).isZero();
     assertThat(f.requests("grpc", Outcome.OVERLOADED)).isEqualTo(1);
-    assertThat(f.requests("grpc", Outcome.INTERNAL_ERROR)).as("a closed without an outcome").isEqualTo(1);
+    assertThat(f.requests("grpc", Outcome.INTERNAL_ERROR))
+        .as("a closed without an outcome")
+        .isEqualTo(1);
   }
 
   @Test
@@ -155,16 +172,20 @@ class OtlpIngestorTest {
   void failRefusesSuccessOutcomesAndTruncatesLongMessages() {
     ReceiverFixture f = new ReceiverFixture();
     try (Exchange ex = f.ingestor.begin(Protocol.HTTP)) {
-      assertThatThrownBy(() -> ex.fail(Outcome.SUCCESS, "x")).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> ex.fail(Outcome.SUCCESS, "x"))
+          .isInstanceOf(IllegalArgumentException.class);
       ExportResult r = ex.fail(Outcome.INVALID, "y".repeat(100_000));
-      assertThat(r.message()).hasSizeLessThanOrEqualTo(OtlpIngestor.MAX_ERROR_MESSAGE_CHARS).endsWith("(truncated)");
+      assertThat(r.message())
+          .hasSizeLessThanOrEqualTo(OtlpIngestor.MAX_ERROR_MESSAGE_CHARS)
+          .endsWith("(truncated)");
     }
     assertThat(f.requests("http", Outcome.INVALID)).isEqualTo(1);
   }
 
   @Test
   void countDataPointsMatchesTheTranslator() {
-    ExportMetricsServiceRequest req = request(gauge("a", 1, 2, 3), counter("b", 1), gauge("c", new double[0]));
+    ExportMetricsServiceRequest req =
+        request(gauge("a", 1, 2, 3), counter("b", 1), gauge("c", new double[0]));
     assertThat(OtlpIngestor.countDataPoints(req)).isEqualTo(4);
     ReceiverFixture f = new ReceiverFixture();
     try (Exchange ex = f.ingestor.begin(Protocol.GRPC)) {
@@ -175,30 +196,34 @@ class OtlpIngestorTest {
   @Test
   void concurrentReservationsNeverExceedTheLimit() throws Exception {
     long limit = 10_000;
-    ReceiverFixture f = new ReceiverFixture(ReceiverConfig.builder().maxInFlightBytes(limit).build());
+    ReceiverFixture f =
+        new ReceiverFixture(ReceiverConfig.builder().maxInFlightBytes(limit).build());
     java.util.concurrent.atomic.AtomicLong maxSeen = new java.util.concurrent.atomic.AtomicLong();
-    java.util.concurrent.atomic.AtomicInteger refused = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger refused =
+        new java.util.concurrent.atomic.AtomicInteger();
     long seed = System.nanoTime();
     Thread[] threads = new Thread[8];
     for (int t = 0; t < threads.length; t++) {
       java.util.SplittableRandom random = new java.util.SplittableRandom(seed + t);
-      threads[t] = new Thread(() -> {
-        for (int i = 0; i < 20_000; i++) {
-          try (Exchange ex = f.ingestor.begin(Protocol.GRPC)) {
-            boolean ok = ex.reserve(1 + random.nextInt(3000));
-            if (ok && random.nextBoolean()) {
-              ok = ex.reserve(random.nextInt(3000));
-            }
-            maxSeen.accumulateAndGet(f.ingestor.inFlightBytes(), Math::max);
-            if (!ok) {
-              refused.incrementAndGet();
-              ex.overloaded();
-            } else {
-              ex.fail(Outcome.CANCELLED, "test");
-            }
-          }
-        }
-      });
+      threads[t] =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 20_000; i++) {
+                  try (Exchange ex = f.ingestor.begin(Protocol.GRPC)) {
+                    boolean ok = ex.reserve(1 + random.nextInt(3000));
+                    if (ok && random.nextBoolean()) {
+                      ok = ex.reserve(random.nextInt(3000));
+                    }
+                    maxSeen.accumulateAndGet(f.ingestor.inFlightBytes(), Math::max);
+                    if (!ok) {
+                      refused.incrementAndGet();
+                      ex.overloaded();
+                    } else {
+                      ex.fail(Outcome.CANCELLED, "test");
+                    }
+                  }
+                }
+              });
       threads[t].start();
     }
     for (Thread t : threads) {
@@ -207,6 +232,7 @@ class OtlpIngestorTest {
     assertThat(maxSeen.get()).as("seed " + seed).isLessThanOrEqualTo(limit);
     assertThat(refused.get()).as("seed " + seed).isPositive();
     assertThat(f.ingestor.inFlightBytes()).isZero();
-    assertThat(f.requests("grpc", Outcome.OVERLOADED) + f.requests("grpc", Outcome.CANCELLED)).isEqualTo(8 * 20_000);
+    assertThat(f.requests("grpc", Outcome.OVERLOADED) + f.requests("grpc", Outcome.CANCELLED))
+        .isEqualTo(8 * 20_000);
   }
 }

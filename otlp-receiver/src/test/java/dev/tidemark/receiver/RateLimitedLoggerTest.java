@@ -54,8 +54,11 @@ class RateLimitedLoggerTest {
     now.addAndGet(1);
     assertThat(log.log("a", Level.WARNING, () -> "later", null)).isTrue();
 
-    assertThat(out.lines).containsExactly(
-        "WARNING first 1", "WARNING other key", "WARNING later (6 similar messages suppressed)");
+    assertThat(out.lines)
+        .containsExactly(
+            "WARNING first 1",
+            "WARNING other key",
+            "WARNING later (6 similar messages suppressed)");
     assertThat(built[0]).as("suppressed messages are never built").isEqualTo(1);
   }
 }

@@ -11,7 +11,9 @@ class ReceiverConfigTest {
   @Test
   void defaults() {
     ReceiverConfig c = ReceiverConfig.defaults();
-    assertThat(c.maxGrpcMessageBytes()).isEqualTo(4 * 1024 * 1024).isEqualTo(ReceiverConfig.DEFAULT_MAX_GRPC_MESSAGE_BYTES);
+    assertThat(c.maxGrpcMessageBytes())
+        .isEqualTo(4 * 1024 * 1024)
+        .isEqualTo(ReceiverConfig.DEFAULT_MAX_GRPC_MESSAGE_BYTES);
     assertThat(c.maxHttpBodyBytes()).isEqualTo(64L * 1024 * 1024);
     assertThat(c.maxInFlightBytes()).isEqualTo(256L * 1024 * 1024);
     assertThat(c.retryAfter()).isEqualTo(Duration.ofSeconds(1));
@@ -29,7 +31,9 @@ class ReceiverConfigTest {
             .build();
     assertThat(c).isEqualTo(new ReceiverConfig(10, 20, 30, Duration.ofMillis(1500)));
     assertThat(c.retryAfterSeconds()).isEqualTo(2);
-    assertThat(ReceiverConfig.builder().retryAfter(Duration.ofMillis(1)).build().retryAfterSeconds()).isEqualTo(1);
+    assertThat(
+            ReceiverConfig.builder().retryAfter(Duration.ofMillis(1)).build().retryAfterSeconds())
+        .isEqualTo(1);
   }
 
   @Test

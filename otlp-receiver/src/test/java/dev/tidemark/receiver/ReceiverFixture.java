@@ -12,7 +12,10 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 
-/** A real {@link Translator} over a {@link TestAppender}, a fresh registry and an {@link OtlpIngestor}. */
+/**
+ * A real {@link Translator} over a {@link TestAppender}, a fresh registry and an {@link
+ * OtlpIngestor}.
+ */
 public final class ReceiverFixture {
   public final TestAppender appender = new TestAppender();
   public final PrometheusRegistry registry = new PrometheusRegistry();
@@ -29,7 +32,10 @@ public final class ReceiverFixture {
     this(ReceiverConfig.defaults());
   }
 
-  /** The value of a counter (name without {@code _total}) with exactly these label pairs, 0 if absent. */
+  /**
+   * The value of a counter (name without {@code _total}) with exactly these label pairs, 0 if
+   * absent.
+   */
   public double counter(String name, String... labelPairs) {
     Labels want = Labels.of(labelPairs);
     for (MetricSnapshot s : registry.scrape()) {
@@ -50,7 +56,8 @@ public final class ReceiverFixture {
 
   public long durationCount(String protocol) {
     for (MetricSnapshot s : registry.scrape()) {
-      if (s instanceof HistogramSnapshot h && h.getMetadata().getName().equals("tidemark_otlp_request_duration_seconds")) {
+      if (s instanceof HistogramSnapshot h
+          && h.getMetadata().getName().equals("tidemark_otlp_request_duration_seconds")) {
         for (HistogramSnapshot.HistogramDataPointSnapshot d : h.getDataPoints()) {
           if (d.getLabels().equals(Labels.of("protocol", protocol))) {
             return d.getCount();
@@ -63,7 +70,8 @@ public final class ReceiverFixture {
 
   public double inFlightGauge() {
     for (MetricSnapshot s : registry.scrape()) {
-      if (s instanceof GaugeSnapshot g && g.getMetadata().getName().equals("tidemark_otlp_in_flight_bytes")) {
+      if (s instanceof GaugeSnapshot g
+          && g.getMetadata().getName().equals("tidemark_otlp_in_flight_bytes")) {
         return g.getDataPoints().get(0).getValue();
       }
     }

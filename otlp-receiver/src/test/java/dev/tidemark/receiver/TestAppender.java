@@ -42,7 +42,10 @@ public final class TestAppender implements Appender {
     unavailable = v;
   }
 
-  /** An append carrying metric {@code name} signals {@link #awaitHeld} and waits for {@link #release}. */
+  /**
+   * An append carrying metric {@code name} signals {@link #awaitHeld} and waits for {@link
+   * #release}.
+   */
   public void holdOn(String name) {
     held = new CountDownLatch(1);
     release = new CountDownLatch(1);
@@ -102,7 +105,11 @@ public final class TestAppender implements Appender {
       }
       for (int i = 0; i < batch.size(); i++) {
         if (pointReasons[batch.pointOf(i)] == null) {
-          samples.add(new Sample(batch.labels(i), batch.timestampMillis(i), Double.longBitsToDouble(batch.valueBits(i))));
+          samples.add(
+              new Sample(
+                  batch.labels(i),
+                  batch.timestampMillis(i),
+                  Double.longBitsToDouble(batch.valueBits(i))));
         }
       }
       return new AppendResult(pointReasons, sampleReasons);

@@ -6,23 +6,23 @@ package dev.tidemark.rocksdb;
  * {@link #builder()}.
  *
  * <p>What is deliberately not configurable: the WAL (always on), compression (LZ4 on the upper
- * levels, ZSTD at the bottommost), the bloom filter (10 bits per key, whole key) and the
- * comparator (RocksDB's bytewise one, i.e. unsigned byte order, which the KV seam requires). See
- * the design note in {@link RocksDbKvStore}.
+ * levels, ZSTD at the bottommost), the bloom filter (10 bits per key, whole key) and the comparator
+ * (RocksDB's bytewise one, i.e. unsigned byte order, which the KV seam requires). See the design
+ * note in {@link RocksDbKvStore}.
  *
  * @param blockCacheBytes size of the shared LRU block cache, which also holds index and filter
  *     blocks; default {@link #DEFAULT_BLOCK_CACHE_BYTES}
  * @param fsyncOnWrite whether every {@code write} fsyncs the WAL before it returns. Default false:
- *     a returned write survives a crash of the process (it is in the WAL, handed to the OS);
- *     {@code sync()} makes it survive power loss, one sync serving many writes
+ *     a returned write survives a crash of the process (it is in the WAL, handed to the OS); {@code
+ *     sync()} makes it survive power loss, one sync serving many writes
  * @param writeBufferBytes size of one memtable before it is flushed to an SST file; default {@link
  *     #DEFAULT_WRITE_BUFFER_BYTES}; at least {@link #MIN_WRITE_BUFFER_BYTES}
  * @param maxBackgroundJobs flushes plus compactions running at once; default {@link
  *     #DEFAULT_MAX_BACKGROUND_JOBS} (our machines have 2 cores)
  * @param blockSizeBytes uncompressed size of an SST data block; default {@link
  *     #DEFAULT_BLOCK_SIZE_BYTES}
- * @param maxOpenFiles SST files kept open, or -1 for all of them (needs {@code ulimit -n} above
- *     the SST count, about data size / 64 MiB); default {@link #DEFAULT_MAX_OPEN_FILES}
+ * @param maxOpenFiles SST files kept open, or -1 for all of them (needs {@code ulimit -n} above the
+ *     SST count, about data size / 64 MiB); default {@link #DEFAULT_MAX_OPEN_FILES}
  */
 public record RocksDbConfig(
     long blockCacheBytes,
@@ -69,7 +69,9 @@ public record RocksDbConfig(
     }
     if (writeBufferBytes < MIN_WRITE_BUFFER_BYTES) {
       throw new IllegalArgumentException(
-          "writeBufferBytes must be at least " + MIN_WRITE_BUFFER_BYTES + ", was "
+          "writeBufferBytes must be at least "
+              + MIN_WRITE_BUFFER_BYTES
+              + ", was "
               + writeBufferBytes);
     }
     if (maxBackgroundJobs < 1) {
@@ -78,12 +80,18 @@ public record RocksDbConfig(
     }
     if (blockSizeBytes < MIN_BLOCK_SIZE_BYTES || blockSizeBytes > MAX_BLOCK_SIZE_BYTES) {
       throw new IllegalArgumentException(
-          "blockSizeBytes must be between " + MIN_BLOCK_SIZE_BYTES + " and "
-              + MAX_BLOCK_SIZE_BYTES + ", was " + blockSizeBytes);
+          "blockSizeBytes must be between "
+              + MIN_BLOCK_SIZE_BYTES
+              + " and "
+              + MAX_BLOCK_SIZE_BYTES
+              + ", was "
+              + blockSizeBytes);
     }
     if (maxOpenFiles != -1 && maxOpenFiles < MIN_MAX_OPEN_FILES) {
       throw new IllegalArgumentException(
-          "maxOpenFiles must be -1 (unlimited) or at least " + MIN_MAX_OPEN_FILES + ", was "
+          "maxOpenFiles must be -1 (unlimited) or at least "
+              + MIN_MAX_OPEN_FILES
+              + ", was "
               + maxOpenFiles);
     }
   }
@@ -149,7 +157,9 @@ public record RocksDbConfig(
       return this;
     }
 
-    /** @throws IllegalArgumentException naming the first bad value */
+    /**
+     * @throws IllegalArgumentException naming the first bad value
+     */
     public RocksDbConfig build() {
       return new RocksDbConfig(
           blockCacheBytes,

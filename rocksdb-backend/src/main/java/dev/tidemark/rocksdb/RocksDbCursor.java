@@ -8,8 +8,8 @@ import org.rocksdb.RocksIterator;
 import org.rocksdb.Slice;
 
 /**
- * A {@link KvCursor} over a RocksDB iterator. It owns its iterator, its {@link ReadOptions} and
- * the upper-bound {@link Slice}, and frees them (iterator first: it points at the slice) on {@link
+ * A {@link KvCursor} over a RocksDB iterator. It owns its iterator, its {@link ReadOptions} and the
+ * upper-bound {@link Slice}, and frees them (iterator first: it points at the slice) on {@link
  * #close()}, or when its owner (the store or a snapshot) is closed while it is still open; after
  * that every call throws {@link IllegalStateException}.
  *

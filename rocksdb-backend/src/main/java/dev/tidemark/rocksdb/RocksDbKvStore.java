@@ -50,11 +50,11 @@ import org.rocksdb.TickerType;
  *
  * <ul>
  *   <li>Thread-safe. {@link #write} is atomic (one RocksDB write batch through the WAL). When it
- *       returns the batch survives a crash of the process; with {@link RocksDbConfig#fsyncOnWrite()}
- *       or after {@link #sync()} it also survives power loss.
+ *       returns the batch survives a crash of the process; with {@link
+ *       RocksDbConfig#fsyncOnWrite()} or after {@link #sync()} it also survives power loss.
  *   <li>Storage failures throw {@link KvStoreException} naming the operation; no RocksDB type
- *       crosses this class's public API. A folder already open (in this or another process)
- *       fails {@link #open} with a {@link KvStoreException} that names the folder.
+ *       crosses this class's public API. A folder already open (in this or another process) fails
+ *       {@link #open} with a {@link KvStoreException} that names the folder.
  *   <li>Ownership: the store owns every native object it creates (options, cache, filter,
  *       statistics, write options, the database). Each cursor owns its iterator, read options and
  *       bound slice; each snapshot owns its RocksDB snapshot, its read options and the cursors
@@ -73,9 +73,9 @@ import org.rocksdb.TickerType;
  * whole buckets are dropped with range deletes.
  *
  * <ul>
- *   <li><b>Level compaction with dynamic level bytes</b>: bounded space amplification (about
- *       1.1x), which matters more than write amplification for a store that keeps months of data;
- *       dynamic sizing keeps the level targets right while the data set grows.
+ *   <li><b>Level compaction with dynamic level bytes</b>: bounded space amplification (about 1.1x),
+ *       which matters more than write amplification for a store that keeps months of data; dynamic
+ *       sizing keeps the level targets right while the data set grows.
  *   <li><b>LZ4 on the upper levels, ZSTD at the bottommost</b>: values are already Gorilla-
  *       compressed, keys and index values are not. Upper levels are rewritten often, so they get
  *       the cheap codec; about 90% of the data lives in the bottommost level and is written once
@@ -83,24 +83,24 @@ import org.rocksdb.TickerType;
  *   <li><b>Bloom filter, 10 bits per key, whole-key</b> (about 1% false positives): point lookups
  *       of absent keys (a new series' dictionary entry) skip the SST files without reading data
  *       blocks. No prefix extractor: range scans do not use the filter.
- *   <li><b>One shared LRU block cache</b> ({@link RocksDbConfig#blockCacheBytes()}) that also
- *       holds index and filter blocks (L0 ones pinned), so the memory budget is one number.
+ *   <li><b>One shared LRU block cache</b> ({@link RocksDbConfig#blockCacheBytes()}) that also holds
+ *       index and filter blocks (L0 ones pinned), so the memory budget is one number.
  *   <li><b>{@link RocksDbConfig#DEFAULT_BLOCK_SIZE_BYTES 16 KiB blocks}</b>: prefix scans read
  *       neighbouring keys anyway; bigger blocks compress better and keep the index small.
  *   <li><b>{@link RocksDbConfig#DEFAULT_MAX_BACKGROUND_JOBS 2 background jobs}</b>, no
  *       subcompactions: one flush and one compaction fit 2 cores next to ingestion.
- *   <li><b>WAL always on</b>, point-in-time recovery (RocksDB's default); {@code bytes_per_sync}
- *       of 1 MiB spreads SST write-back instead of one large fsync per file.
+ *   <li><b>WAL always on</b>, point-in-time recovery (RocksDB's default); {@code bytes_per_sync} of
+ *       1 MiB spreads SST write-back instead of one large fsync per file.
  * </ul>
  *
  * <h2>Reclaiming space</h2>
  *
  * {@link #compactRange} first drops the SST files that lie wholly inside the range ({@code
- * DeleteFilesInRanges}), then compacts the range with a forced bottommost
- * compaction so range tombstones and the data they cover leave the disk before it returns. File
- * dropping bypasses sequence numbers, so it is only done when it cannot lose visible data: when no
- * snapshot of this store is open and the range is empty in the current view. Otherwise the
- * compaction alone reclaims what the open snapshots no longer need.
+ * DeleteFilesInRanges}), then compacts the range with a forced bottommost compaction so range
+ * tombstones and the data they cover leave the disk before it returns. File dropping bypasses
+ * sequence numbers, so it is only done when it cannot lose visible data: when no snapshot of this
+ * store is open and the range is empty in the current view. Otherwise the compaction alone reclaims
+ * what the open snapshots no longer need.
  */
 public final class RocksDbKvStore implements KvStore {
 
@@ -180,8 +180,8 @@ public final class RocksDbKvStore implements KvStore {
   /**
    * Opens (creating if needed) the store in folder {@code dir}.
    *
-   * @throws KvStoreException if the folder cannot be created, is in use by another store or
-   *     process (RocksDB's {@code LOCK} file), or RocksDB fails to open it
+   * @throws KvStoreException if the folder cannot be created, is in use by another store or process
+   *     (RocksDB's {@code LOCK} file), or RocksDB fails to open it
    */
   public static RocksDbKvStore open(Path dir, RocksDbConfig config) {
     Objects.requireNonNull(dir, "dir");
@@ -347,8 +347,8 @@ public final class RocksDbKvStore implements KvStore {
 
   /**
    * Reclaims the space of deleted keys in {@code [fromInclusive, toExclusive)} (a null bound is
-   * unbounded) and returns when done; see "Reclaiming space" in the class comment. Live keys in
-   * the range are kept.
+   * unbounded) and returns when done; see "Reclaiming space" in the class comment. Live keys in the
+   * range are kept.
    */
   @Override
   public void compactRange(byte[] fromInclusive, byte[] toExclusive) {
@@ -364,8 +364,7 @@ public final class RocksDbKvStore implements KvStore {
           && toExclusive != null
           && snapshots.isEmpty()
           && isEmpty(fromInclusive, toExclusive)) {
-        db.deleteFilesInRanges(
-            defaultColumnFamily, List.of(fromInclusive, toExclusive), false);
+        db.deleteFilesInRanges(defaultColumnFamily, List.of(fromInclusive, toExclusive), false);
       }
       try (CompactRangeOptions cro =
           new CompactRangeOptions()
@@ -495,8 +494,8 @@ public final class RocksDbKvStore implements KvStore {
   }
 
   /**
-   * Closes the store: open snapshots and cursors first (see the class comment), then the
-   * database, then the options, filter, cache and statistics. Idempotent.
+   * Closes the store: open snapshots and cursors first (see the class comment), then the database,
+   * then the options, filter, cache and statistics. Idempotent.
    *
    * @throws KvStoreException if RocksDB reports an error while closing (everything is released
    *     anyway)
@@ -608,7 +607,8 @@ public final class RocksDbKvStore implements KvStore {
   static KvStoreException failure(String operation, RocksDBException e) {
     Status status = e.getStatus();
     String code = status == null ? "" : " (" + status.getCodeString() + ")";
-    return new KvStoreException("RocksDB " + operation + " failed" + code + ": " + e.getMessage(), e);
+    return new KvStoreException(
+        "RocksDB " + operation + " failed" + code + ": " + e.getMessage(), e);
   }
 
   // ---- internals ----

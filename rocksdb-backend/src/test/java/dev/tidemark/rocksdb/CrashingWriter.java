@@ -77,6 +77,8 @@ public final class CrashingWriter {
   }
 
   static byte[] value(long batch, int k) {
-    return ("value of batch " + batch + " key " + k + " ").repeat(4).getBytes(StandardCharsets.UTF_8);
+    return ("value of batch " + batch + " key " + k + " ")
+        .repeat(4)
+        .getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -36,20 +36,20 @@ import org.junit.jupiter.params.provider.ValueSource;
  * One engine on RocksDB under concurrent writers, readers and flushes.
  *
  * <p>{@value #WRITERS} writers each own {@value #N} series ({@code writer="w<k>"}, {@code
- * s="0".."N-1"}). Append {@code i} of writer {@code w} is one batch of {@code N} points writing
- * the same value {@code v(w, i)} to all its series at {@code t(i) = T0 + i * 20 s}; every third
- * append also writes, after those, a late group at {@code t(i) - 12.5 s} (inside the 1 min
- * out-of-order window, sometimes in the previous bucket, which may be sealed or being sealed) with
- * the same value. Writers run at their own pace, so a fast writer makes buckets due while a slow
- * one still writes to them (reopening). Another thread calls {@code flush()} now and then.
+ * s="0".."N-1"}). Append {@code i} of writer {@code w} is one batch of {@code N} points writing the
+ * same value {@code v(w, i)} to all its series at {@code t(i) = T0 + i * 20 s}; every third append
+ * also writes, after those, a late group at {@code t(i) - 12.5 s} (inside the 1 min out-of-order
+ * window, sometimes in the previous bucket, which may be sealed or being sealed) with the same
+ * value. Writers run at their own pace, so a fast writer makes buckets due while a slow one still
+ * writes to them (reopening). Another thread calls {@code flush()} now and then.
  *
  * <p>{@value #READERS} readers select (everything, or a random window; all writers or some) and
  * check each answer against what the writers have acknowledged: for each writer, the answer must
  * hold exactly the appends {@code 0..M} in the window, each entirely (all N series, one value),
- * where {@code M} is at least the last append acknowledged before the select began and at most
- * one more than the last acknowledged after it: no torn append (the late group and the in-order
- * group of one append come together), no gap, no duplicate, timestamps strictly increasing. They
- * also check {@code labelValues}: per bucket a writer has all its series or none.
+ * where {@code M} is at least the last append acknowledged before the select began and at most one
+ * more than the last acknowledged after it: no torn append (the late group and the in-order group
+ * of one append come together), no gap, no duplicate, timestamps strictly increasing. They also
+ * check {@code labelValues}: per bucket a writer has all its series or none.
  *
  * <p>At the end every acknowledged sample is there exactly once, also after a clean reopen.
  */
@@ -63,12 +63,18 @@ class EngineConcurrencyTest {
   static final int LATE_EVERY = 3;
   static final int MAX_LEAD = 40;
   static final long T0 = EngineCrashingWriter.T0;
+
   /** Far ahead of any data time the writers reach (they never hit the future limit). */
   static final long NOW = T0 + 200 * 24 * 3_600_000L;
+
   /** At least this long, and until readers checked enough answers and buckets were sealed... */
   static final Duration RUN = Duration.ofSeconds(8);
-  /** ...but at most this long (a loaded machine makes less progress; correctness is still checked). */
+
+  /**
+   * ...but at most this long (a loaded machine makes less progress; correctness is still checked).
+   */
   static final Duration MAX_RUN = Duration.ofSeconds(14);
+
   static final int ENOUGH_SELECTS = 25;
   static final int ENOUGH_BUCKETS = 4;
   static final MetricMetadata META = EngineCrashingWriter.GAUGE_META;
@@ -76,6 +82,7 @@ class EngineConcurrencyTest {
   @TempDir Path tmp;
 
   private final Labels[][] series = new Labels[WRITERS][N];
+
   /** The last append each writer got a return for, -1 before the first. */
   private final AtomicLongArray acked = new AtomicLongArray(WRITERS);
 
@@ -83,7 +90,8 @@ class EngineConcurrencyTest {
   private final AtomicBoolean stop = new AtomicBoolean();
   private final LongAdder selects = new LongAdder();
   private final LongAdder selectNanos = new LongAdder();
-  private final java.util.concurrent.atomic.AtomicLong maxSelectNanos = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong maxSelectNanos =
+      new java.util.concurrent.atomic.AtomicLong();
   private final LongAdder samplesRead = new LongAdder();
   private final LongAdder labelQueries = new LongAdder();
   private final LongAdder flushes = new LongAdder();
@@ -153,7 +161,8 @@ class EngineConcurrencyTest {
         long t0 = System.nanoTime();
         while (failures.isEmpty()) {
           long elapsed = System.nanoTime() - t0;
-          boolean enough = selects.sum() >= ENOUGH_SELECTS && engine.buckets().size() >= ENOUGH_BUCKETS;
+          boolean enough =
+              selects.sum() >= ENOUGH_SELECTS && engine.buckets().size() >= ENOUGH_BUCKETS;
           if (elapsed >= MAX_RUN.toNanos() || (elapsed >= RUN.toNanos() && enough)) {
             break;
           }
@@ -172,11 +181,21 @@ class EngineConcurrencyTest {
         System.out.printf(
             "fsync=%s: %d appends (%s per writer), %d selects (mean %.1f ms, max %d ms) reading %d samples,"
                 + " %d label queries, %d flushes, %d buckets, %.1f s%n",
-            fsync, appends, acked, selects.sum(), selectNanos.sum() / 1e6 / Math.max(1, selects.sum()),
-            maxSelectNanos.get() / 1_000_000, samplesRead.sum(), labelQueries.sum(), flushes.sum(),
-            engine.buckets().size(), (System.nanoTime() - started) / 1e9);
+            fsync,
+            appends,
+            acked,
+            selects.sum(),
+            selectNanos.sum() / 1e6 / Math.max(1, selects.sum()),
+            maxSelectNanos.get() / 1_000_000,
+            samplesRead.sum(),
+            labelQueries.sum(),
+            flushes.sum(),
+            engine.buckets().size(),
+            (System.nanoTime() - started) / 1e9);
         assertThat(selects.sum()).as("selects checked").isPositive();
-        assertThat(engine.buckets().size()).as("buckets: sealing happened during the run").isGreaterThanOrEqualTo(2);
+        assertThat(engine.buckets().size())
+            .as("buckets: sealing happened during the run")
+            .isGreaterThanOrEqualTo(2);
         verifyAll(engine, "at the end");
       } finally {
         engine.close();
@@ -329,15 +348,27 @@ class EngineConcurrencyTest {
       for (int w = 0; w < WRITERS; w++) {
         after[w] = acked.get(w);
       }
-      String where = "select " + matchers + " [" + minT + ", " + maxT + "] acked before " + java.util.Arrays.toString(before)
-          + " after " + java.util.Arrays.toString(after);
+      String where =
+          "select "
+              + matchers
+              + " ["
+              + minT
+              + ", "
+              + maxT
+              + "] acked before "
+              + java.util.Arrays.toString(before)
+              + " after "
+              + java.util.Arrays.toString(after);
       checkSelect(got, minT, maxT, writers, before, after, where);
       selects.increment();
 
       // Label values at bucket granularity: a writer has all its series in a bucket, or none.
       int w = rnd.nextInt(WRITERS);
-      List<String> values = engine.labelValues("s", minT, maxT, List.of(LabelMatcher.equal("writer", "w" + w)));
-      assertThat(values.size()).as("labelValues(s) of writer %d in [%d, %d]: %s", w, minT, maxT, values).isIn(0, N);
+      List<String> values =
+          engine.labelValues("s", minT, maxT, List.of(LabelMatcher.equal("writer", "w" + w)));
+      assertThat(values.size())
+          .as("labelValues(s) of writer %d in [%d, %d]: %s", w, minT, maxT, values)
+          .isIn(0, N);
       List<String> names = engine.labelValues("writer", minT, maxT, List.of());
       assertThat(names).as("labelValues(writer)").isSubsetOf("w0", "w1", "w2", "w3");
       labelQueries.add(2);
@@ -374,7 +405,13 @@ class EngineConcurrencyTest {
   }
 
   private void checkSelect(
-      List<Series> got, long minT, long maxT, List<Integer> writers, long[] before, long[] after, String where) {
+      List<Series> got,
+      long minT,
+      long maxT,
+      List<Integer> writers,
+      long[] before,
+      long[] after,
+      String where) {
     // writer → series index → (timestamps, values)
     Map<Integer, Map<Integer, long[][]>> byWriter = new HashMap<>();
     long read = 0;
@@ -390,7 +427,15 @@ class EngineConcurrencyTest {
       while (it.next()) {
         long ts = it.timestampMillis();
         if (ts <= prev || ts < minT || ts > maxT) { // plain checks: this runs per sample
-          throw new AssertionError(where + " " + l + ": timestamp " + ts + " after " + prev + " (must increase strictly and lie in the range)");
+          throw new AssertionError(
+              where
+                  + " "
+                  + l
+                  + ": timestamp "
+                  + ts
+                  + " after "
+                  + prev
+                  + " (must increase strictly and lie in the range)");
         }
         prev = ts;
         samples.add(new long[] {ts, it.valueBits()});
@@ -398,7 +443,9 @@ class EngineConcurrencyTest {
       read += samples.size();
       assertThat(samples).as(where + " " + l + " selected but empty").isNotEmpty();
       long[][] arr = samples.toArray(new long[0][]);
-      assertThat(byWriter.computeIfAbsent(w, k -> new HashMap<>()).put(idx, arr)).as(where + " duplicate series " + l).isNull();
+      assertThat(byWriter.computeIfAbsent(w, k -> new HashMap<>()).put(idx, arr))
+          .as(where + " duplicate series " + l)
+          .isNull();
     }
     samplesRead.add(read);
     for (int w : writers) {
@@ -409,21 +456,36 @@ class EngineConcurrencyTest {
         for (long[] tv : samples) {
           long i = (long) (Double.longBitsToDouble(tv[1]) - w * 1e9);
           if (tv[0] != t(i) && !(hasLate(i) && tv[0] == late(i))) {
-            throw new AssertionError(where + " writer " + w + ": value " + Double.longBitsToDouble(tv[1]) + " of append " + i
-                + " at timestamp " + tv[0] + ", want " + t(i) + (hasLate(i) ? " or " + late(i) : "") + " (values at a timestamp differ)");
+            throw new AssertionError(
+                where
+                    + " writer "
+                    + w
+                    + ": value "
+                    + Double.longBitsToDouble(tv[1])
+                    + " of append "
+                    + i
+                    + " at timestamp "
+                    + tv[0]
+                    + ", want "
+                    + t(i)
+                    + (hasLate(i) ? " or " + late(i) : "")
+                    + " (values at a timestamp differ)");
           }
           maxSeen = Math.max(maxSeen, i);
         }
       }
       long m = Math.max(maxSeen, before[w]);
-      assertThat(maxSeen).as(where + " writer %d: newest visible append at most one past the last acknowledged", w)
+      assertThat(maxSeen)
+          .as(where + " writer %d: newest visible append at most one past the last acknowledged", w)
           .isLessThanOrEqualTo(after[w] + 1);
       List<Long> want = expectedTimes(m, minT, maxT);
       if (want.isEmpty()) {
         assertThat(mine).as(where + " writer %d: nothing in range", w).isEmpty();
         continue;
       }
-      assertThat(mine.keySet()).as(where + " writer %d: every series of every append (torn append?)", w).hasSize(N);
+      assertThat(mine.keySet())
+          .as(where + " writer %d: every series of every append (torn append?)", w)
+          .hasSize(N);
       for (Map.Entry<Integer, long[][]> e : mine.entrySet()) {
         long[][] samples = e.getValue();
         List<Long> times = new ArrayList<>(samples.length);
@@ -436,9 +498,24 @@ class EngineConcurrencyTest {
           List<Long> extra = new ArrayList<>(times);
           extra.removeAll(want);
           throw new AssertionError(
-              where + " writer " + w + " series s=" + e.getKey() + ": appends 0.." + m + " must be visible entirely;"
-                  + " missing timestamps " + head(missing) + " (as append indexes " + indexes(missing) + "), unexpected "
-                  + head(extra) + "; " + times.size() + " samples, want " + want.size());
+              where
+                  + " writer "
+                  + w
+                  + " series s="
+                  + e.getKey()
+                  + ": appends 0.."
+                  + m
+                  + " must be visible entirely;"
+                  + " missing timestamps "
+                  + head(missing)
+                  + " (as append indexes "
+                  + indexes(missing)
+                  + "), unexpected "
+                  + head(extra)
+                  + "; "
+                  + times.size()
+                  + " samples, want "
+                  + want.size());
         }
       }
     }
@@ -452,7 +529,8 @@ class EngineConcurrencyTest {
     List<String> out = new ArrayList<>();
     for (long t : ts.subList(0, Math.min(8, ts.size()))) {
       long off = t - T0;
-      out.add(off % STEP == 0 ? Long.toString(off / STEP) : "late of " + ((off + LATE_BEHIND) / STEP));
+      out.add(
+          off % STEP == 0 ? Long.toString(off / STEP) : "late of " + ((off + LATE_BEHIND) / STEP));
     }
     return out.toString();
   }
@@ -467,7 +545,8 @@ class EngineConcurrencyTest {
     for (Series s : got) {
       int w = Integer.parseInt(s.labels().get("writer").substring(1));
       long m = acked.get(w);
-      // Expected, in timestamp order: t(i) and late(i) = t(i) - 12.5 s, which sorts right before t(i).
+      // Expected, in timestamp order: t(i) and late(i) = t(i) - 12.5 s, which sorts right before
+      // t(i).
       int k = 0;
       SampleIterator it = s.iterator();
       for (long i = 0; i <= m; i++) {
@@ -478,8 +557,15 @@ class EngineConcurrencyTest {
         expectSample(it, t(i), vb, s.labels(), where, k++);
       }
       if (it.next()) {
-        throw new AssertionError(where + " " + s.labels() + ": unexpected sample after the last acknowledged append: "
-            + it.timestampMillis() + " (append " + (it.timestampMillis() - T0) / (double) STEP + ")");
+        throw new AssertionError(
+            where
+                + " "
+                + s.labels()
+                + ": unexpected sample after the last acknowledged append: "
+                + it.timestampMillis()
+                + " (append "
+                + (it.timestampMillis() - T0) / (double) STEP
+                + ")");
       }
       total += k;
     }
@@ -489,19 +575,42 @@ class EngineConcurrencyTest {
         appends += hasLate(i) ? 2 : 1;
       }
     }
-    assertThat(total).as(where + " total samples: every acknowledged one exactly once").isEqualTo(appends * N);
+    assertThat(total)
+        .as(where + " total samples: every acknowledged one exactly once")
+        .isEqualTo(appends * N);
   }
 
-  private static void expectSample(SampleIterator it, long t, long bits, Labels l, String where, int k) {
+  private static void expectSample(
+      SampleIterator it, long t, long bits, Labels l, String where, int k) {
     if (!it.next()) {
-      throw new AssertionError(where + " " + l + ": sample " + k + " at " + t + " (append "
-          + (t - T0) / (double) STEP + ") is missing: the series ends early");
+      throw new AssertionError(
+          where
+              + " "
+              + l
+              + ": sample "
+              + k
+              + " at "
+              + t
+              + " (append "
+              + (t - T0) / (double) STEP
+              + ") is missing: the series ends early");
     }
     if (it.timestampMillis() != t || it.valueBits() != bits) {
-      throw new AssertionError(where + " " + l + ": sample " + k + " is " + it.timestampMillis() + "="
-          + Double.longBitsToDouble(it.valueBits()) + ", want " + t + "=" + Double.longBitsToDouble(bits)
-          + " (lost, duplicated or reordered sample)");
+      throw new AssertionError(
+          where
+              + " "
+              + l
+              + ": sample "
+              + k
+              + " is "
+              + it.timestampMillis()
+              + "="
+              + Double.longBitsToDouble(it.valueBits())
+              + ", want "
+              + t
+              + "="
+              + Double.longBitsToDouble(bits)
+              + " (lost, duplicated or reordered sample)");
     }
   }
-
 }

@@ -46,17 +46,17 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <ul>
  *   <li>every sample of every acknowledged batch is there with its exact value bits;
- *   <li>the per-point outcomes the child reported are exactly the expected ones, and no sample of
- *       a rejected point is stored (no ghost series either);
+ *   <li>the per-point outcomes the child reported are exactly the expected ones, and no sample of a
+ *       rejected point is stored (no ghost series either);
  *   <li>nothing else is there except, possibly, the one batch in flight at the kill, entirely or
  *       not at all.
  * </ul>
  *
  * Then the engine is closed cleanly (sealing the head) or abandoned like a crash (the head log is
- * left for the next child to recover), and the next round continues on the same folder. Most
- * rounds run with {@code fsync=false} (process-crash durability), every fourth with {@code
- * fsync=true}. The seed is random and printed; rerun with {@code -Dtidemark.crash.seed=<seed>}
- * (kill timing stays up to the scheduler).
+ * left for the next child to recover), and the next round continues on the same folder. Most rounds
+ * run with {@code fsync=false} (process-crash durability), every fourth with {@code fsync=true}.
+ * The seed is random and printed; rerun with {@code -Dtidemark.crash.seed=<seed>} (kill timing
+ * stays up to the scheduler).
  */
 @Tag("crash")
 @DisplayName("CRASH TEST: engine on RocksDB survives repeated SIGKILL of its writer")
@@ -74,10 +74,12 @@ class EngineCrashTest {
 
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  @DisplayName("CRASH TEST: 22 SIGKILLs of an ingesting child JVM; every acknowledged batch survives, points stay atomic")
+  @DisplayName(
+      "CRASH TEST: 22 SIGKILLs of an ingesting child JVM; every acknowledged batch survives, points stay atomic")
   void everyAcknowledgedBatchSurvivesRepeatedSigkill() throws Exception {
     long seed = Long.getLong("tidemark.crash.seed", System.nanoTime());
-    System.out.println("EngineCrashTest seed " + seed + " (rerun with -Dtidemark.crash.seed=" + seed + ")");
+    System.out.println(
+        "EngineCrashTest seed " + seed + " (rerun with -Dtidemark.crash.seed=" + seed + ")");
     SplittableRandom rnd = new SplittableRandom(seed);
     Path dir = tmp.resolve("db");
     long next = 0;
@@ -150,7 +152,11 @@ class EngineCrashTest {
         boolean present;
         Engine.Stats stats = engine.stats();
         try {
-          present = verify(engine, inFlightSamples, where + " (batches 0.." + lastAcked + " acked, " + inFlight + " in flight)");
+          present =
+              verify(
+                  engine,
+                  inFlightSamples,
+                  where + " (batches 0.." + lastAcked + " acked, " + inFlight + " in flight)");
         } catch (Throwable e) {
           abandon(engine); // leave the store as found, for a post-mortem
           throw e;
@@ -165,9 +171,21 @@ class EngineCrashTest {
         System.out.printf(
             "round %2d fsync=%-5s child %s | killed after %3d acks (target %d: %s, +%d us), batches %d..%d acked,"
                 + " in-flight %d %s | parent recovery %d ms, %d open buckets, %d head series, %d buckets%n",
-            round, fsync, ready, acks.size(), killAfter, target, delayMicros, acks.isEmpty() ? -1 : Long.parseLong(acks.get(0).split(" ")[1]),
-            lastAcked, inFlight, present ? "PRESENT" : "absent", stats.recoveryMillis(), stats.openBuckets(),
-            stats.headSeries(), stats.buckets());
+            round,
+            fsync,
+            ready,
+            acks.size(),
+            killAfter,
+            target,
+            delayMicros,
+            acks.isEmpty() ? -1 : Long.parseLong(acks.get(0).split(" ")[1]),
+            lastAcked,
+            inFlight,
+            present ? "PRESENT" : "absent",
+            stats.recoveryMillis(),
+            stats.openBuckets(),
+            stats.headSeries(),
+            stats.buckets());
         if (round % 3 == 2) {
           engine.close(); // seals: the next child starts from sealed buckets only
         } else {
@@ -190,11 +208,18 @@ class EngineCrashTest {
         assertThat(stats.openBuckets()).as("open buckets after a clean close").isZero();
         assertThat(stats.headSeries()).as("head series after a clean close").isZero();
         assertThat(stats.recoveryMillis()).isNotNegative();
-        assertThat(stats.buckets()).as("buckets").isGreaterThanOrEqualTo((int) (next / BATCHES_PER_BUCKET));
+        assertThat(stats.buckets())
+            .as("buckets")
+            .isGreaterThanOrEqualTo((int) (next / BATCHES_PER_BUCKET));
         System.out.printf(
             "EngineCrashTest: %d kills, %d batches (%d in-flight batches found written), %d samples, %d buckets,"
                 + " clean reopen recovery %d ms, %.1f s%n",
-            kills, next, inFlightPresent, expectedSamples, stats.buckets(), stats.recoveryMillis(),
+            kills,
+            next,
+            inFlightPresent,
+            expectedSamples,
+            stats.buckets(),
+            stats.recoveryMillis(),
             (System.nanoTime() - started) / 1e9);
       } finally {
         engine.close();
@@ -214,7 +239,9 @@ class EngineCrashTest {
         for (long b = 0; b < batches; b++) {
           Generated g = EngineCrashingWriter.generate(0, b, NOW);
           AppendResult r = engine.append(g.batch());
-          assertThat(EngineCrashingWriter.rejected(r)).as("batch %d", b).isEqualTo(EngineCrashingWriter.rejected(g.expected()));
+          assertThat(EngineCrashingWriter.rejected(r))
+              .as("batch %d", b)
+              .isEqualTo(EngineCrashingWriter.rejected(g.expected()));
           addExpected(g, expected);
         }
         assertThat(engine.stats().openBuckets()).as("open buckets before close").isPositive();
@@ -227,7 +254,9 @@ class EngineCrashTest {
       Engine engine = Engine.open(store, EngineCrashingWriter.engineConfig(NOW, false));
       try {
         Engine.Stats stats = engine.stats();
-        System.out.printf("clean reopen: recovery %d ms, %d buckets, %d samples%n", stats.recoveryMillis(), stats.buckets(), expectedSamples);
+        System.out.printf(
+            "clean reopen: recovery %d ms, %d buckets, %d samples%n",
+            stats.recoveryMillis(), stats.buckets(), expectedSamples);
         assertThat(stats.recoveryMillis()).isNotNegative();
         assertThat(stats.openBuckets()).isZero();
         assertThat(stats.headSeries()).isZero();
@@ -236,7 +265,8 @@ class EngineCrashTest {
         verify(engine, Map.of(), "after clean reopen");
         // Appending goes on where it stopped (the late samples reopen the sealed bucket).
         Generated g = EngineCrashingWriter.generate(1, batches, NOW);
-        assertThat(EngineCrashingWriter.rejected(engine.append(g.batch()))).isEqualTo(EngineCrashingWriter.rejected(g.expected()));
+        assertThat(EngineCrashingWriter.rejected(engine.append(g.batch())))
+            .isEqualTo(EngineCrashingWriter.rejected(g.expected()));
         addExpected(g, expected);
         verify(engine, Map.of(), "after appending to the reopened store");
       } finally {
@@ -260,12 +290,16 @@ class EngineCrashTest {
       long prev = Long.MIN_VALUE;
       while (it.next()) {
         long t = it.timestampMillis();
-        assertThat(t).as(where + " %s: timestamps strictly increasing", s.labels()).isGreaterThan(prev);
+        assertThat(t)
+            .as(where + " %s: timestamps strictly increasing", s.labels())
+            .isGreaterThan(prev);
         prev = t;
         samples.put(t, it.valueBits());
         actualSamples++;
       }
-      assertThat(actual.put(s.labels(), samples)).as(where + " series listed twice: %s", s.labels()).isNull();
+      assertThat(actual.put(s.labels(), samples))
+          .as(where + " series listed twice: %s", s.labels())
+          .isNull();
     }
     List<String> missing = new ArrayList<>();
     List<String> wrong = new ArrayList<>();
@@ -276,14 +310,24 @@ class EngineCrashTest {
               (t, bits) -> {
                 Long g = got.get(t);
                 if (g == null) {
-                  missing.add(l + "@" + t + " (batch " + (t - EngineCrashingWriter.T0) / 10_000.0 + ")");
+                  missing.add(
+                      l + "@" + t + " (batch " + (t - EngineCrashingWriter.T0) / 10_000.0 + ")");
                 } else if (g.longValue() != bits) {
-                  wrong.add(l + "@" + t + " = " + Long.toHexString(g) + ", want " + Long.toHexString(bits));
+                  wrong.add(
+                      l
+                          + "@"
+                          + t
+                          + " = "
+                          + Long.toHexString(g)
+                          + ", want "
+                          + Long.toHexString(bits));
                 }
               });
         });
     assertThat(wrong).as(where + ": samples with wrong value bits").isEmpty();
-    assertThat(missing).as(where + ": acknowledged samples missing (" + missing.size() + ")").isEmpty();
+    assertThat(missing)
+        .as(where + ": acknowledged samples missing (" + missing.size() + ")")
+        .isEmpty();
     // What is there beyond the acknowledged batches: nothing, or exactly the in-flight batch.
     Map<Labels, TreeMap<Long, Long>> extra = new HashMap<>();
     actual.forEach(
@@ -298,8 +342,10 @@ class EngineCrashTest {
         });
     if (!extra.isEmpty()) {
       assertThat(extra)
-          .as(where + ": samples beyond the acknowledged batches must be exactly the in-flight batch"
-              + " (entirely: point and batch atomicity; no rejected point's sample)")
+          .as(
+              where
+                  + ": samples beyond the acknowledged batches must be exactly the in-flight batch"
+                  + " (entirely: point and batch atomicity; no rejected point's sample)")
           .isEqualTo(inFlight);
     }
     long extraSamples = extra.values().stream().mapToLong(TreeMap::size).sum();
@@ -308,8 +354,12 @@ class EngineCrashTest {
       assertThat(actual).as(where + " series count").hasSize(SERIES);
     }
     List<String> names = engine.labelValues(Labels.METRIC_NAME, 0, Long.MAX_VALUE, ALL);
-    assertThat(names).as(where + " metric names (no ghost series from rejected points)").doesNotContain("crash_ghost");
-    assertThat(engine.labelNames(0, Long.MAX_VALUE, ALL)).as(where + " label names").doesNotContain("batch");
+    assertThat(names)
+        .as(where + " metric names (no ghost series from rejected points)")
+        .doesNotContain("crash_ghost");
+    assertThat(engine.labelNames(0, Long.MAX_VALUE, ALL))
+        .as(where + " label names")
+        .doesNotContain("batch");
     return !extra.isEmpty();
   }
 
@@ -319,18 +369,23 @@ class EngineCrashTest {
       if (g.expected()[batch.pointOf(i)] != null) {
         continue;
       }
-      Long before = into.computeIfAbsent(batch.labels(i), k -> new TreeMap<>()).put(batch.timestampMillis(i), batch.valueBits(i));
+      Long before =
+          into.computeIfAbsent(batch.labels(i), k -> new TreeMap<>())
+              .put(batch.timestampMillis(i), batch.valueBits(i));
       if (before == null) {
         if (into == expected) {
           expectedSamples++;
         }
       } else {
-        assertThat(before.longValue()).as("workload: one value per series and timestamp").isEqualTo(batch.valueBits(i));
+        assertThat(before.longValue())
+            .as("workload: one value per series and timestamp")
+            .isEqualTo(batch.valueBits(i));
       }
     }
   }
 
-  private void addAll(Map<Labels, TreeMap<Long, Long>> from, Map<Labels, TreeMap<Long, Long>> into) {
+  private void addAll(
+      Map<Labels, TreeMap<Long, Long>> from, Map<Labels, TreeMap<Long, Long>> into) {
     from.forEach(
         (l, samples) ->
             samples.forEach(
@@ -355,8 +410,8 @@ class EngineCrashTest {
   }
 
   /**
-   * A private copy of the class path's folders and Tidemark jars: other builds sharing the
-   * checkout may recompile {@code target/} or reinstall {@code tsdb-core} while this test runs.
+   * A private copy of the class path's folders and Tidemark jars: other builds sharing the checkout
+   * may recompile {@code target/} or reinstall {@code tsdb-core} while this test runs.
    */
   private String childClassPath() throws IOException {
     if (childClassPath != null) {
@@ -392,8 +447,10 @@ class EngineCrashTest {
 
   private String childClassPath;
 
-  private Process startChild(Path dir, int round, long firstBatch, boolean fsync) throws IOException {
-    Path childTmp = Files.createDirectories(tmp.resolve("child-tmp")); // RocksDB unpacks its .so here
+  private Process startChild(Path dir, int round, long firstBatch, boolean fsync)
+      throws IOException {
+    Path childTmp =
+        Files.createDirectories(tmp.resolve("child-tmp")); // RocksDB unpacks its .so here
     List<String> cmd =
         List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -410,7 +467,9 @@ class EngineCrashTest {
             Integer.toString(round),
             Long.toString(firstBatch),
             Boolean.toString(fsync));
-    return new ProcessBuilder(cmd).redirectError(tmp.resolve("child-" + round + ".err").toFile()).start();
+    return new ProcessBuilder(cmd)
+        .redirectError(tmp.resolve("child-" + round + ".err").toFile())
+        .start();
   }
 
   private String readLine(Reader out, Process child, int round) throws IOException {
@@ -423,14 +482,19 @@ class EngineCrashTest {
    * Reads newline-terminated lines into {@code lines} until it holds {@code atLeast} or the stream
    * ends; a trailing fragment without newline (cut by the kill) is not a line.
    */
-  private void readLines(Reader out, List<String> lines, int atLeast, Process child, int round) throws IOException {
+  private void readLines(Reader out, List<String> lines, int atLeast, Process child, int round)
+      throws IOException {
     StringBuilder line = new StringBuilder();
     while (lines.size() < atLeast) {
       int ch = out.read();
       if (ch < 0) {
         if (atLeast != Integer.MAX_VALUE) {
           throw new AssertionError(
-              "round " + round + ": child ended early (exit " + exitCode(child) + "), stderr: "
+              "round "
+                  + round
+                  + ": child ended early (exit "
+                  + exitCode(child)
+                  + "), stderr: "
                   + Files.readString(tmp.resolve("child-" + round + ".err")));
         }
         return;

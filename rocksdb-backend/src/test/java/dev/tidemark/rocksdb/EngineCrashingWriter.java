@@ -28,13 +28,13 @@ import java.time.ZoneOffset;
  * <rejected points>} (flushed) and, every {@link #FLUSH_EVERY} batches, calls {@link
  * Engine#flush()} so later late samples reopen sealed buckets. The parent kills it with SIGKILL.
  *
- * <p>Batch {@code b} holds samples at {@link #time time(b)} = {@link #T0} + b * 10 s for 200
- * series (140 gauges, 20 histograms of 3 series each as 3-sample points), late samples 15 s and
- * 55 s behind (inside the 1 min out-of-order window, sometimes in the previous bucket), an
- * idempotent retry, and 6 points that must be rejected, each mixing a valid sample with the
- * invalid one: too far in the future (with a brand-new series that must never appear), duplicate,
- * two invalid ones, out of order, too old. Values depend on (round, batch, series), so the parent
- * can recompute exactly what any batch of any round contained.
+ * <p>Batch {@code b} holds samples at {@link #time time(b)} = {@link #T0} + b * 10 s for 200 series
+ * (140 gauges, 20 histograms of 3 series each as 3-sample points), late samples 15 s and 55 s
+ * behind (inside the 1 min out-of-order window, sometimes in the previous bucket), an idempotent
+ * retry, and 6 points that must be rejected, each mixing a valid sample with the invalid one: too
+ * far in the future (with a brand-new series that must never appear), duplicate, two invalid ones,
+ * out of order, too old. Values depend on (round, batch, series), so the parent can recompute
+ * exactly what any batch of any round contained.
  */
 public final class EngineCrashingWriter {
 
@@ -45,15 +45,18 @@ public final class EngineCrashingWriter {
   static final long HOUR = 3_600_000L;
   static final Duration OUT_OF_ORDER_WINDOW = Duration.ofMinutes(1);
   static final Duration RETENTION = Duration.ofDays(30);
+
   /** The fixed "now" of every round: well after all the data time the test produces. */
   static final long NOW = T0 + 3 * 24 * HOUR;
 
   static final int GAUGES = 140;
+
   /** Gauges below this index get a sample in every batch; the others skip one batch in 9. */
   static final int ALWAYS = 100;
 
   static final int HISTOGRAMS = 20;
   static final int SERIES = GAUGES + 3 * HISTOGRAMS;
+
   /** The child flushes after batch b when {@code b % FLUSH_EVERY == FLUSH_EVERY / 2}. */
   static final int FLUSH_EVERY = 45;
 
@@ -99,7 +102,10 @@ public final class EngineCrashingWriter {
               .add("handler", "/api/v" + j)
               .build();
       HIST_BUCKET[j] =
-          base.toBuilder().add(Labels.METRIC_NAME, "crash_latency_bucket").add("le", "0.25").build();
+          base.toBuilder()
+              .add(Labels.METRIC_NAME, "crash_latency_bucket")
+              .add("le", "0.25")
+              .build();
       HIST_SUM[j] = base.toBuilder().add(Labels.METRIC_NAME, "crash_latency_sum").build();
       HIST_COUNT[j] = base.toBuilder().add(Labels.METRIC_NAME, "crash_latency_count").build();
     }
@@ -201,31 +207,66 @@ public final class EngineCrashingWriter {
     // Points that must be rejected; each also holds a valid sample that must not be written.
     Labels ghost = Labels.of(Labels.METRIC_NAME, "crash_ghost", "batch", Long.toString(b));
     add(batch, ghost, GAUGE_META, t, bits(round, b, -1, 3));
-    add(batch, GAUGE_LABELS[(int) (b * 7 % ALWAYS)], GAUGE_META, nowMillis + 24 * HOUR, bits(round, b, -1, 4));
+    add(
+        batch,
+        GAUGE_LABELS[(int) (b * 7 % ALWAYS)],
+        GAUGE_META,
+        nowMillis + 24 * HOUR,
+        bits(round, b, -1, 4));
     batch.endPoint();
     expected.add(RejectReason.TOO_FAR_IN_FUTURE);
 
     int dupOf = (int) ((b * 13 + 2) % ALWAYS);
-    add(batch, GAUGE_LABELS[(int) ((b * 3 + 1) % ALWAYS)], GAUGE_META, t + 7_001, bits(round, b, -1, 5));
+    add(
+        batch,
+        GAUGE_LABELS[(int) ((b * 3 + 1) % ALWAYS)],
+        GAUGE_META,
+        t + 7_001,
+        bits(round, b, -1, 5));
     add(batch, GAUGE_LABELS[dupOf], GAUGE_META, t, bits(round, b, dupOf, 0) ^ 1);
     batch.endPoint();
     expected.add(RejectReason.DUPLICATE);
 
     add(batch, HIST_COUNT[(int) (b % HISTOGRAMS)], HISTOGRAM_META, t + 1, bits(round, b, -1, 6));
-    add(batch, Labels.of("job", "nameless", "batch", Long.toString(b)), GAUGE_META, t, bits(round, b, -1, 7));
+    add(
+        batch,
+        Labels.of("job", "nameless", "batch", Long.toString(b)),
+        GAUGE_META,
+        t,
+        bits(round, b, -1, 7));
     batch.endPoint();
     expected.add(RejectReason.INVALID);
 
-    add(batch, GAUGE_LABELS[(int) ((b * 19 + 4) % ALWAYS)], GAUGE_META, -1_000, bits(round, b, -1, 8));
+    add(
+        batch,
+        GAUGE_LABELS[(int) ((b * 19 + 4) % ALWAYS)],
+        GAUGE_META,
+        -1_000,
+        bits(round, b, -1, 8));
     batch.endPoint();
     expected.add(RejectReason.INVALID);
 
-    add(batch, GAUGE_LABELS[(int) ((b * 17 + 3) % ALWAYS)], GAUGE_META, t - 295_000, bits(round, b, -1, 9));
+    add(
+        batch,
+        GAUGE_LABELS[(int) ((b * 17 + 3) % ALWAYS)],
+        GAUGE_META,
+        t - 295_000,
+        bits(round, b, -1, 9));
     batch.endPoint();
     expected.add(RejectReason.OUT_OF_ORDER);
 
-    add(batch, HIST_SUM[(int) ((b + 7) % HISTOGRAMS)], HISTOGRAM_META, t + 2, bits(round, b, -1, 10));
-    add(batch, GAUGE_LABELS[(int) ((b * 23 + 5) % ALWAYS)], GAUGE_META, nowMillis - RETENTION.toMillis() - HOUR, bits(round, b, -1, 11));
+    add(
+        batch,
+        HIST_SUM[(int) ((b + 7) % HISTOGRAMS)],
+        HISTOGRAM_META,
+        t + 2,
+        bits(round, b, -1, 10));
+    add(
+        batch,
+        GAUGE_LABELS[(int) ((b * 23 + 5) % ALWAYS)],
+        GAUGE_META,
+        nowMillis - RETENTION.toMillis() - HOUR,
+        bits(round, b, -1, 11));
     batch.endPoint();
     expected.add(RejectReason.TOO_OLD);
 
@@ -255,7 +296,8 @@ public final class EngineCrashingWriter {
     int round = Integer.parseInt(args[2]);
     long next = Long.parseLong(args[3]);
     boolean fsync = Boolean.parseBoolean(args[4]);
-    long giveUp = System.nanoTime() + Duration.ofSeconds(60).toNanos(); // never outlive a lost parent
+    long giveUp =
+        System.nanoTime() + Duration.ofSeconds(60).toNanos(); // never outlive a lost parent
     RocksDbKvStore store = RocksDbKvStore.open(dir, storeConfig()); // never closed: we get killed
     Engine engine = Engine.open(store, engineConfig(now, fsync));
     Engine.Stats s = engine.stats();

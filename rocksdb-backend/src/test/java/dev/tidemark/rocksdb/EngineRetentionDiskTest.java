@@ -26,7 +26,11 @@ class EngineRetentionDiskTest {
     long t0 = 1_700_000_000_000L - 1_700_000_000_000L % HOUR;
     ManualClock clock = new ManualClock(t0 + 3 * HOUR);
     EngineConfig config =
-        EngineConfig.builder().clock(clock).retention(Duration.ofHours(2)).retentionInterval(Duration.ZERO).build();
+        EngineConfig.builder()
+            .clock(clock)
+            .retention(Duration.ofHours(2))
+            .retentionInterval(Duration.ZERO)
+            .build();
     SplittableRandom rnd = new SplittableRandom(7);
     try (RocksDbKvStore store = RocksDbKvStore.open(dir)) {
       Engine engine = Engine.open(store, config);
@@ -36,7 +40,11 @@ class EngineRetentionDiskTest {
         batch.clear();
         clock.set(t);
         for (int s = 0; s < 2_000; s++) {
-          batch.addPoint(Labels.of("__name__", "noise", "s", Integer.toString(s)), MetricMetadata.UNKNOWN, t, rnd.nextDouble());
+          batch.addPoint(
+              Labels.of("__name__", "noise", "s", Integer.toString(s)),
+              MetricMetadata.UNKNOWN,
+              t,
+              rnd.nextDouble());
         }
         assertThat(engine.append(batch).rejectedPoints()).isZero();
       }
@@ -47,13 +55,17 @@ class EngineRetentionDiskTest {
       clock.set(t0 + 4 * HOUR + 1); // the first two buckets are now older than 2 h
       assertThat(engine.applyRetention()).isEqualTo(2);
       long after = store.approximateSizeBytes();
-      assertThat(after).as("bytes on disk before %d, after %d", before, after).isLessThan(before / 2);
+      assertThat(after)
+          .as("bytes on disk before %d, after %d", before, after)
+          .isLessThan(before / 2);
 
       assertThat(engine.select(t0, t0 + 2 * HOUR - 1, List.of()).toList()).isEmpty();
       assertThat(engine.select(t0 + 2 * HOUR, t0 + 3 * HOUR, List.of()).toList()).hasSize(2_000);
       engine.close();
       Engine reopened = Engine.open(store, config);
-      assertThat(reopened.select(t0, t0 + 2 * HOUR - 1, List.of()).toList()).as("dropped data stays dropped").isEmpty();
+      assertThat(reopened.select(t0, t0 + 2 * HOUR - 1, List.of()).toList())
+          .as("dropped data stays dropped")
+          .isEmpty();
       assertThat(reopened.buckets()).hasSize(1);
       reopened.close();
     }

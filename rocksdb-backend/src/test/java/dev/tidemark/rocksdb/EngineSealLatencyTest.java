@@ -28,11 +28,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A seal never blocks appends (docs/architecture.md, Sealing): while bucket X-1 = [T0-1h, T0) is
- * being sealed, and the sealer's writes are slowed to {@value #SEAL_WRITE_DELAY_MILLIS} ms each,
- * a seeded workload appends to X-1 (late samples of its series, inside the out-of-order window)
- * and to X. No append may take more than {@value #MAX_APPEND_MILLIS} ms (before, an append that
- * touched X-1 waited for the whole seal). Afterwards, and after a crash and restart, every
- * acknowledged sample is read exactly once.
+ * being sealed, and the sealer's writes are slowed to {@value #SEAL_WRITE_DELAY_MILLIS} ms each, a
+ * seeded workload appends to X-1 (late samples of its series, inside the out-of-order window) and
+ * to X. No append may take more than {@value #MAX_APPEND_MILLIS} ms (before, an append that touched
+ * X-1 waited for the whole seal). Afterwards, and after a crash and restart, every acknowledged
+ * sample is read exactly once.
  */
 class EngineSealLatencyTest {
 
@@ -51,12 +51,16 @@ class EngineSealLatencyTest {
     SplittableRandom rnd = new SplittableRandom(SEED);
     Labels[] labels = new Labels[SERIES];
     for (int i = 0; i < SERIES; i++) {
-      labels[i] = Labels.of(Labels.METRIC_NAME, "latency", "s", Integer.toString(i), "group", "g" + (i % 17));
+      labels[i] =
+          Labels.of(
+              Labels.METRIC_NAME, "latency", "s", Integer.toString(i), "group", "g" + (i % 17));
     }
     Map<Labels, Map<Long, Long>> model = new HashMap<>();
-    try (RocksDbKvStore rocks = RocksDbKvStore.open(tmp.resolve("db"), EngineCrashingWriter.storeConfig())) {
+    try (RocksDbKvStore rocks =
+        RocksDbKvStore.open(tmp.resolve("db"), EngineCrashingWriter.storeConfig())) {
       SlowSealStore kv = new SlowSealStore(rocks);
-      Engine engine = Engine.open(kv, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
+      Engine engine =
+          Engine.open(kv, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
       // X-1 gets 30 samples per series, every 2 min up to T0 - 2 min; the last at T0 - 2 min + 1 s.
       for (int k = 0; k < 30; k++) {
         SampleBatch batch = new SampleBatch();
@@ -64,7 +68,9 @@ class EngineSealLatencyTest {
         for (int i = 0; i < SERIES; i++) {
           double v = rnd.nextInt(1_000) / 100.0;
           batch.addPoint(labels[i], META, t, v);
-          model.computeIfAbsent(labels[i], x -> new HashMap<>()).put(t, Double.doubleToRawLongBits(v));
+          model
+              .computeIfAbsent(labels[i], x -> new HashMap<>())
+              .put(t, Double.doubleToRawLongBits(v));
         }
         assertThat(engine.append(batch).rejectedPoints()).isZero();
       }
@@ -78,7 +84,9 @@ class EngineSealLatencyTest {
       kv.slowSealer.set(true);
       // Passes X-1's end plus the window: the sealer starts on X-1.
       assertThat(engine.append(moveOn).rejectedPoints()).isZero();
-      assertThat(kv.sealerWriting.await(30, TimeUnit.SECONDS)).as("the sealer is writing X-1").isTrue();
+      assertThat(kv.sealerWriting.await(30, TimeUnit.SECONDS))
+          .as("the sealer is writing X-1")
+          .isTrue();
 
       long maxNanos = 0;
       int duringSeal = 0;
@@ -89,7 +97,8 @@ class EngineSealLatencyTest {
       for (int i = 0; i < SERIES; i++) {
         next[i] = i % 2 == 1 ? T0 - 118_999 : T0 + 61_000;
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); // fails, not hangs, if appends stall
+      long deadline =
+          System.nanoTime() + TimeUnit.SECONDS.toNanos(20); // fails, not hangs, if appends stall
       while ((!kv.sealerDone.get() || duringSeal < 50) && System.nanoTime() < deadline) {
         SampleBatch batch = new SampleBatch();
         int points = 1 + rnd.nextInt(8);
@@ -126,14 +135,16 @@ class EngineSealLatencyTest {
       assertThat(kv.sealerDone.get()).as("the seal ended while the workload ran").isTrue();
       assertThat(lateDuringSeal).as("appends to the bucket being sealed").isGreaterThan(10);
       assertThat(TimeUnit.NANOSECONDS.toMillis(maxNanos))
-          .as("slowest of %d appends during a seal of %d ms or more (seed %d)", duringSeal,
-              SEAL_WRITE_DELAY_MILLIS, SEED)
+          .as(
+              "slowest of %d appends during a seal of %d ms or more (seed %d)",
+              duringSeal, SEAL_WRITE_DELAY_MILLIS, SEED)
           .isLessThan(MAX_APPEND_MILLIS);
       kv.slowSealer.set(false);
 
       assertExactlyOnce(engine, model);
       abandon(engine); // a crash: X-1 may be open again (appended to during its seal)
-      Engine reopened = Engine.open(rocks, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
+      Engine reopened =
+          Engine.open(rocks, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
       try {
         assertExactlyOnce(reopened, model);
         reopened.flush();
@@ -162,8 +173,16 @@ class EngineSealLatencyTest {
         missing.entrySet().removeAll(got.entrySet());
         Map<Long, Long> extra = new java.util.TreeMap<>(got);
         extra.entrySet().removeAll(want.entrySet());
-        throw new AssertionError(s.labels() + ": " + want.size() + " samples acknowledged, " + got.size()
-            + " read; missing " + missing + ", not acknowledged " + extra);
+        throw new AssertionError(
+            s.labels()
+                + ": "
+                + want.size()
+                + " samples acknowledged, "
+                + got.size()
+                + " read; missing "
+                + missing
+                + ", not acknowledged "
+                + extra);
       }
     }
   }
@@ -179,6 +198,7 @@ class EngineSealLatencyTest {
   private static final class SlowSealStore extends ForwardingKvStore {
     final AtomicBoolean slowSealer = new AtomicBoolean();
     final CountDownLatch sealerWriting = new CountDownLatch(1);
+
     /** Set once the first slowed seal write returned (the seal ends right after its last write). */
     final AtomicBoolean sealerDone = new AtomicBoolean();
 

@@ -9,9 +9,8 @@ import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
-import dev.tidemark.tsdb.kv.KvCursor;
-import dev.tidemark.tsdb.kv.KvSnapshot;
 import dev.tidemark.tsdb.kv.ForwardingKvStore;
+import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
@@ -29,18 +28,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Reproduction found while writing {@link EngineConcurrencyTest}: an append that writes to an
- * open bucket and then to a bucket being sealed must still be seen entirely or not at all.
+ * Reproduction found while writing {@link EngineConcurrencyTest}: an append that writes to an open
+ * bucket and then to a bucket being sealed must still be seen entirely or not at all.
  *
  * <p>Before the first fix, {@code Engine.append} applied and wrote the points before the one that
  * hit the sealing bucket, then released the lock to wait for the seal: a select in between saw the
- * first point without the second (a torn append, against "every append is in it entirely or not
- * at all"), and a crash in between left half the batch in the head log. That fix made the append
- * wait for the whole seal before changing anything; since sealing no longer blocks appends (the
- * bucket stays open during its seal), the append completes while the seal is held, whole.
+ * first point without the second (a torn append, against "every append is in it entirely or not at
+ * all"), and a crash in between left half the batch in the head log. That fix made the append wait
+ * for the whole seal before changing anything; since sealing no longer blocks appends (the bucket
+ * stays open during its seal), the append completes while the seal is held, whole.
  *
- * <p>The seal is held in place deterministically by a store wrapper that blocks the sealer
- * thread's first write.
+ * <p>The seal is held in place deterministically by a store wrapper that blocks the sealer thread's
+ * first write.
  */
 class EngineSealRaceTest {
 
@@ -53,22 +52,30 @@ class EngineSealRaceTest {
   void appendTouchingABucketBeingSealedIsSeenWholeOrNotAtAll() throws Exception {
     Labels a = Labels.of(Labels.METRIC_NAME, "race", "s", "a");
     Labels b = Labels.of(Labels.METRIC_NAME, "race", "s", "b");
-    try (RocksDbKvStore rocks = RocksDbKvStore.open(tmp.resolve("db"), EngineCrashingWriter.storeConfig())) {
+    try (RocksDbKvStore rocks =
+        RocksDbKvStore.open(tmp.resolve("db"), EngineCrashingWriter.storeConfig())) {
       SealBlockingStore kv = new SealBlockingStore(rocks);
-      Engine engine = Engine.open(kv, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
+      Engine engine =
+          Engine.open(kv, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
       try {
         // Both series in bucket X-1 = [T0-1h, T0).
-        append(engine, new SampleBatch().addPoint(a, META, T0 - 30_000, 1).addPoint(b, META, T0 - 30_000, 1));
+        append(
+            engine,
+            new SampleBatch().addPoint(a, META, T0 - 30_000, 1).addPoint(b, META, T0 - 30_000, 1));
         // b at T0+60s: the newest sample passes X-1's end plus the 1 min window, X-1 is due and the
         // sealer starts on it; its first write blocks.
         kv.blockSealer();
         append(engine, new SampleBatch().addPoint(b, META, T0 + 60_000, 2));
-        assertThat(kv.sealerBlocked.await(10, TimeUnit.SECONDS)).as("sealer started on X-1").isTrue();
+        assertThat(kv.sealerBlocked.await(10, TimeUnit.SECONDS))
+            .as("sealer started on X-1")
+            .isTrue();
 
         // One append: b in the open bucket X, then a in X-1, which is being sealed. Since sealing
         // no longer blocks appends, it completes while the seal is still held.
-        SampleBatch torn = new SampleBatch().addPoint(b, META, T0 + 70_000, 3).addPoint(a, META, T0 - 10_000, 3);
-        CompletableFuture<AppendResult> inFlight = CompletableFuture.supplyAsync(() -> engine.append(torn));
+        SampleBatch torn =
+            new SampleBatch().addPoint(b, META, T0 + 70_000, 3).addPoint(a, META, T0 - 10_000, 3);
+        CompletableFuture<AppendResult> inFlight =
+            CompletableFuture.supplyAsync(() -> engine.append(torn));
 
         // While it runs, no read may see one of its points without the other (one select sees
         // both timestamps: two selects could fall on either side of the append).
@@ -78,7 +85,10 @@ class EngineSealRaceTest {
           List<Series> found = engine.select(T0 - 10_000, T0 + 70_000, List.of()).toList();
           boolean seesB = has(found, b, T0 + 70_000);
           boolean seesA = has(found, a, T0 - 10_000);
-          assertThat(seesB).as("read %d during the seal: b@T0+70s visible iff a@T0-10s visible (same append)", reads)
+          assertThat(seesB)
+              .as(
+                  "read %d during the seal: b@T0+70s visible iff a@T0-10s visible (same append)",
+                  reads)
               .isEqualTo(seesA);
           reads++;
         }
@@ -97,7 +107,8 @@ class EngineSealRaceTest {
         kv.releaseSealer();
         engine.close();
       }
-      Engine reopened = Engine.open(rocks, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
+      Engine reopened =
+          Engine.open(rocks, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
       try {
         assertThat(count(reopened, a, T0 - 10_000)).isEqualTo(1);
         assertThat(count(reopened, a, T0 - 30_000)).isEqualTo(1);
@@ -117,14 +128,20 @@ class EngineSealRaceTest {
   void crashAfterASealAppendedToMeanwhileLosesAndDuplicatesNothing() throws Exception {
     Labels a = Labels.of(Labels.METRIC_NAME, "race", "s", "a");
     Labels b = Labels.of(Labels.METRIC_NAME, "race", "s", "b");
-    try (RocksDbKvStore rocks = RocksDbKvStore.open(tmp.resolve("db"), EngineCrashingWriter.storeConfig())) {
+    try (RocksDbKvStore rocks =
+        RocksDbKvStore.open(tmp.resolve("db"), EngineCrashingWriter.storeConfig())) {
       SealBlockingStore kv = new SealBlockingStore(rocks);
-      Engine engine = Engine.open(kv, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
+      Engine engine =
+          Engine.open(kv, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
       try {
-        append(engine, new SampleBatch().addPoint(a, META, T0 - 30_000, 1).addPoint(b, META, T0 - 30_000, 1));
+        append(
+            engine,
+            new SampleBatch().addPoint(a, META, T0 - 30_000, 1).addPoint(b, META, T0 - 30_000, 1));
         kv.blockSealer();
         append(engine, new SampleBatch().addPoint(b, META, T0 + 60_000, 2));
-        assertThat(kv.sealerBlocked.await(10, TimeUnit.SECONDS)).as("sealer started on X-1").isTrue();
+        assertThat(kv.sealerBlocked.await(10, TimeUnit.SECONDS))
+            .as("sealer started on X-1")
+            .isTrue();
         append(engine, new SampleBatch().addPoint(a, META, T0 - 20_000, 2));
         // The seal of X-1 writes its one batch and ends with X-1 still open (appended to during
         // it); any later seal's writes fail, so the store stays as that seal left it.
@@ -139,10 +156,13 @@ class EngineSealRaceTest {
       }
       TimeBucket x1 = TimeBucket.containing(T0 - 30_000, EngineConfig.BUCKET_SIZE_CODE);
       assertThat(keys(rocks, Keys.bucketPrefix(RecordType.TIME_SERIES, x1)))
-          .as("the seal wrote X-1's chunks").isEqualTo(2);
+          .as("the seal wrote X-1's chunks")
+          .isEqualTo(2);
       assertThat(keys(rocks, Keys.bucketPrefix(RecordType.HEAD_LOG, x1)))
-          .as("only the head log of a@T0-20s, appended during the seal, is left").isEqualTo(1);
-      Engine reopened = Engine.open(rocks, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
+          .as("only the head log of a@T0-20s, appended during the seal, is left")
+          .isEqualTo(1);
+      Engine reopened =
+          Engine.open(rocks, EngineCrashingWriter.engineConfig(EngineCrashingWriter.NOW, false));
       try {
         assertThat(count(reopened, a, T0 - 30_000)).isEqualTo(1);
         assertThat(count(reopened, a, T0 - 20_000)).isEqualTo(1);
@@ -208,7 +228,9 @@ class EngineSealRaceTest {
     return false;
   }
 
-  /** Delegates to a real store; once armed, the sealer thread's next write blocks until released. */
+  /**
+   * Delegates to a real store; once armed, the sealer thread's next write blocks until released.
+   */
   private static final class SealBlockingStore extends ForwardingKvStore {
     final CountDownLatch sealerBlocked = new CountDownLatch(1);
     private final CountDownLatch release = new CountDownLatch(1);

@@ -48,8 +48,12 @@ class RocksDbCrashDurabilityTest {
       } finally {
         child.destroyForcibly();
       }
-      assertThat(acked).as("round %d acknowledgements", round).hasSizeGreaterThanOrEqualTo(killAfter);
-      assertThat(acked.get(0)).as("round %d resumes after the last batch", round).isGreaterThan(lastAcked);
+      assertThat(acked)
+          .as("round %d acknowledgements", round)
+          .hasSizeGreaterThanOrEqualTo(killAfter);
+      assertThat(acked.get(0))
+          .as("round %d resumes after the last batch", round)
+          .isGreaterThan(lastAcked);
       lastAcked = acked.get(acked.size() - 1);
 
       try (RocksDbKvStore store = RocksDbKvStore.open(dir, RocksDbConfig.defaults())) {
@@ -66,7 +70,8 @@ class RocksDbCrashDurabilityTest {
         System.out.printf(
             "crash round %d: killed after %d acks (last acked %d), store holds batches 0..%d%n",
             round, acked.size(), lastAcked, keysPerBatch.isEmpty() ? -1 : keysPerBatch.lastKey());
-        assertThat(keysPerBatch.lastKey()).as("round %d: last acked batch present", round)
+        assertThat(keysPerBatch.lastKey())
+            .as("round %d: last acked batch present", round)
             .isGreaterThanOrEqualTo(lastAcked);
         assertThat(keysPerBatch.firstKey()).isZero();
         assertThat(keysPerBatch.size())
@@ -74,7 +79,8 @@ class RocksDbCrashDurabilityTest {
             .isEqualTo((int) (keysPerBatch.lastKey() + 1));
         keysPerBatch.forEach(
             (batch, n) ->
-                assertThat(n).as("keys of batch %d (atomic)", batch)
+                assertThat(n)
+                    .as("keys of batch %d (atomic)", batch)
                     .isEqualTo(CrashingWriter.KEYS_PER_BATCH));
         lastAcked = keysPerBatch.lastKey(); // an unacknowledged but written batch may be there
       }
@@ -100,7 +106,8 @@ class RocksDbCrashDurabilityTest {
   }
 
   private Process startChild(String mode, Path dir, int round) throws IOException {
-    Path childTmp = Files.createDirectories(tmp.resolve("child-tmp")); // RocksDB unpacks its .so here
+    Path childTmp =
+        Files.createDirectories(tmp.resolve("child-tmp")); // RocksDB unpacks its .so here
     List<String> cmd =
         List.of(
             Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -119,8 +126,8 @@ class RocksDbCrashDurabilityTest {
   }
 
   /**
-   * Reads newline-terminated batch numbers into {@code acked} until it holds {@code atLeast} or
-   * the stream ends; a trailing fragment without newline (cut by the kill) is not an ack.
+   * Reads newline-terminated batch numbers into {@code acked} until it holds {@code atLeast} or the
+   * stream ends; a trailing fragment without newline (cut by the kill) is not an ack.
    */
   private void readAcks(Reader out, List<Long> acked, int atLeast, Process child, int round)
       throws IOException {
@@ -130,7 +137,11 @@ class RocksDbCrashDurabilityTest {
       if (ch < 0) {
         if (atLeast != Integer.MAX_VALUE) {
           throw new AssertionError(
-              "round " + round + ": child ended early (exit " + exitCode(child) + "), stderr: "
+              "round "
+                  + round
+                  + ": child ended early (exit "
+                  + exitCode(child)
+                  + "), stderr: "
                   + Files.readString(tmp.resolve("child-write-" + round + ".err")));
         }
         return;
@@ -152,5 +163,4 @@ class RocksDbCrashDurabilityTest {
       return "unknown";
     }
   }
-
 }

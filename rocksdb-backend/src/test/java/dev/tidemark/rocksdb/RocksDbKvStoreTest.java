@@ -21,10 +21,13 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** RocksDB-specific behaviour beyond the shared contract: persistence, space, checkpoints, locks. */
+/**
+ * RocksDB-specific behaviour beyond the shared contract: persistence, space, checkpoints, locks.
+ */
 class RocksDbKvStoreTest {
 
-  private static final RocksDbConfig SMALL = RocksDbConfig.builder().blockCacheBytes(8L << 20).build();
+  private static final RocksDbConfig SMALL =
+      RocksDbConfig.builder().blockCacheBytes(8L << 20).build();
 
   @TempDir Path tmp;
 

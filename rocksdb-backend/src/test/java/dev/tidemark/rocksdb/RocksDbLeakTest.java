@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Opens, uses and closes the same store 100 times in one JVM: every native object must be freed,
- * so open file descriptors and resident memory stay flat. Reads /proc (Linux); skipped elsewhere.
- * Not a timing test.
+ * Opens, uses and closes the same store 100 times in one JVM: every native object must be freed, so
+ * open file descriptors and resident memory stay flat. Reads /proc (Linux); skipped elsewhere. Not
+ * a timing test.
  */
 class RocksDbLeakTest {
 

@@ -17,11 +17,11 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The HTTP API port: {@code GET /metrics} (Prometheus text format, or what the {@code Accept}
- * header asks for among the formats of {@link ExpositionFormats}), {@code GET /-/healthy} (200 while
- * the process serves HTTP) and {@code GET /-/ready} (200 once the server has started, 503 while it
- * starts or stops). {@code HEAD} is answered like {@code GET} without a body; other methods get
- * 405, other paths 404. Paths under {@code /api/v1/} go to the {@link PrometheusApi} once the store
- * is open (503 before).
+ * header asks for among the formats of {@link ExpositionFormats}), {@code GET /-/healthy} (200
+ * while the process serves HTTP) and {@code GET /-/ready} (200 once the server has started, 503
+ * while it starts or stops). {@code HEAD} is answered like {@code GET} without a body; other
+ * methods get 405, other paths 404. Paths under {@code /api/v1/} go to the {@link PrometheusApi}
+ * once the store is open (503 before).
  */
 final class ApiHandler extends Handler.Abstract {
 
@@ -61,7 +61,8 @@ final class ApiHandler extends Handler.Abstract {
             callback,
             HttpStatus.SERVICE_UNAVAILABLE_503,
             "application/json",
-            bytes("{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"Service Unavailable\"}"),
+            bytes(
+                "{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"Service Unavailable\"}"),
             head);
         return true;
       }
@@ -94,7 +95,8 @@ final class ApiHandler extends Handler.Abstract {
         if (ready.getAsBoolean()) {
           send(response, callback, HttpStatus.OK_200, TEXT, bytes(READY), head);
         } else {
-          send(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, TEXT, bytes(NOT_READY), head);
+          send(
+              response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, TEXT, bytes(NOT_READY), head);
         }
         break;
       default:
@@ -102,7 +104,13 @@ final class ApiHandler extends Handler.Abstract {
             formats.findWriter(request.getHeaders().get(HttpHeader.ACCEPT));
         ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
         writer.write(out, registry.scrape());
-        send(response, callback, HttpStatus.OK_200, writer.getContentType(), out.toByteArray(), head);
+        send(
+            response,
+            callback,
+            HttpStatus.OK_200,
+            writer.getContentType(),
+            out.toByteArray(),
+            head);
     }
     return true;
   }

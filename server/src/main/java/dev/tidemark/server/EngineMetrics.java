@@ -23,10 +23,10 @@ import java.util.Set;
  * <p>Families: {@code tidemark_head_series}, {@code tidemark_head_bytes}, {@code
  * tidemark_head_bytes_per_series}, {@code tidemark_head_open_buckets}, {@code tidemark_buckets},
  * {@code tidemark_samples_appended_total}, {@code tidemark_samples_rejected_total}, the bucket
- * compactor's {@code tidemark_buckets_coarse} and {@code tidemark_bucket_compaction*} families, {@code
- * tidemark_recovery_seconds}, {@code tidemark_storage_bytes} and {@code tidemark_rocksdb_<stat>}
- * for every key of {@link RocksDbKvStore#statistics()} (cumulative tickers as counters with {@code
- * _total}, the rest as gauges). Thread-safe.
+ * compactor's {@code tidemark_buckets_coarse} and {@code tidemark_bucket_compaction*} families,
+ * {@code tidemark_recovery_seconds}, {@code tidemark_storage_bytes} and {@code
+ * tidemark_rocksdb_<stat>} for every key of {@link RocksDbKvStore#statistics()} (cumulative tickers
+ * as counters with {@code _total}, the rest as gauges). Thread-safe.
  */
 final class EngineMetrics implements MultiCollector {
 
@@ -90,7 +90,11 @@ final class EngineMetrics implements MultiCollector {
             "Head bytes per head series (0 with an empty head).",
             s.headBytesPerSeries()));
     out.add(gauge("tidemark_head_open_buckets", "Buckets open in the head.", s.openBuckets()));
-    out.add(gauge("tidemark_buckets", "Buckets holding data (open and sealed, of every size).", s.buckets()));
+    out.add(
+        gauge(
+            "tidemark_buckets",
+            "Buckets holding data (open and sealed, of every size).",
+            s.buckets()));
     out.add(
         gauge(
             "tidemark_buckets_coarse",

@@ -19,29 +19,33 @@ import java.util.logging.Logger;
 /**
  * Logging for the {@code tidemark} command: {@code java.util.logging} (behind {@link
  * System.Logger}, gRPC, and Jetty through slf4j-jdk14), one line per record on standard output:
- * {@code 2026-11-22T03:10:00.123Z INFO  TidemarkServer: message}.
+ * {@code 2026-11-22T03:10:00.123Z INFO TidemarkServer: message}.
  *
  * <p>{@link ShutdownSafeLogManager} keeps the handlers in place while the shutdown hook runs: the
  * JDK's own {@code LogManager} resets (closes) every handler in a shutdown hook of its own, which
  * would swallow the log lines of the graceful stop.
  *
- * <p><b>Levels.</b> Netty (gRPC) and Jetty log at WARNING and above only. JUL holds loggers
- * weakly: a level set on a logger nobody references is lost when the logger is collected (the
- * children then inherit the root's INFO), so the configured loggers are kept in {@link #KEPT}.
+ * <p><b>Levels.</b> Netty (gRPC) and Jetty log at WARNING and above only. JUL holds loggers weakly:
+ * a level set on a logger nobody references is lost when the logger is collected (the children then
+ * inherit the root's INFO), so the configured loggers are kept in {@link #KEPT}.
  *
  * <p><b>Bad gRPC connections.</b> grpc-java logs every connection that fails below the call layer
  * (a client speaking HTTP/1.1 or sending random bytes to a gRPC port) on {@value
  * #GRPC_CONNECTIONS_LOGGER} at INFO, with a hex dump of the bytes received. Those records are never
  * printed; instead at most one line per {@link RateLimitedLogger#DEFAULT_INTERVAL_NANOS} says that
- * such connections were closed, with the first reason (hex dump and class names cut) and the
- * number suppressed since the last line: a flood of garbage connections cannot flood the log.
+ * such connections were closed, with the first reason (hex dump and class names cut) and the number
+ * suppressed since the last line: a flood of garbage connections cannot flood the log.
  *
  * <p>A {@code java.util.logging.config.file} given by the operator replaces all of this.
  */
 final class Logging {
 
-  /** grpc-java's per-connection failure logger (NettyServerTransport), as shaded in grpc-netty-shaded. */
-  static final String GRPC_CONNECTIONS_LOGGER = "io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections";
+  /**
+   * grpc-java's per-connection failure logger (NettyServerTransport), as shaded in
+   * grpc-netty-shaded.
+   */
+  static final String GRPC_CONNECTIONS_LOGGER =
+      "io.grpc.netty.shaded.io.grpc.netty.NettyServerTransport.connections";
 
   /** Strong references to every logger configured here (see the class comment). */
   private static final List<Logger> KEPT = new ArrayList<>();
@@ -71,12 +75,13 @@ final class Logging {
     keep("org.eclipse.jetty").setLevel(Level.WARNING);
     Logger connections = keep(GRPC_CONNECTIONS_LOGGER);
     connections.setLevel(Level.INFO);
-    connections.setFilter(new BadConnectionFilter(new RateLimitedLogger(System.getLogger(BAD_CONNECTIONS_LOGGER))));
+    connections.setFilter(
+        new BadConnectionFilter(new RateLimitedLogger(System.getLogger(BAD_CONNECTIONS_LOGGER))));
   }
 
   /**
-   * For a one-shot command ({@code tidemark admin ...}, {@code tidemark verify ...}): log records go
-   * to standard error, warnings only, because standard output is the command's answer (a table,
+   * For a one-shot command ({@code tidemark admin ...}, {@code tidemark verify ...}): log records
+   * go to standard error, warnings only, because standard output is the command's answer (a table,
    * JSON, a report) and a script may parse it. {@link Main} calls this for every subcommand but
    * {@code serve}, so the commands themselves need not know how the process logs.
    */
@@ -117,13 +122,19 @@ final class Logging {
     @Override
     public boolean isLoggable(LogRecord r) {
       if (r.getLevel().intValue() >= Level.INFO.intValue()) {
-        log.log("bad_grpc_connection", System.Logger.Level.WARNING,
-            () -> "closed a connection to a gRPC port that did not speak gRPC over HTTP/2: " + reason(r));
+        log.log(
+            "bad_grpc_connection",
+            System.Logger.Level.WARNING,
+            () ->
+                "closed a connection to a gRPC port that did not speak gRPC over HTTP/2: "
+                    + reason(r));
       }
       return false;
     }
 
-    /** The record's cause in a few plain words: no class name, no hex dump, no control characters. */
+    /**
+     * The record's cause in a few plain words: no class name, no hex dump, no control characters.
+     */
     static String reason(LogRecord r) {
       Throwable t = r.getThrown();
       String m = t != null ? t.getMessage() : r.getMessage();

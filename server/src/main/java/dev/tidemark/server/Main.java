@@ -77,7 +77,9 @@ public final class Main implements Callable<Integer> {
     return run(null, null, args);
   }
 
-  /** {@link #run(String...)} writing to {@code out} and {@code err} (null: the standard streams). */
+  /**
+   * {@link #run(String...)} writing to {@code out} and {@code err} (null: the standard streams).
+   */
   static int run(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cl = new CommandLine(new Main());
     if (out != null) {
@@ -91,7 +93,9 @@ public final class Main implements Callable<Integer> {
           PrintWriter w = ex.getCommandLine().getErr();
           w.println("tidemark: " + ex.getMessage());
           w.println(
-              "Try '" + ex.getCommandLine().getCommandSpec().qualifiedName() + " --help' for the"
+              "Try '"
+                  + ex.getCommandLine().getCommandSpec().qualifiedName()
+                  + " --help' for the"
                   + " options and their defaults.");
           w.flush();
           return EXIT_USAGE;
@@ -157,7 +161,8 @@ public final class Main implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
       if (ServeOptions.anyGiven(parent.spec)) {
-        throw new ConfigException("put the server options after 'serve': tidemark serve --retention 30d");
+        throw new ConfigException(
+            "put the server options after 'serve': tidemark serve --retention 30d");
       }
       return ServeOptions.serve(spec);
     }
@@ -202,14 +207,17 @@ public final class Main implements Callable<Integer> {
               OptionSpec.builder(LISTEN_ALL)
                   .type(Boolean.class)
                   .description(
-                      "Same as --listen-address " + ServerConfig.ALL_INTERFACES
+                      "Same as --listen-address "
+                          + ServerConfig.ALL_INTERFACES
                           + ": exposes every port on all interfaces.")
                   .build());
         }
       }
     }
 
-    /** The option of one setting: {@code --retention=DURATION}, or a negatable flag for a boolean. */
+    /**
+     * The option of one setting: {@code --retention=DURATION}, or a negatable flag for a boolean.
+     */
     static OptionSpec optionOf(Setting<?> s) {
       OptionSpec.Builder o = OptionSpec.builder("--" + s.name()).description(helpText(s));
       if (s.isFlag()) {
@@ -227,13 +235,18 @@ public final class Main implements Callable<Integer> {
      */
     static String helpText(Setting<?> s) {
       String d = s.description();
-      if (!d.startsWith("`")) { // a sentence, unless it starts with a literal value ("`classic` (...)")
+      if (!d.startsWith(
+          "`")) { // a sentence, unless it starts with a literal value ("`classic` (...)")
         d = Character.toUpperCase(d.charAt(0)) + d.substring(1);
       }
-      return (Setting.plain(d) + ". Default: " + Setting.plain(s.shownDefault())).replace("%", "%%");
+      return (Setting.plain(d) + ". Default: " + Setting.plain(s.shownDefault()))
+          .replace("%", "%%");
     }
 
-    /** The config the options of {@code spec} (a parsed {@code tidemark} or {@code tidemark serve}) name. */
+    /**
+     * The config the options of {@code spec} (a parsed {@code tidemark} or {@code tidemark serve})
+     * name.
+     */
     static ServerConfig load(CommandSpec spec) {
       return ServerConfig.load(configFile(spec), overrides(spec));
     }
@@ -263,7 +276,9 @@ public final class Main implements Callable<Integer> {
       return out;
     }
 
-    /** The settings given on this command line, by setting name, with {@code --listen-all} applied. */
+    /**
+     * The settings given on this command line, by setting name, with {@code --listen-all} applied.
+     */
     static Map<String, Object> overrides(CommandSpec spec) {
       Map<String, Object> out = settingsGiven(spec);
       if (listenAll(spec)) {

@@ -39,8 +39,8 @@ import java.util.function.Consumer;
  *
  * <p>Value syntax: durations as Prometheus writes them ({@code 15d}, {@code 30m}, {@code 1h30m},
  * {@code 500ms}); sizes with a unit ({@code 4MiB}, {@code 512MB}; KB/MB/GB are powers of 1000,
- * KiB/MiB/GiB powers of 1024); enumerations case-insensitively, with {@code -} or {@code _}
- * ({@code count-sum-only}, {@code UnderscoreEscapingWithSuffixes}).
+ * KiB/MiB/GiB powers of 1024); enumerations case-insensitively, with {@code -} or {@code _} ({@code
+ * count-sum-only}, {@code UnderscoreEscapingWithSuffixes}).
  */
 public final class ServerConfig {
 
@@ -56,7 +56,10 @@ public final class ServerConfig {
   public static final int DEFAULT_OTLP_GRPC_PORT = 4317;
   public static final int DEFAULT_OTLP_HTTP_PORT = 4318;
 
-  /** {@code /metrics}, {@code /-/healthy}, {@code /-/ready} and the query API ({@link #queryConfig()}). */
+  /**
+   * {@code /metrics}, {@code /-/healthy}, {@code /-/ready} and the query API ({@link
+   * #queryConfig()}).
+   */
   public static final int DEFAULT_HTTP_PORT = 9090;
 
   /** The admin gRPC API ({@code tidemark admin}), with gRPC health and reflection. */
@@ -139,7 +142,8 @@ public final class ServerConfig {
    * {@link #load(Path, Map)} with the environment {@code env}: a non-empty {@value
    * #ADMIN_TOKEN_ENV} sets {@code admin-token} over the file; {@code --admin-token} wins over it.
    */
-  public static ServerConfig load(Path yamlFile, Map<String, Object> overrides, Map<String, String> env) {
+  public static ServerConfig load(
+      Path yamlFile, Map<String, Object> overrides, Map<String, String> env) {
     Builder b = builder();
     if (yamlFile != null) {
       b.setAll(readYaml(yamlFile), yamlFile.toString());
@@ -171,7 +175,10 @@ public final class ServerConfig {
       tree = node == null || node.isMissingNode() ? null : mapper.treeToValue(node, Object.class);
     } catch (JsonProcessingException e) {
       throw new ConfigException(
-          "config file " + file + " is not valid YAML: " + e.getOriginalMessage()
+          "config file "
+              + file
+              + " is not valid YAML: "
+              + e.getOriginalMessage()
               + (e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ")"),
           e);
     }
@@ -180,7 +187,9 @@ public final class ServerConfig {
     }
     if (!(tree instanceof Map)) {
       throw new ConfigException(
-          "config file " + file + " must be a mapping of setting names to values, e.g. 'retention: 30d'");
+          "config file "
+              + file
+              + " must be a mapping of setting names to values, e.g. 'retention: 30d'");
     }
     Map<String, Object> out = new LinkedHashMap<>();
     for (Map.Entry<?, ?> e : ((Map<?, ?>) tree).entrySet()) {
@@ -213,7 +222,10 @@ public final class ServerConfig {
     return otlpHttpPort;
   }
 
-  /** The HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}); 0 picks a free port. */
+  /**
+   * The HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}); 0 picks a free
+   * port.
+   */
   public int httpPort() {
     return httpPort;
   }
@@ -287,11 +299,33 @@ public final class ServerConfig {
 
   @Override
   public String toString() {
-    return "ServerConfig{dataDir=" + dataDir + ", listen=" + listenAddress + ", otlpGrpcPort="
-        + otlpGrpcPort + ", otlpHttpPort=" + otlpHttpPort + ", httpPort=" + httpPort + ", adminPort=" + adminPort
-        + ", adminToken=" + (adminToken == null ? "none" : "set") + ", engine="
-        + engineConfig + ", rocksdb=" + rocksDbConfig + ", receiver=" + receiverConfig + ", "
-        + translatorConfig + ", shutdownTimeout=" + shutdownTimeout + ", query=" + queryConfig + "}";
+    return "ServerConfig{dataDir="
+        + dataDir
+        + ", listen="
+        + listenAddress
+        + ", otlpGrpcPort="
+        + otlpGrpcPort
+        + ", otlpHttpPort="
+        + otlpHttpPort
+        + ", httpPort="
+        + httpPort
+        + ", adminPort="
+        + adminPort
+        + ", adminToken="
+        + (adminToken == null ? "none" : "set")
+        + ", engine="
+        + engineConfig
+        + ", rocksdb="
+        + rocksDbConfig
+        + ", receiver="
+        + receiverConfig
+        + ", "
+        + translatorConfig
+        + ", shutdownTimeout="
+        + shutdownTimeout
+        + ", query="
+        + queryConfig
+        + "}";
   }
 
   /**
@@ -300,7 +334,9 @@ public final class ServerConfig {
    */
   public static long defaultMaxHeadBytes() {
     long heap = Runtime.getRuntime().maxMemory();
-    return heap == Long.MAX_VALUE ? MAX_DEFAULT_HEAD_BYTES : Math.min(MAX_DEFAULT_HEAD_BYTES, heap / 2);
+    return heap == Long.MAX_VALUE
+        ? MAX_DEFAULT_HEAD_BYTES
+        : Math.min(MAX_DEFAULT_HEAD_BYTES, heap / 2);
   }
 
   /**
@@ -531,8 +567,13 @@ public final class ServerConfig {
       Setting<?> setting = Settings.find(name);
       if (setting == null) {
         throw new ConfigException(
-            "unknown setting '" + name + "' in " + source + Settings.suggestion(name)
-                + "; known settings: " + String.join(", ", Settings.names()));
+            "unknown setting '"
+                + name
+                + "' in "
+                + source
+                + Settings.suggestion(name)
+                + "; known settings: "
+                + String.join(", ", Settings.names()));
       }
       setting.apply(this, value, source);
       sources.put(name, source);
@@ -556,7 +597,10 @@ public final class ServerConfig {
         address = InetAddress.getByName(listenAddress.strip());
       } catch (UnknownHostException e) {
         throw new ConfigException(
-            "invalid listen-address '" + listenAddress + "'" + sourceOf("listen-address")
+            "invalid listen-address '"
+                + listenAddress
+                + "'"
+                + sourceOf("listen-address")
                 + ": not an IP address or a known host name");
       }
       checkPort("otlp-grpc-port", otlpGrpcPort);
@@ -577,8 +621,10 @@ public final class ServerConfig {
       }
       if (maxGrpcMessageBytes <= 0 || maxGrpcMessageBytes > Integer.MAX_VALUE) {
         throw new ConfigException(
-            "invalid otlp-grpc-max-message-size '" + ConfigValues.formatSize(maxGrpcMessageBytes)
-                + "'" + sourceOf("otlp-grpc-max-message-size")
+            "invalid otlp-grpc-max-message-size '"
+                + ConfigValues.formatSize(maxGrpcMessageBytes)
+                + "'"
+                + sourceOf("otlp-grpc-max-message-size")
                 + ": must be between 1B and 2GiB - 1B (gRPC's limit is an int)");
       }
       engineConfig =
@@ -603,7 +649,8 @@ public final class ServerConfig {
               () ->
                   RocksDbConfig.builder()
                       .blockCacheBytes(blockCacheBytes)
-                      .fsyncOnWrite(false) // the engine syncs itself (group commit) when fsync is on
+                      .fsyncOnWrite(
+                          false) // the engine syncs itself (group commit) when fsync is on
                       .build());
       receiverConfig =
           wrap(
@@ -611,8 +658,7 @@ public final class ServerConfig {
               () ->
                   new ReceiverConfig(
                       (int) maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter));
-      translatorConfig =
-          wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
+      translatorConfig = wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
       queryConfig =
           wrap(
               "query",
@@ -644,14 +690,26 @@ public final class ServerConfig {
     private void checkPort(String name, int port) {
       if (port < 0 || port > 65535) {
         throw new ConfigException(
-            "invalid " + name + " '" + port + "'" + sourceOf(name) + ": must be between 0 and 65535");
+            "invalid "
+                + name
+                + " '"
+                + port
+                + "'"
+                + sourceOf(name)
+                + ": must be between 0 and 65535");
       }
     }
 
     private void distinctPorts(String a, int pa, String b, int pb) {
       if (pa != 0 && pa == pb) {
         throw new ConfigException(
-            a + sourceOf(a) + " and " + b + sourceOf(b) + " are both " + pa
+            a
+                + sourceOf(a)
+                + " and "
+                + b
+                + sourceOf(b)
+                + " are both "
+                + pa
                 + ": each port needs its own number");
       }
     }

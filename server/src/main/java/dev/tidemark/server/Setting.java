@@ -24,9 +24,9 @@ import java.util.stream.Collectors;
  *       null for a boolean, which is a negatable flag ({@code --[no-]fsync});
  *   <li>{@link #description()}: one line saying what the setting does, in Markdown (code spans in
  *       backquotes, {@code **bold**}), as the README shows it; {@code --help} drops the markup;
- *   <li>the default: a typed value (usually a {@code DEFAULT_*} constant of the config it ends up in)
- *       that the {@link ServerConfig.Builder} starts from, and the text users see for it ({@link
- *       #shownDefault()}), derived from the value unless the declaration says it in words;
+ *   <li>the default: a typed value (usually a {@code DEFAULT_*} constant of the config it ends up
+ *       in) that the {@link ServerConfig.Builder} starts from, and the text users see for it
+ *       ({@link #shownDefault()}), derived from the value unless the declaration says it in words;
  *   <li>the parser: how a raw value becomes the typed value, with its range checks and messages
  *       ({@link SettingValue});
  *   <li>the target: the {@link ServerConfig.Builder} setter the value goes to.
@@ -80,7 +80,10 @@ final class Setting<T> {
     return name;
   }
 
-  /** The option as {@code --help} and the README write it: {@code --retention}, {@code --[no-]fsync}. */
+  /**
+   * The option as {@code --help} and the README write it: {@code --retention}, {@code
+   * --[no-]fsync}.
+   */
   String option() {
     return isFlag() ? "--[no-]" + name : "--" + name;
   }
@@ -90,7 +93,9 @@ final class Setting<T> {
     return valueLabel;
   }
 
-  /** A boolean: given as {@code --name} / {@code --no-name} on the command line, without a value. */
+  /**
+   * A boolean: given as {@code --name} / {@code --no-name} on the command line, without a value.
+   */
   boolean isFlag() {
     return valueLabel == null;
   }
@@ -100,7 +105,10 @@ final class Setting<T> {
     return description;
   }
 
-  /** The default as users see it, Markdown: {@code `15d`}, {@code none}, or words for a computed one. */
+  /**
+   * The default as users see it, Markdown: {@code `15d`}, {@code none}, or words for a computed
+   * one.
+   */
   String shownDefault() {
     return shownDefault;
   }
@@ -115,7 +123,10 @@ final class Setting<T> {
     return computedDefault;
   }
 
-  /** For a choice among an enumeration's constants, their names ({@code accumulate}, {@code reject}); else empty. */
+  /**
+   * For a choice among an enumeration's constants, their names ({@code accumulate}, {@code
+   * reject}); else empty.
+   */
   List<String> choices() {
     return choices;
   }
@@ -144,7 +155,9 @@ final class Setting<T> {
     return option();
   }
 
-  /** Removes the Markdown of {@link #description()} and {@link #shownDefault()}, for {@code --help}. */
+  /**
+   * Removes the Markdown of {@link #description()} and {@link #shownDefault()}, for {@code --help}.
+   */
   static String plain(String markdown) {
     return markdown.replace("**", "").replace("`", "");
   }
@@ -183,7 +196,8 @@ final class Setting<T> {
 
   /** A duration of at least {@code min}; below it the message says "must be {@code minText}". */
   static Draft<Duration> duration(String name, Duration min, String minText) {
-    return new Draft<>(name, "DURATION", v -> v.duration(min, minText), ConfigValues::formatDuration);
+    return new Draft<>(
+        name, "DURATION", v -> v.duration(min, minText), ConfigValues::formatDuration);
   }
 
   /** A size in bytes, at least 1 B. */
@@ -205,7 +219,10 @@ final class Setting<T> {
         l -> l.stream().map(ConfigValues::formatDuration).collect(Collectors.joining(",")));
   }
 
-  /** One of an enumeration's constants, written in lower case with {@code -} ({@code count-sum-only}). */
+  /**
+   * One of an enumeration's constants, written in lower case with {@code -} ({@code
+   * count-sum-only}).
+   */
   static <E extends Enum<E>> Draft<E> choice(String name, String label, Class<E> type) {
     Draft<E> d = new Draft<>(name, label, v -> v.enumValue(type), Setting::choiceName);
     d.choices = Arrays.stream(type.getEnumConstants()).map(Setting::choiceName).toList();
@@ -223,10 +240,15 @@ final class Setting<T> {
         name,
         label,
         SettingValue::map,
-        v -> v.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(",")));
+        v ->
+            v.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining(",")));
   }
 
-  /** How settings write an enumeration constant: {@code COUNT_SUM_ONLY} as {@code count-sum-only}. */
+  /**
+   * How settings write an enumeration constant: {@code COUNT_SUM_ONLY} as {@code count-sum-only}.
+   */
   static String choiceName(Enum<?> e) {
     return e.name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
@@ -247,9 +269,14 @@ final class Setting<T> {
     private BiConsumer<ServerConfig.Builder, T> target;
     private List<String> choices = List.of();
 
-    private Draft(String name, String valueLabel, Function<SettingValue, T> parser, Function<T, String> format) {
+    private Draft(
+        String name,
+        String valueLabel,
+        Function<SettingValue, T> parser,
+        Function<T, String> format) {
       if (!name.matches("[a-z][a-z0-9]*(-[a-z0-9]+)*")) {
-        throw new IllegalArgumentException("setting names are lower case words joined by '-', was '" + name + "'");
+        throw new IllegalArgumentException(
+            "setting names are lower case words joined by '-', was '" + name + "'");
       }
       this.name = name;
       this.valueLabel = valueLabel;
@@ -272,7 +299,9 @@ final class Setting<T> {
       return this;
     }
 
-    /** A default that depends on the machine, computed for each new builder. Needs {@link #shown}. */
+    /**
+     * A default that depends on the machine, computed for each new builder. Needs {@link #shown}.
+     */
     Draft<T> computedDefault(Supplier<T> value) {
       defaultValue = Objects.requireNonNull(value);
       computedDefault = true;

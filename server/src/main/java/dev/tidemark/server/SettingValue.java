@@ -13,9 +13,9 @@ import java.util.stream.Collectors;
 
 /**
  * One raw value of one setting, as a YAML file or the command line gave it (text, or a {@code List}
- * or {@code Map} from YAML), with the parsers the declarations in {@link Settings} choose from. Every
- * parser either returns the value or throws {@link ConfigException} naming the setting, the value
- * and where it came from: {@code invalid retention '30m' (--retention): must be at least 1h}.
+ * or {@code Map} from YAML), with the parsers the declarations in {@link Settings} choose from.
+ * Every parser either returns the value or throws {@link ConfigException} naming the setting, the
+ * value and where it came from: {@code invalid retention '30m' (--retention): must be at least 1h}.
  */
 final class SettingValue {
   private final String name;

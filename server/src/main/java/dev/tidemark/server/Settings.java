@@ -36,15 +36,15 @@ import java.util.Map;
 import java.util.function.BiConsumer;
 
 /**
- * Every server setting, each declared once, in documentation order: the order of {@code --help}
- * and of the README's settings table. {@link Main} builds the command-line options from this list,
+ * Every server setting, each declared once, in documentation order: the order of {@code --help} and
+ * of the README's settings table. {@link Main} builds the command-line options from this list,
  * {@link ServerConfig.Builder} reads YAML keys and starts from the defaults through it, and tests
  * compare it with {@code --help} and with the README. To add a setting: a builder setter, one
  * declaration here, one README row (the README test prints the row to paste).
  *
  * <p>What is checked here is one value at a time (syntax, range); what involves several settings
- * (distinct ports) or a whole component's rules is checked when {@link ServerConfig.Builder#build()}
- * builds the config.
+ * (distinct ports) or a whole component's rules is checked when {@link
+ * ServerConfig.Builder#build()} builds the config.
  */
 final class Settings {
 
@@ -63,7 +63,9 @@ final class Settings {
               .byDefault(ServerConfig.DEFAULT_LISTEN_ADDRESS)
               .sets(Builder::listenAddress)
               .describedAs(
-                  "address every port binds; `" + ServerConfig.ALL_INTERFACES + "` (or `--listen-all`)"
+                  "address every port binds; `"
+                      + ServerConfig.ALL_INTERFACES
+                      + "` (or `--listen-all`)"
                       + " **exposes every port on all interfaces**"),
           port("otlp-grpc-port")
               .byDefault(ServerConfig.DEFAULT_OTLP_GRPC_PORT)
@@ -76,7 +78,8 @@ final class Settings {
           port("http-port")
               .byDefault(ServerConfig.DEFAULT_HTTP_PORT)
               .sets(Builder::httpPort)
-              .describedAs("HTTP: `/metrics`, `/-/healthy`, `/-/ready` and the query API (`--query-*`)"),
+              .describedAs(
+                  "HTTP: `/metrics`, `/-/healthy`, `/-/ready` and the query API (`--query-*`)"),
           port("admin-port")
               .byDefault(ServerConfig.DEFAULT_ADMIN_PORT)
               .sets(Builder::adminPort)
@@ -110,7 +113,8 @@ final class Settings {
           size("head-memory-limit")
               .computedDefault(ServerConfig::defaultMaxHeadBytes)
               .shown(
-                  "`" + ConfigValues.formatSize(ServerConfig.MAX_DEFAULT_HEAD_BYTES)
+                  "`"
+                      + ConfigValues.formatSize(ServerConfig.MAX_DEFAULT_HEAD_BYTES)
                       + "` or half the JVM max heap, whichever is smaller")
               .sets(Builder::maxHeadBytes)
               .describedAs(
@@ -204,12 +208,17 @@ final class Settings {
               .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramMode())
               .sets(translator(TranslatorConfig.Builder::exponentialHistogramMode))
               .describedAs("`classic` (`_bucket{le}` series), `count-sum-only` or `drop`"),
-          integer("exponential-histogram-scale", TranslatorConfig.MIN_SCALE, TranslatorConfig.MAX_SCALE)
+          integer(
+                  "exponential-histogram-scale",
+                  TranslatorConfig.MIN_SCALE,
+                  TranslatorConfig.MAX_SCALE)
               .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramScale())
               .sets(translator(TranslatorConfig.Builder::exponentialHistogramScale))
               .describedAs(
                   "target scale of the classic conversion, "
-                      + TranslatorConfig.MIN_SCALE + ".." + TranslatorConfig.MAX_SCALE),
+                      + TranslatorConfig.MIN_SCALE
+                      + ".."
+                      + TranslatorConfig.MAX_SCALE),
           integer("exponential-histogram-max-buckets", 2, Integer.MAX_VALUE)
               .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramMaxBuckets())
               .sets(translator(TranslatorConfig.Builder::exponentialHistogramMaxBuckets))
@@ -318,7 +327,8 @@ final class Settings {
   }
 
   /** A target that edits the translator's builder, which {@link ServerConfig.Builder} holds. */
-  private static <T> BiConsumer<Builder, T> translator(BiConsumer<TranslatorConfig.Builder, T> setter) {
+  private static <T> BiConsumer<Builder, T> translator(
+      BiConsumer<TranslatorConfig.Builder, T> setter) {
     return (b, v) -> b.translator(t -> setter.accept(t, v));
   }
 

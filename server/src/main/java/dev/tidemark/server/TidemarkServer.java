@@ -10,11 +10,6 @@ import dev.tidemark.server.admin.AdminServer;
 import dev.tidemark.server.api.ApiBackend;
 import dev.tidemark.server.api.PrometheusApi;
 import dev.tidemark.translator.Translator;
-import java.time.Instant;
-import java.util.Map;
-import io.prometheus.metrics.core.metrics.CounterWithCallback;
-import io.prometheus.metrics.core.metrics.GaugeWithCallback;
-import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import io.grpc.Server;
@@ -23,6 +18,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
@@ -30,7 +27,9 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -41,6 +40,7 @@ import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -48,24 +48,25 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * served by an OTLP/gRPC server, an OTLP/HTTP server and the HTTP API server ({@code /metrics},
  * {@code /-/healthy}, {@code /-/ready}). Usable in-process (tests) as well as from {@link Main}.
  *
- * <p><b>Start</b> ({@link #start()}), in this order: the HTTP API port (so {@code /-/ready}
- * answers 503 while the engine recovers), the store in the data folder, the engine (recovering the
- * head; the time is logged and exported as {@code tidemark_recovery_seconds}), translator and
- * ingestor, the OTLP/gRPC port (with the gRPC health service and server reflection), the OTLP/HTTP
- * port, the admin gRPC port ({@link dev.tidemark.server.admin.AdminServer}); then the server is ready and logs one line with the ports, the data folder, the retention
- * and the recovery time. A failure throws {@link StartupException} with a message for the operator
- * (a port in use, a data folder locked by another process, a schema conflict) after releasing
- * everything opened so far.
+ * <p><b>Start</b> ({@link #start()}), in this order: the HTTP API port (so {@code /-/ready} answers
+ * 503 while the engine recovers), the store in the data folder, the engine (recovering the head;
+ * the time is logged and exported as {@code tidemark_recovery_seconds}), translator and ingestor,
+ * the OTLP/gRPC port (with the gRPC health service and server reflection), the OTLP/HTTP port, the
+ * admin gRPC port ({@link dev.tidemark.server.admin.AdminServer}); then the server is ready and
+ * logs one line with the ports, the data folder, the retention and the recovery time. A failure
+ * throws {@link StartupException} with a message for the operator (a port in use, a data folder
+ * locked by another process, a schema conflict) after releasing everything opened so far.
  *
- * <p><b>Stop</b> ({@link #close()}, from a shutdown hook on SIGTERM or Ctrl-C): not ready; the
- * OTLP and admin ports stop accepting (gRPC shutdown, Jetty graceful stop) and in-flight requests finish,
- * for at most {@link ServerConfig#shutdownTimeout()}, after which the rest are cut off; the engine
- * closes (sealing the head, so the next start replays nothing); the store closes; the API port
- * closes last. Each step is logged. Every acknowledged export is durable before this starts, so a
- * request cut off was never acknowledged.
+ * <p><b>Stop</b> ({@link #close()}, from a shutdown hook on SIGTERM or Ctrl-C): not ready; the OTLP
+ * and admin ports stop accepting (gRPC shutdown, Jetty graceful stop) and in-flight requests
+ * finish, for at most {@link ServerConfig#shutdownTimeout()}, after which the rest are cut off; the
+ * engine closes (sealing the head, so the next start replays nothing); the store closes; the API
+ * port closes last. Each step is logged. Every acknowledged export is durable before this starts,
+ * so a request cut off was never acknowledged.
  *
  * <p>Port 0 picks a free port; the bound ports are {@link #otlpGrpcPort()}, {@link
- * #otlpHttpPort()}, {@link #httpPort()} and {@link #adminPort()}. Thread-safe; {@link #start()} once.
+ * #otlpHttpPort()}, {@link #httpPort()} and {@link #adminPort()}. Thread-safe; {@link #start()}
+ * once.
  */
 public final class TidemarkServer implements AutoCloseable {
 
@@ -326,7 +327,12 @@ public final class TidemarkServer implements AutoCloseable {
   private void startAdmin() {
     AdminGrpcService service =
         new AdminGrpcService(
-            engine, engine, store::createCheckpoint, dataFolder(), Main.version(), config.engineConfig().clock());
+            engine,
+            engine,
+            store::createCheckpoint,
+            dataFolder(),
+            Main.version(),
+            config.engineConfig().clock());
     try {
       adminServer =
           AdminServer.start(
@@ -340,7 +346,10 @@ public final class TidemarkServer implements AutoCloseable {
     if (config.adminToken() == null && !config.listenInetAddress().isLoopbackAddress()) {
       LOG.log(
           System.Logger.Level.WARNING,
-          "the admin API listens on " + config.listenAddress() + ":" + boundAdminPort
+          "the admin API listens on "
+              + config.listenAddress()
+              + ":"
+              + boundAdminPort
               + " without a token: anyone who reaches it can delete data; set --admin-token");
     }
   }
@@ -354,7 +363,8 @@ public final class TidemarkServer implements AutoCloseable {
   private GracefulHandler graceful(org.eclipse.jetty.server.Handler handler) {
     GracefulHandler g = new GracefulHandler(handler);
     g.setShutdownIdleTimeout(
-        Math.max(1, Math.min(SHUTDOWN_IDLE_TIMEOUT.toMillis(), config.shutdownTimeout().toMillis())));
+        Math.max(
+            1, Math.min(SHUTDOWN_IDLE_TIMEOUT.toMillis(), config.shutdownTimeout().toMillis())));
     return g;
   }
 
@@ -369,7 +379,8 @@ public final class TidemarkServer implements AutoCloseable {
     return server;
   }
 
-  private ServerConnector newConnector(org.eclipse.jetty.server.Server server, int port, String name) {
+  private ServerConnector newConnector(
+      org.eclipse.jetty.server.Server server, int port, String name) {
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
     http.setSendDateHeader(false);
@@ -443,7 +454,9 @@ public final class TidemarkServer implements AutoCloseable {
     return boundOtlpHttpPort;
   }
 
-  /** The bound HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}); -1 before. */
+  /**
+   * The bound HTTP API port ({@code /metrics}, {@code /-/healthy}, {@code /-/ready}); -1 before.
+   */
   public int httpPort() {
     return boundHttpPort;
   }

@@ -54,7 +54,10 @@ final class VerifyCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help message and exit.")
   boolean help;
 
   @Option(
@@ -88,11 +91,14 @@ final class VerifyCommand implements Callable<Integer> {
       store = RocksDbKvStore.open(dir, RocksDbConfig.defaults());
     } catch (KvStoreException e) {
       String msg = String.valueOf(e.getMessage());
-      err.println("tidemark verify: "
-          + (msg.contains("in use by another")
-              ? "data folder " + dir + " is locked by another process: is a Tidemark server running"
-                  + " on it? Stop it first; verify reads (and repairs) the store offline."
-              : "cannot open the store in " + dir + ": " + msg));
+      err.println(
+          "tidemark verify: "
+              + (msg.contains("in use by another")
+                  ? "data folder "
+                      + dir
+                      + " is locked by another process: is a Tidemark server running"
+                      + " on it? Stop it first; verify reads (and repairs) the store offline."
+                  : "cannot open the store in " + dir + ": " + msg));
       err.flush();
       return EXIT_PROBLEMS;
     }
@@ -102,7 +108,10 @@ final class VerifyCommand implements Callable<Integer> {
         VerifyReport r = StoreVerifier.verify(store);
         out.print(r.format());
         if (!r.clean()) {
-          out.println("to repair: tidemark verify --data-dir " + dir + " --repair (with the server stopped)");
+          out.println(
+              "to repair: tidemark verify --data-dir "
+                  + dir
+                  + " --repair (with the server stopped)");
         }
         out.flush();
         return r.clean() ? EXIT_CLEAN : EXIT_PROBLEMS;

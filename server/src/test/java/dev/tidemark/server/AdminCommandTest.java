@@ -14,8 +14,18 @@ import org.junit.jupiter.api.io.TempDir;
 /** {@code tidemark admin ...} in-process against an in-process server: exit codes and output. */
 class AdminCommandTest {
   static final String[] COMMANDS = {
-    "status", "buckets", "label-names", "label-values", "series", "read", "delete", "flush", "compact",
-    "checkpoint", "set-retention", "apply-retention"
+    "status",
+    "buckets",
+    "label-names",
+    "label-values",
+    "series",
+    "read",
+    "delete",
+    "flush",
+    "compact",
+    "checkpoint",
+    "set-retention",
+    "apply-retention"
   };
 
   @TempDir Path dir;
@@ -26,8 +36,14 @@ class AdminCommandTest {
 
   @BeforeEach
   void start() {
-    server = TidemarkServer.start(ServerConfig.builder().dataDir(dir.resolve("data")).anyFreePorts()
-        .adminToken("tok").shutdownTimeout(Duration.ofSeconds(5)).build());
+    server =
+        TidemarkServer.start(
+            ServerConfig.builder()
+                .dataDir(dir.resolve("data"))
+                .anyFreePorts()
+                .adminToken("tok")
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .build());
     address = "127.0.0.1:" + server.adminPort();
   }
 
@@ -57,19 +73,37 @@ class AdminCommandTest {
   @Test
   void tablesForSeriesAndSamples() {
     long t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
-    dev.tidemark.tsdb.model.Labels up = dev.tidemark.tsdb.model.Labels.of("__name__", "up", "job", "a\"b");
+    dev.tidemark.tsdb.model.Labels up =
+        dev.tidemark.tsdb.model.Labels.of("__name__", "up", "job", "a\"b");
     dev.tidemark.tsdb.append.SampleBatch batch = new dev.tidemark.tsdb.append.SampleBatch();
     batch.addPoint(up, dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN, t0, 1.5);
-    batch.addPoint(up, dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN, t0 + 1000, Double.longBitsToDouble(0x7ff8000000000123L));
+    batch.addPoint(
+        up,
+        dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN,
+        t0 + 1000,
+        Double.longBitsToDouble(0x7ff8000000000123L));
     batch.addStaleMarker(up, dev.tidemark.tsdb.model.MetricMetadata.UNKNOWN, t0 + 2000).endPoint();
     server.engine().append(batch);
 
     Run series = run("admin", "series", "--address", address, "--token", "tok");
     assertThat(series.out().lines()).containsExactly("up{job=\"a\\\"b\"}");
-    Run read = run("admin", "read", "up", "--start", "-1h", "--end", "now", "--address", address, "--token", "tok");
+    Run read =
+        run(
+            "admin",
+            "read",
+            "up",
+            "--start",
+            "-1h",
+            "--end",
+            "now",
+            "--address",
+            address,
+            "--token",
+            "tok");
     assertThat(read.code()).as("%s", read).isZero();
     assertThat(read.out().lines()).hasSize(4);
-    assertThat(read.out()).contains(t0 + "  1.5", "NaN (0x7ff8000000000123)", (t0 + 2000) + "  stale");
+    assertThat(read.out())
+        .contains(t0 + "  1.5", "NaN (0x7ff8000000000123)", (t0 + 2000) + "  stale");
     Run none = run("admin", "read", "up", "--end", "-1h", "--address", address, "--token", "tok");
     assertThat(none.out()).isEmpty();
     Run status = run("admin", "status", "--address", address, "--token", "tok");
@@ -94,20 +128,33 @@ class AdminCommandTest {
     assertThat(refused.code()).isEqualTo(1);
     assertThat(refused.err()).contains("INVALID_ARGUMENT", "at least 1h");
 
-    assertThat(run("admin", "series", "up{", "--address", address, "--token", "tok").code()).isEqualTo(2);
-    assertThat(run("admin", "read", "--end", "tomorrow", "--address", address, "--token", "tok").code()).isEqualTo(2);
-    assertThat(run("admin", "delete", "{}", "--address", address, "--token", "tok").code()).isEqualTo(2);
-    for (String[] matchAll : new String[][] {
-        {"delete", "{case=~\".*\"}"}, {"delete", "{nosuch=\"\"}"}, {"series", "{job!=\"x\"}"},
-        {"read", "{a=~\".*\"}"}, {"label-names", "{a=\"\"}"}, {"label-values", "job", "{}"}}) {
-      String[] args = java.util.stream.Stream.concat(java.util.stream.Stream.of("admin"),
-          java.util.stream.Stream.concat(java.util.Arrays.stream(matchAll),
-              java.util.stream.Stream.of("--address", address, "--token", "tok"))).toArray(String[]::new);
+    assertThat(run("admin", "series", "up{", "--address", address, "--token", "tok").code())
+        .isEqualTo(2);
+    assertThat(
+            run("admin", "read", "--end", "tomorrow", "--address", address, "--token", "tok")
+                .code())
+        .isEqualTo(2);
+    assertThat(run("admin", "delete", "{}", "--address", address, "--token", "tok").code())
+        .isEqualTo(2);
+    for (String[] matchAll :
+        new String[][] {
+          {"delete", "{case=~\".*\"}"}, {"delete", "{nosuch=\"\"}"}, {"series", "{job!=\"x\"}"},
+          {"read", "{a=~\".*\"}"}, {"label-names", "{a=\"\"}"}, {"label-values", "job", "{}"}
+        }) {
+      String[] args =
+          java.util.stream.Stream.concat(
+                  java.util.stream.Stream.of("admin"),
+                  java.util.stream.Stream.concat(
+                      java.util.Arrays.stream(matchAll),
+                      java.util.stream.Stream.of("--address", address, "--token", "tok")))
+              .toArray(String[]::new);
       Run r = run(args);
       assertThat(r.code()).as("%s: %s", String.join(" ", matchAll), r).isEqualTo(2);
       assertThat(r.err()).contains("vector selector must contain at least one non-empty matcher");
     }
-    assertThat(run("admin", "series", "--address", address, "--token", "tok").code()).as("no selector").isZero();
+    assertThat(run("admin", "series", "--address", address, "--token", "tok").code())
+        .as("no selector")
+        .isZero();
     assertThat(run("admin", "status", "--address", "nope", "--token", "tok").code()).isEqualTo(2);
     assertThat(run("admin", "status", "--no-such-option").code()).isEqualTo(2);
     assertThat(run("admin").code()).isEqualTo(2);

@@ -28,18 +28,28 @@ class AdminConfigTest {
     Files.writeString(yml, "admin-token: from-file\nadmin-port: 9191\n");
     assertThat(ServerConfig.load(yml, Map.of(), Map.of()).adminToken()).isEqualTo("from-file");
     assertThat(ServerConfig.load(yml, Map.of(), Map.of()).adminPort()).isEqualTo(9191);
-    assertThat(ServerConfig.load(yml, Map.of(), Map.of("TIDEMARK_ADMIN_TOKEN", "from-env")).adminToken())
+    assertThat(
+            ServerConfig.load(yml, Map.of(), Map.of("TIDEMARK_ADMIN_TOKEN", "from-env"))
+                .adminToken())
         .isEqualTo("from-env");
-    assertThat(ServerConfig.load(null, Map.of("admin-token", "from-flag"), Map.of("TIDEMARK_ADMIN_TOKEN", "from-env"))
-        .adminToken()).isEqualTo("from-flag");
-    assertThat(ServerConfig.load(null, Map.of(), Map.of("TIDEMARK_ADMIN_TOKEN", "")).adminToken()).isNull();
+    assertThat(
+            ServerConfig.load(
+                    null,
+                    Map.of("admin-token", "from-flag"),
+                    Map.of("TIDEMARK_ADMIN_TOKEN", "from-env"))
+                .adminToken())
+        .isEqualTo("from-flag");
+    assertThat(ServerConfig.load(null, Map.of(), Map.of("TIDEMARK_ADMIN_TOKEN", "")).adminToken())
+        .isNull();
     assertThat(ServerConfig.load(null, Map.of("admin-token", "x"), Map.of()).toString())
-        .contains("adminToken=set").doesNotContain("=x,");
+        .contains("adminToken=set")
+        .doesNotContain("=x,");
   }
 
   @Test
   void badTokensAndPortsAreRefusedWithoutEchoingTheToken() {
-    assertThatThrownBy(() -> ServerConfig.load(null, Map.of("admin-token", "has space secret"), Map.of()))
+    assertThatThrownBy(
+            () -> ServerConfig.load(null, Map.of("admin-token", "has space secret"), Map.of()))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("admin-token")
         .hasMessageContaining("printable ASCII")

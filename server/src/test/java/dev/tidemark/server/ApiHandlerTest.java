@@ -19,7 +19,8 @@ class ApiHandlerTest {
 
   private final AtomicBoolean ready = new AtomicBoolean();
   private final PrometheusRegistry registry = new PrometheusRegistry();
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private Server server;
   private int port;
 
@@ -76,18 +77,23 @@ class ApiHandlerTest {
   void theQueryApiAnswers503UntilTheStoreIsOpen() throws Exception {
     HttpResponse<String> r = send("GET", "/api/v1/query?query=up", null);
     assertThat(r.statusCode()).isEqualTo(503);
-    assertThat(r.body()).isEqualTo("{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"Service Unavailable\"}");
+    assertThat(r.body())
+        .isEqualTo(
+            "{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"Service Unavailable\"}");
   }
 
   @Test
   void metricsNegotiatesTheFormatAndDefaultsToPrometheusText() throws Exception {
     Counter.builder().name("things_total").help("Things.").register(registry).inc();
     HttpResponse<String> text = send("GET", "/metrics", null);
-    assertThat(text.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/plain; version=0.0.4");
+    assertThat(text.headers().firstValue("Content-Type").orElseThrow())
+        .startsWith("text/plain; version=0.0.4");
     assertThat(text.body()).contains("# TYPE things_total counter\nthings_total 1.0\n");
 
-    HttpResponse<String> om = send("GET", "/metrics", "application/openmetrics-text; version=1.0.0");
-    assertThat(om.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/openmetrics-text");
+    HttpResponse<String> om =
+        send("GET", "/metrics", "application/openmetrics-text; version=1.0.0");
+    assertThat(om.headers().firstValue("Content-Type").orElseThrow())
+        .startsWith("application/openmetrics-text");
     assertThat(om.body()).endsWith("# EOF\n");
   }
 }

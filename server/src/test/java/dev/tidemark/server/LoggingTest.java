@@ -17,25 +17,33 @@ class LoggingTest {
     List<String> lines = new ArrayList<>();
     AtomicLong now = new AtomicLong(1);
     Logging.BadConnectionFilter filter =
-        new Logging.BadConnectionFilter(new RateLimitedLogger(capture(lines), 10_000_000_000L, now::get));
+        new Logging.BadConnectionFilter(
+            new RateLimitedLogger(capture(lines), 10_000_000_000L, now::get));
 
     for (int i = 0; i < 50; i++) {
       LogRecord r = new LogRecord(Level.INFO, "Transport failed");
-      r.setThrown(new IllegalStateException(
-          "io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Exception: HTTP/2 client preface string missing"
-              + " or corrupt. Hex dump for received bytes: e973a04969db00033c8562ef7e13f6c21b1ed9649e18399d"));
+      r.setThrown(
+          new IllegalStateException(
+              "io.grpc.netty.shaded.io.netty.handler.codec.http2.Http2Exception: HTTP/2 client preface string missing"
+                  + " or corrupt. Hex dump for received bytes: e973a04969db00033c8562ef7e13f6c21b1ed9649e18399d"));
       assertThat(filter.isLoggable(r)).as("grpc-java's record is never printed").isFalse();
     }
-    assertThat(lines).singleElement().satisfies(l -> assertThat(l)
-        .isEqualTo("closed a connection to a gRPC port that did not speak gRPC over HTTP/2:"
-            + " HTTP/2 client preface string missing or corrupt"));
+    assertThat(lines)
+        .singleElement()
+        .satisfies(
+            l ->
+                assertThat(l)
+                    .isEqualTo(
+                        "closed a connection to a gRPC port that did not speak gRPC over HTTP/2:"
+                            + " HTTP/2 client preface string missing or corrupt"));
 
     now.addAndGet(11_000_000_000L);
     LogRecord http1 = new LogRecord(Level.INFO, "Transport failed");
     http1.setThrown(new RuntimeException("Unexpected HTTP/1.x request: GET / "));
     filter.isLoggable(http1);
     assertThat(lines).hasSize(2);
-    assertThat(lines.get(1)).endsWith("Unexpected HTTP/1.x request: GET / (49 similar messages suppressed)");
+    assertThat(lines.get(1))
+        .endsWith("Unexpected HTTP/1.x request: GET / (49 similar messages suppressed)");
   }
 
   private static System.Logger capture(List<String> lines) {
@@ -51,12 +59,14 @@ class LoggingTest {
       }
 
       @Override
-      public void log(System.Logger.Level level, ResourceBundle bundle, String msg, Throwable thrown) {
+      public void log(
+          System.Logger.Level level, ResourceBundle bundle, String msg, Throwable thrown) {
         lines.add(msg);
       }
 
       @Override
-      public void log(System.Logger.Level level, ResourceBundle bundle, String format, Object... params) {
+      public void log(
+          System.Logger.Level level, ResourceBundle bundle, String format, Object... params) {
         lines.add(format);
       }
     };

@@ -35,8 +35,12 @@ class PackageCycleTest {
 
   private static final String ROOT = "dev.tidemark.server";
 
-  /** A class name in internal form inside a constant pool string: {@code dev/tidemark/server/admin/AdminCommand}. */
-  private static final Pattern CLASS_NAME = Pattern.compile("dev/tidemark/server(?:/[A-Za-z0-9_$]+)+");
+  /**
+   * A class name in internal form inside a constant pool string: {@code
+   * dev/tidemark/server/admin/AdminCommand}.
+   */
+  private static final Pattern CLASS_NAME =
+      Pattern.compile("dev/tidemark/server(?:/[A-Za-z0-9_$]+)+");
 
   @Test
   void serverPackagesFormNoCycle() throws IOException {
@@ -48,7 +52,14 @@ class PackageCycleTest {
     for (String from : uses.keySet()) {
       for (String to : uses.get(from).keySet()) {
         if (from.compareTo(to) < 0 && reaches(uses, to, from)) {
-          cycles.add(from + " -> " + to + " (" + uses.get(from).get(to) + ") and back: " + path(uses, to, from));
+          cycles.add(
+              from
+                  + " -> "
+                  + to
+                  + " ("
+                  + uses.get(from).get(to)
+                  + ") and back: "
+                  + path(uses, to, from));
         }
       }
     }
@@ -66,7 +77,8 @@ class PackageCycleTest {
   private static Map<String, Map<String, Set<String>>> packageDependencies() throws IOException {
     Path classes;
     try {
-      classes = Path.of(ServerConfig.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      classes =
+          Path.of(ServerConfig.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     } catch (URISyntaxException e) {
       throw new IllegalStateException(e);
     }
@@ -100,7 +112,8 @@ class PackageCycleTest {
     return internalName.substring(internalName.lastIndexOf('/') + 1);
   }
 
-  private static boolean reaches(Map<String, Map<String, Set<String>>> uses, String from, String to) {
+  private static boolean reaches(
+      Map<String, Map<String, Set<String>>> uses, String from, String to) {
     return path(uses, from, to) != null;
   }
 
@@ -177,7 +190,8 @@ class PackageCycleTest {
             i++; // takes two entries
             break;
           default:
-            throw new IOException(classFile + ": unknown constant pool tag " + tag + " at entry " + i);
+            throw new IOException(
+                classFile + ": unknown constant pool tag " + tag + " at entry " + i);
         }
       }
     }

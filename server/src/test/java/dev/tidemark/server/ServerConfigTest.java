@@ -49,7 +49,8 @@ class ServerConfigTest {
     assertThat(c.receiverConfig()).isEqualTo(ReceiverConfig.defaults());
     assertThat(c.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
     TranslatorConfig t = c.translatorConfig();
-    assertThat(t.translationStrategy()).isEqualTo(TranslationStrategy.UNDERSCORE_ESCAPING_WITH_SUFFIXES);
+    assertThat(t.translationStrategy())
+        .isEqualTo(TranslationStrategy.UNDERSCORE_ESCAPING_WITH_SUFFIXES);
     assertThat(t.promoteScopeMetadata()).isTrue();
     assertThat(t.deltaMode()).isEqualTo(TranslatorConfig.DeltaMode.ACCUMULATE);
     assertThat(t.maxFutureSkew()).isEqualTo(Duration.ofMinutes(10));
@@ -62,38 +63,65 @@ class ServerConfigTest {
   void everyFlagMapsToItsSetting() {
     ServerConfig c =
         Main.parseConfig(
-            "--data-dir", "/var/lib/tidemark",
+            "--data-dir",
+            "/var/lib/tidemark",
             "--listen-all",
-            "--otlp-grpc-port", "14317",
-            "--otlp-http-port", "14318",
-            "--http-port", "19090",
-            "--retention", "30d",
-            "--out-of-order-window", "1h30m",
-            "--max-future-skew", "90s",
+            "--otlp-grpc-port",
+            "14317",
+            "--otlp-http-port",
+            "14318",
+            "--http-port",
+            "19090",
+            "--retention",
+            "30d",
+            "--out-of-order-window",
+            "1h30m",
+            "--max-future-skew",
+            "90s",
             "--fsync",
-            "--head-memory-limit", "512MB",
-            "--block-cache-size", "1GiB",
-            "--otlp-grpc-max-message-size", "16MiB",
-            "--otlp-http-max-body-size", "100MB",
-            "--otlp-max-in-flight-size", "1GiB",
-            "--otlp-retry-after", "5s",
-            "--shutdown-timeout", "10s",
-            "--translation-strategy", "NoUTF8EscapingWithSuffixes",
-            "--metric-namespace", "acme",
+            "--head-memory-limit",
+            "512MB",
+            "--block-cache-size",
+            "1GiB",
+            "--otlp-grpc-max-message-size",
+            "16MiB",
+            "--otlp-http-max-body-size",
+            "100MB",
+            "--otlp-max-in-flight-size",
+            "1GiB",
+            "--otlp-retry-after",
+            "5s",
+            "--shutdown-timeout",
+            "10s",
+            "--translation-strategy",
+            "NoUTF8EscapingWithSuffixes",
+            "--metric-namespace",
+            "acme",
             "--promote-all-resource-attributes",
-            "--ignore-resource-attributes", "host.id, process.pid",
+            "--ignore-resource-attributes",
+            "host.id, process.pid",
             "--keep-identifying-resource-attributes",
             "--no-promote-scope-metadata",
-            "--external-labels", "region=eu,env=prod",
-            "--exponential-histogram-mode", "count-sum-only",
-            "--exponential-histogram-scale", "3",
-            "--exponential-histogram-max-buckets", "80",
-            "--delta-mode", "reject",
-            "--delta-max-stale", "10m",
-            "--delta-max-streams", "5000",
-            "--start-time-mode", "inject_zero",
-            "--zero-timestamp-policy", "use-receive-time",
-            "--le-format", "OPENMETRICS");
+            "--external-labels",
+            "region=eu,env=prod",
+            "--exponential-histogram-mode",
+            "count-sum-only",
+            "--exponential-histogram-scale",
+            "3",
+            "--exponential-histogram-max-buckets",
+            "80",
+            "--delta-mode",
+            "reject",
+            "--delta-max-stale",
+            "10m",
+            "--delta-max-streams",
+            "5000",
+            "--start-time-mode",
+            "inject_zero",
+            "--zero-timestamp-policy",
+            "use-receive-time",
+            "--le-format",
+            "OPENMETRICS");
     assertThat(c.dataDir()).isEqualTo(Path.of("/var/lib/tidemark"));
     assertThat(c.listenAddress()).isEqualTo("0.0.0.0");
     assertThat(c.otlpGrpcPort()).isEqualTo(14317);
@@ -110,13 +138,15 @@ class ServerConfigTest {
         .isEqualTo(new ReceiverConfig(16 << 20, 100_000_000L, 1L << 30, Duration.ofSeconds(5)));
     assertThat(c.shutdownTimeout()).isEqualTo(Duration.ofSeconds(10));
     TranslatorConfig t = c.translatorConfig();
-    assertThat(t.translationStrategy()).isEqualTo(TranslationStrategy.NO_UTF8_ESCAPING_WITH_SUFFIXES);
+    assertThat(t.translationStrategy())
+        .isEqualTo(TranslationStrategy.NO_UTF8_ESCAPING_WITH_SUFFIXES);
     assertThat(t.namespace()).isEqualTo("acme");
     assertThat(t.promoteAllResourceAttributes()).isTrue();
     assertThat(t.ignoreResourceAttributes()).containsExactly("host.id", "process.pid");
     assertThat(t.keepIdentifyingResourceAttributes()).isTrue();
     assertThat(t.promoteScopeMetadata()).isFalse();
-    assertThat(t.externalLabels()).containsExactly(Map.entry("region", "eu"), Map.entry("env", "prod"));
+    assertThat(t.externalLabels())
+        .containsExactly(Map.entry("region", "eu"), Map.entry("env", "prod"));
     assertThat(t.exponentialHistogramMode())
         .isEqualTo(TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY);
     assertThat(t.exponentialHistogramScale()).isEqualTo(3);
@@ -125,20 +155,23 @@ class ServerConfigTest {
     assertThat(t.maxStale()).isEqualTo(Duration.ofMinutes(10));
     assertThat(t.maxStreams()).isEqualTo(5000);
     assertThat(t.startTimeMode()).isEqualTo(TranslatorConfig.StartTimeMode.INJECT_ZERO);
-    assertThat(t.zeroTimestampPolicy()).isEqualTo(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME);
+    assertThat(t.zeroTimestampPolicy())
+        .isEqualTo(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME);
     assertThat(t.leFormat()).isEqualTo(TranslatorConfig.LeFormat.OPENMETRICS);
     assertThat(t.maxFutureSkew()).isEqualTo(Duration.ofSeconds(90));
   }
 
   @Test
   void everySettingHasAnOption() {
-    ServerConfig.settingNames().forEach(
-        name ->
-            assertThat(ServerConfig.builder().set(name, sampleValue(name), "test"))
-                .as(name)
-                .isNotNull());
+    ServerConfig.settingNames()
+        .forEach(
+            name ->
+                assertThat(ServerConfig.builder().set(name, sampleValue(name), "test"))
+                    .as(name)
+                    .isNotNull());
     StringWriter help = new StringWriter();
-    assertThat(Main.run(new PrintWriter(help), new PrintWriter(new StringWriter()), "--help")).isZero();
+    assertThat(Main.run(new PrintWriter(help), new PrintWriter(new StringWriter()), "--help"))
+        .isZero();
     for (String name : ServerConfig.settingNames()) {
       assertThat(help.toString()).containsAnyOf("--" + name + "=", "--[no-]" + name);
     }
@@ -176,11 +209,15 @@ class ServerConfigTest {
         if (name.endsWith("-size") || name.endsWith("-limit")) {
           return "1MiB";
         }
-        if (name.startsWith("promote") || name.startsWith("keep") || name.equals("fsync")
+        if (name.startsWith("promote")
+            || name.startsWith("keep")
+            || name.equals("fsync")
             || name.equals("query-experimental-functions")) {
           return true;
         }
-        if (name.contains("scale") || name.contains("buckets") || name.contains("streams")
+        if (name.contains("scale")
+            || name.contains("buckets")
+            || name.contains("streams")
             || name.startsWith("query-max-")) {
           return 4;
         }
@@ -214,7 +251,8 @@ class ServerConfigTest {
     assertThat(fromFile.engineConfig().maxHeadBytes()).isEqualTo(2L << 30);
     assertThat(fromFile.translatorConfig().promoteResourceAttributes())
         .containsExactly("service.version", "deployment.environment");
-    assertThat(fromFile.translatorConfig().externalLabels()).containsExactly(Map.entry("cluster", "c1"));
+    assertThat(fromFile.translatorConfig().externalLabels())
+        .containsExactly(Map.entry("cluster", "c1"));
     assertThat(fromFile.translatorConfig().translationStrategy())
         .isEqualTo(TranslationStrategy.UNDERSCORE_ESCAPING_WITHOUT_SUFFIXES);
     assertThat(fromFile.otlpHttpPort()).isEqualTo(4318); // not in the file: the default
@@ -222,15 +260,20 @@ class ServerConfigTest {
     ServerConfig flagsWin =
         Main.parseConfig(
             "serve",
-            "--config", yml.toString(),
-            "--retention", "7d",
+            "--config",
+            yml.toString(),
+            "--retention",
+            "7d",
             "--no-fsync",
-            "--otlp-grpc-port", "6317",
-            "--promote-resource-attributes", "k8s.pod.name");
+            "--otlp-grpc-port",
+            "6317",
+            "--promote-resource-attributes",
+            "k8s.pod.name");
     assertThat(flagsWin.engineConfig().retention()).isEqualTo(Duration.ofDays(7));
     assertThat(flagsWin.engineConfig().fsync()).isFalse();
     assertThat(flagsWin.otlpGrpcPort()).isEqualTo(6317);
-    assertThat(flagsWin.translatorConfig().promoteResourceAttributes()).containsExactly("k8s.pod.name");
+    assertThat(flagsWin.translatorConfig().promoteResourceAttributes())
+        .containsExactly("k8s.pod.name");
     assertThat(flagsWin.dataDir()).isEqualTo(Path.of("/srv/tidemark")); // from the file
   }
 
@@ -282,7 +325,9 @@ class ServerConfigTest {
     assertThatThrownBy(() -> Main.parseConfig("--config", typo.toString()))
         .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith(
-            "unknown setting 'retension' in " + typo + " (did you mean 'retention'?); known settings: data-dir,");
+            "unknown setting 'retension' in "
+                + typo
+                + " (did you mean 'retention'?); known settings: data-dir,");
 
     Path unknown = Files.writeString(dir.resolve("unknown.yml"), "storage:\n  path: /x\n");
     assertThatThrownBy(() -> Main.parseConfig("--config", unknown.toString()))
@@ -292,7 +337,8 @@ class ServerConfigTest {
     Path port = Files.writeString(dir.resolve("port.yml"), "http-port: [9090]\n");
     assertThatThrownBy(() -> Main.parseConfig("--config", port.toString()))
         .isInstanceOf(ConfigException.class)
-        .hasMessageStartingWith("invalid http-port '[9090]' (" + port + "): expected a single value");
+        .hasMessageStartingWith(
+            "invalid http-port '[9090]' (" + port + "): expected a single value");
 
     Path notYaml = Files.writeString(dir.resolve("broken.yml"), "retention: [30d\n");
     assertThatThrownBy(() -> Main.parseConfig("--config", notYaml.toString()))
@@ -330,12 +376,20 @@ class ServerConfigTest {
     assertThat(err.toString().lines()).hasSize(1);
 
     StringWriter err2 = new StringWriter();
-    assertThat(Main.run(new PrintWriter(new StringWriter()), new PrintWriter(err2), "--retentoin", "1d"))
+    assertThat(
+            Main.run(
+                new PrintWriter(new StringWriter()), new PrintWriter(err2), "--retentoin", "1d"))
         .isEqualTo(Main.EXIT_USAGE);
     assertThat(err2.toString()).startsWith("tidemark: Unknown options: '--retentoin', '1d'");
 
     StringWriter err3 = new StringWriter();
-    assertThat(Main.run(new PrintWriter(new StringWriter()), new PrintWriter(err3), "--retention", "1d", "serve"))
+    assertThat(
+            Main.run(
+                new PrintWriter(new StringWriter()),
+                new PrintWriter(err3),
+                "--retention",
+                "1d",
+                "serve"))
         .isEqualTo(Main.EXIT_USAGE);
     assertThat(err3.toString()).startsWith("tidemark: put the server options after 'serve'");
   }
@@ -343,10 +397,13 @@ class ServerConfigTest {
   @Test
   void versionAndHelpExitZero() {
     StringWriter out = new StringWriter();
-    assertThat(Main.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "--version")).isZero();
+    assertThat(Main.run(new PrintWriter(out), new PrintWriter(new StringWriter()), "--version"))
+        .isZero();
     assertThat(out.toString()).startsWith("tidemark ");
     StringWriter serveHelp = new StringWriter();
-    assertThat(Main.run(new PrintWriter(serveHelp), new PrintWriter(new StringWriter()), "serve", "--help"))
+    assertThat(
+            Main.run(
+                new PrintWriter(serveHelp), new PrintWriter(new StringWriter()), "serve", "--help"))
         .isZero();
     assertThat(serveHelp.toString()).contains("Usage: tidemark serve", "--data-dir");
   }
@@ -359,8 +416,11 @@ class ServerConfigTest {
     assertThat(ConfigValues.parseDuration("2w")).isEqualTo(Duration.ofDays(14));
     assertThat(ConfigValues.parseDuration("1y")).isEqualTo(Duration.ofDays(365));
     assertThat(ConfigValues.parseDuration("0")).isEqualTo(Duration.ZERO);
-    for (String bad : List.of("", "d", "15", "1.5h", "1m1h", "1h1h", "-1s", "1 h", "99999999999999999999d")) {
-      assertThatThrownBy(() -> ConfigValues.parseDuration(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+    for (String bad :
+        List.of("", "d", "15", "1.5h", "1m1h", "1h1h", "-1s", "1 h", "99999999999999999999d")) {
+      assertThatThrownBy(() -> ConfigValues.parseDuration(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class);
     }
     assertThat(ConfigValues.formatDuration(Duration.ofDays(15))).isEqualTo("15d");
     assertThat(ConfigValues.formatDuration(Duration.ofMinutes(90))).isEqualTo("1h30m");
@@ -372,7 +432,9 @@ class ServerConfigTest {
     assertThat(ConfigValues.parseSize("64 kib")).isEqualTo(64L << 10);
     assertThat(ConfigValues.parseSize("2TB")).isEqualTo(2_000_000_000_000L);
     for (String bad : List.of("", "MiB", "-1MiB", "4 MiBs", "0.5B", "99999999TiB")) {
-      assertThatThrownBy(() -> ConfigValues.parseSize(bad)).as(bad).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> ConfigValues.parseSize(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class);
     }
     assertThat(ConfigValues.formatSize(4L << 20)).isEqualTo("4MiB");
     assertThat(ConfigValues.formatSize(1000)).isEqualTo("1000B");
@@ -383,24 +445,33 @@ class ServerConfigTest {
     assertThat(Main.parseConfig().queryConfig()).isEqualTo(QueryConfig.DEFAULTS);
     assertThat(
             Main.parseConfig(
-                    "--query-timeout", "30s",
-                    "--query-max-samples", "1000",
-                    "--query-max-concurrency", "4",
-                    "--query-max-queued", "0",
-                    "--query-lookback-delta", "1m",
+                    "--query-timeout",
+                    "30s",
+                    "--query-max-samples",
+                    "1000",
+                    "--query-max-concurrency",
+                    "4",
+                    "--query-max-queued",
+                    "0",
+                    "--query-lookback-delta",
+                    "1m",
                     "--query-experimental-functions")
                 .queryConfig())
-        .isEqualTo(new QueryConfig(Duration.ofSeconds(30), 1000, 4, 0, Duration.ofMinutes(1), true));
+        .isEqualTo(
+            new QueryConfig(Duration.ofSeconds(30), 1000, 4, 0, Duration.ofMinutes(1), true));
     Path yml =
         Files.writeString(
             dir.resolve("query.yml"),
             "query-timeout: 1m\nquery-max-samples: 5000000000\nquery-experimental-functions: true\n");
-    QueryConfig q = Main.parseConfig("--config", yml.toString(), "--no-query-experimental-functions").queryConfig();
+    QueryConfig q =
+        Main.parseConfig("--config", yml.toString(), "--no-query-experimental-functions")
+            .queryConfig();
     assertThat(q.timeout()).isEqualTo(Duration.ofMinutes(1));
     assertThat(q.maxSamples()).isEqualTo(5_000_000_000L);
     assertThat(q.experimentalFunctions()).isFalse();
     assertThat(q.maxConcurrency()).isEqualTo(QueryConfig.DEFAULT_MAX_CONCURRENCY);
-    assertThat(ServerConfig.builder().queryMaxQueued(7).build().queryConfig().maxQueued()).isEqualTo(7);
+    assertThat(ServerConfig.builder().queryMaxQueued(7).build().queryConfig().maxQueued())
+        .isEqualTo(7);
   }
 
   @ParameterizedTest(name = "{0} {1}")
@@ -426,7 +497,8 @@ class ServerConfigTest {
     Path yml = Files.writeString(dir.resolve("q.yml"), "query-timout: 1m\n");
     assertThatThrownBy(() -> Main.parseConfig("--config", yml.toString()))
         .isInstanceOf(ConfigException.class)
-        .hasMessageStartingWith("unknown setting 'query-timout' in " + yml + " (did you mean 'query-timeout'?)");
+        .hasMessageStartingWith(
+            "unknown setting 'query-timout' in " + yml + " (did you mean 'query-timeout'?)");
     assertThatThrownBy(() -> ServerConfig.builder().queryMaxConcurrency(0).build())
         .isInstanceOf(ConfigException.class)
         .hasMessage("invalid query settings: query max concurrency must be at least 1, was 0");

@@ -31,9 +31,9 @@ class SettingsTest {
   private static final Pattern CODE_SPAN = Pattern.compile("`([^`]*)`");
 
   /**
-   * The README's table has one row per declared setting, in the declared order, each saying
-   * exactly the declaration's option, shown default and description. On a mismatch the message
-   * holds the table to paste.
+   * The README's table has one row per declared setting, in the declared order, each saying exactly
+   * the declaration's option, shown default and description. On a mismatch the message holds the
+   * table to paste.
    */
   @Test
   void readmeTableIsTheDeclaredSettings() throws IOException {
@@ -47,7 +47,9 @@ class SettingsTest {
         .containsExactlyElementsOf(expected);
   }
 
-  /** A row as the README writes it: {@code | `--retention` | `15d` | how long data is kept ... |}. */
+  /**
+   * A row as the README writes it: {@code | `--retention` | `15d` | how long data is kept ... |}.
+   */
   static String readmeRow(Setting<?> s) {
     return "| `" + s.option() + "` | " + s.shownDefault() + " | " + s.description() + " |";
   }
@@ -75,13 +77,15 @@ class SettingsTest {
             "| `--[no-]b` | `false` | second |",
             "",
             "| other | table |");
-    assertThat(readmeTableRows(text)).containsExactly("| `--a` | `1` | first |", "| `--[no-]b` | `false` | second |");
+    assertThat(readmeTableRows(text))
+        .containsExactly("| `--a` | `1` | first |", "| `--[no-]b` | `false` | second |");
   }
 
   /** README.md of the repository: the test runs in the module's folder, so look upwards. */
   private static Path readme() {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      if (Files.isRegularFile(dir.resolve("README.md")) && Files.isDirectory(dir.resolve("server"))) {
+      if (Files.isRegularFile(dir.resolve("README.md"))
+          && Files.isDirectory(dir.resolve("server"))) {
         return dir.resolve("README.md");
       }
     }
@@ -92,7 +96,8 @@ class SettingsTest {
   void helpListsEverySettingWithItsLabelDescriptionAndDefault() {
     for (String[] command : List.of(new String[] {"--help"}, new String[] {"serve", "--help"})) {
       StringWriter out = new StringWriter();
-      assertThat(Main.run(new PrintWriter(out), new PrintWriter(new StringWriter()), command)).isZero();
+      assertThat(Main.run(new PrintWriter(out), new PrintWriter(new StringWriter()), command))
+          .isZero();
       String help = out.toString();
       // picocli wraps long descriptions: compare with every run of white space made one space
       String flat = help.replaceAll("\\s+", " ");
@@ -125,11 +130,18 @@ class SettingsTest {
         continue;
       }
       if (!s.shownDefault().startsWith(Setting.NONE)) {
-        assertThat(literal.matches()).as(s + ": a literal default is shown alone, was " + s.shownDefault()).isTrue();
-        assertThat(comparable(s.parse(literal.group(1), "test"))).as(s.name()).isEqualTo(comparable(value));
+        assertThat(literal.matches())
+            .as(s + ": a literal default is shown alone, was " + s.shownDefault())
+            .isTrue();
+        assertThat(comparable(s.parse(literal.group(1), "test")))
+            .as(s.name())
+            .isEqualTo(comparable(value));
       } else {
-        assertThat(value == null || "".equals(value) || value instanceof Collection<?> c && c.isEmpty()
-                || value instanceof Map<?, ?> m && m.isEmpty())
+        assertThat(
+                value == null
+                    || "".equals(value)
+                    || value instanceof Collection<?> c && c.isEmpty()
+                    || value instanceof Map<?, ?> m && m.isEmpty())
             .as(s + ": shown as none, default " + value)
             .isTrue();
       }
@@ -152,7 +164,8 @@ class SettingsTest {
       Matcher literal = CODE_SPAN.matcher(s.shownDefault());
       if (!s.hasComputedDefault() && literal.matches()) {
         // ./data is shown for the folder data, which the config keeps as given
-        b.set(s.name(), s.defaultValue() instanceof Path p ? p.toString() : literal.group(1), "test");
+        b.set(
+            s.name(), s.defaultValue() instanceof Path p ? p.toString() : literal.group(1), "test");
       }
     }
     assertThat(b.build().toString()).isEqualTo(ServerConfig.defaults().toString());
@@ -179,7 +192,11 @@ class SettingsTest {
     List<String> names = Settings.names();
     assertThat(names).doesNotHaveDuplicates().isEqualTo(ServerConfig.settingNames());
     assertThat(names).doesNotContain("config", "listen-all"); // command-line only, not settings
-    assertThat(Settings.ALL.stream().filter(s -> !s.isFlag()).map(Setting::valueLabel).collect(Collectors.toList()))
+    assertThat(
+            Settings.ALL.stream()
+                .filter(s -> !s.isFlag())
+                .map(Setting::valueLabel)
+                .collect(Collectors.toList()))
         .allMatch(l -> l.matches("[A-Z][A-Z=,.]*"));
   }
 }

@@ -53,12 +53,14 @@ class TidemarkServerTest {
               + " ([-+]?[0-9.eE+-]+|NaN|[+-]Inf)( -?[0-9]+)?");
 
   private static final Pattern COMMENT_LINE =
-      Pattern.compile("# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped|info|stateset|unknown))");
+      Pattern.compile(
+          "# (HELP [a-zA-Z_:][a-zA-Z0-9_:]* .*|TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram|summary|untyped|info|stateset|unknown))");
 
   @TempDir Path dir;
 
   private final List<AutoCloseable> toClose = new ArrayList<>();
-  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final HttpClient http =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
   @AfterEach
   void closeAll() throws Exception {
@@ -68,7 +70,10 @@ class TidemarkServerTest {
   }
 
   private ServerConfig.Builder config() {
-    return ServerConfig.builder().dataDir(dir.resolve("data")).anyFreePorts().shutdownTimeout(Duration.ofSeconds(5));
+    return ServerConfig.builder()
+        .dataDir(dir.resolve("data"))
+        .anyFreePorts()
+        .shutdownTimeout(Duration.ofSeconds(5));
   }
 
   private TidemarkServer start(ServerConfig.Builder b) {
@@ -85,7 +90,8 @@ class TidemarkServerTest {
 
   private ManagedChannel channel(int port) {
     ManagedChannel ch =
-        Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create()).build();
+        Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
+            .build();
     toClose.add(
         () -> {
           ch.shutdownNow();
@@ -151,7 +157,10 @@ class TidemarkServerTest {
     assertThat(grpcHealth.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
     HealthCheckResponse otlpHealth =
         HealthGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
-            .check(HealthCheckRequest.newBuilder().setService(MetricsServiceGrpc.SERVICE_NAME).build());
+            .check(
+                HealthCheckRequest.newBuilder()
+                    .setService(MetricsServiceGrpc.SERVICE_NAME)
+                    .build());
     assertThat(otlpHealth.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
     s.close();
@@ -167,7 +176,8 @@ class TidemarkServerTest {
 
     HttpResponse<String> r = get(s.httpPort(), "/metrics");
     assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(ct -> assertThat(ct).startsWith("text/plain"));
+    assertThat(r.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(ct -> assertThat(ct).startsWith("text/plain"));
     String text = r.body();
     for (String line : text.split("\n")) {
       assertThat(SAMPLE_LINE.matcher(line).matches() || COMMENT_LINE.matcher(line).matches())
@@ -207,15 +217,20 @@ class TidemarkServerTest {
         MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
             .withCompression("gzip")
             .export(gauge("room.temperature", now, 21.5));
-    assertThat(response.hasPartialSuccess() && response.getPartialSuccess().getRejectedDataPoints() > 0)
+    assertThat(
+            response.hasPartialSuccess()
+                && response.getPartialSuccess().getRejectedDataPoints() > 0)
         .as("partial success: %s", response)
         .isFalse();
 
     HttpResponse<byte[]> viaHttp =
         http.send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.otlpHttpPort() + "/v1/metrics"))
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + s.otlpHttpPort() + "/v1/metrics"))
                 .header("Content-Type", "application/x-protobuf")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(gauge("room.humidity", now, 40).toByteArray()))
+                .POST(
+                    HttpRequest.BodyPublishers.ofByteArray(
+                        gauge("room.humidity", now, 40).toByteArray()))
                 .build(),
             HttpResponse.BodyHandlers.ofByteArray());
     assertThat(viaHttp.statusCode()).isEqualTo(200);
@@ -223,12 +238,15 @@ class TidemarkServerTest {
     s.close();
 
     try (RocksDbKvStore store = RocksDbKvStore.open(dir.resolve("data"));
-        Engine engine = Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+        Engine engine =
+            Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
       assertThat(engine.stats().headSeries()).as("the head was sealed on close").isZero();
       assertThat(readOne(engine, "room_temperature", now)).isEqualTo(21.5);
       assertThat(readOne(engine, "room_humidity", now)).isEqualTo(40);
       List<Series> series =
-          engine.select(now - 1, now + 1, List.of(LabelMatcher.equal("__name__", "room_temperature"))).toList();
+          engine
+              .select(now - 1, now + 1, List.of(LabelMatcher.equal("__name__", "room_temperature")))
+              .toList();
       assertThat(series.get(0).labels().get("job")).isEqualTo("checkout");
     }
   }
@@ -242,7 +260,9 @@ class TidemarkServerTest {
       java.io.OutputStream out = socket.getOutputStream();
       out.write(
           ("POST /v1/metrics HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-protobuf\r\n"
-                  + "Content-Length: " + body.length + "\r\n\r\n")
+                  + "Content-Length: "
+                  + body.length
+                  + "\r\n\r\n")
               .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
       out.write(body, 0, body.length / 2);
       out.flush();
@@ -262,19 +282,24 @@ class TidemarkServerTest {
       out.flush();
       String status =
           new java.io.BufferedReader(
-                  new java.io.InputStreamReader(socket.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))
+                  new java.io.InputStreamReader(
+                      socket.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))
               .readLine();
       assertThat(status).isEqualTo("HTTP/1.1 200 OK");
       assertThat(stopped.get(10, TimeUnit.SECONDS)).isTrue();
     }
     try (RocksDbKvStore store = RocksDbKvStore.open(dir.resolve("data"));
-        Engine engine = Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+        Engine engine =
+            Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
       assertThat(readOne(engine, "in_flight", now)).isEqualTo(1);
     }
   }
 
   private static double readOne(Engine engine, String name, long t) {
-    List<Series> series = engine.select(t - 60_000, t + 60_000, List.of(LabelMatcher.equal("__name__", name))).toList();
+    List<Series> series =
+        engine
+            .select(t - 60_000, t + 60_000, List.of(LabelMatcher.equal("__name__", name)))
+            .toList();
     assertThat(series).as(name).hasSize(1);
     SampleIterator it = series.get(0).iterator();
     assertThat(it.next()).isTrue();
@@ -290,7 +315,10 @@ class TidemarkServerTest {
     Path folder = dir.resolve("data").toAbsolutePath().normalize();
     assertThatThrownBy(() -> TidemarkServer.start(config().build()))
         .isInstanceOf(StartupException.class)
-        .hasMessage("data folder " + folder + " is locked by another process (is another Tidemark running on it?)");
+        .hasMessage(
+            "data folder "
+                + folder
+                + " is locked by another process (is another Tidemark running on it?)");
     // the first is unaffected
     assertThat(get(first.httpPort(), "/-/ready").statusCode()).isEqualTo(200);
   }
@@ -322,13 +350,21 @@ class TidemarkServerTest {
           Main.run(
               new java.io.PrintWriter(new java.io.StringWriter()),
               new java.io.PrintWriter(err),
-              "--data-dir", dir.resolve("data").toString(),
-              "--http-port", String.valueOf(taken.getLocalPort()),
-              "--otlp-grpc-port", "0",
-              "--otlp-http-port", "0");
+              "--data-dir",
+              dir.resolve("data").toString(),
+              "--http-port",
+              String.valueOf(taken.getLocalPort()),
+              "--otlp-grpc-port",
+              "0",
+              "--otlp-http-port",
+              "0");
       assertThat(code).isEqualTo(Main.EXIT_FAILURE);
       assertThat(err.toString())
-          .isEqualTo("tidemark: port " + taken.getLocalPort() + " (HTTP API) on 127.0.0.1 is already in use" + System.lineSeparator());
+          .isEqualTo(
+              "tidemark: port "
+                  + taken.getLocalPort()
+                  + " (HTTP API) on 127.0.0.1 is already in use"
+                  + System.lineSeparator());
     }
   }
 }

@@ -41,7 +41,8 @@ class VerifyCommandTest {
     Path data = dir.resolve("data");
     long t0 = (System.currentTimeMillis() - 3 * HOUR) / HOUR * HOUR;
     try (RocksDbKvStore kv = RocksDbKvStore.open(data);
-        Engine e = Engine.open(kv, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+        Engine e =
+            Engine.open(kv, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
       SampleBatch b = new SampleBatch();
       for (long t = t0; t < t0 + 2 * HOUR; t += 600_000) {
         b.addPoint(Labels.of("__name__", "up", "job", "a"), MetricMetadata.UNKNOWN, t, t / 1000.0);
@@ -56,28 +57,43 @@ class VerifyCommandTest {
     Path data = store();
     Run clean = run("verify", "--data-dir", data.toString());
     assertThat(clean.code()).as("%s", clean).isZero();
-    assertThat(clean.out()).contains("tidemark verify: " + data.toAbsolutePath(), "2 buckets with records", "no problems found");
+    assertThat(clean.out())
+        .contains(
+            "tidemark verify: " + data.toAbsolutePath(),
+            "2 buckets with records",
+            "no problems found");
 
     try (RocksDbKvStore kv = RocksDbKvStore.open(data)) {
       kv.write(new WriteBatch().put(Keys.bucketList(), BucketListValue.encode(List.of())));
       Run locked = run("verify", "--data-dir", data.toString());
       assertThat(locked.code()).isEqualTo(1);
-      assertThat(locked.err()).contains("is locked by another process", "Stop it first").doesNotContain("\tat ");
+      assertThat(locked.err())
+          .contains("is locked by another process", "Stop it first")
+          .doesNotContain("\tat ");
     }
     Run damaged = run("verify", "--data-dir", data.toString());
     assertThat(damaged.code()).as("%s", damaged).isEqualTo(1);
     assertThat(damaged.out())
-        .contains("2 problems of 1 kind:", "bucket with records missing from the BucketList", "BUCKET_NOT_LISTED")
+        .contains(
+            "2 problems of 1 kind:",
+            "bucket with records missing from the BucketList",
+            "BUCKET_NOT_LISTED")
         .contains("--repair");
 
     Run repaired = run("verify", "--data-dir", data.toString(), "--repair");
     assertThat(repaired.code()).as("%s", repaired).isZero();
-    assertThat(repaired.out()).contains("repair:", "2  buckets with records added to the BucketList", "after the repair:",
-        "no problems found");
+    assertThat(repaired.out())
+        .contains(
+            "repair:",
+            "2  buckets with records added to the BucketList",
+            "after the repair:",
+            "no problems found");
     assertThat(run("verify", "--data-dir", data.toString()).code()).isZero();
     try (RocksDbKvStore kv = RocksDbKvStore.open(data);
-        Engine e = Engine.open(kv, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
-      assertThat(e.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("job", "a"))).toList()).hasSize(1);
+        Engine e =
+            Engine.open(kv, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+      assertThat(e.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("job", "a"))).toList())
+          .hasSize(1);
       assertThat(e.buckets()).hasSize(2);
     }
   }

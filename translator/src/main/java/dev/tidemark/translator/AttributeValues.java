@@ -8,10 +8,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * OTLP {@code AnyValue} as a label value, as Go pdata's {@code Value.AsString} renders it
- * (contract §2.3): strings as-is, booleans {@code true}/{@code false}, integers in decimal,
- * doubles ECMAScript-style, bytes base64, arrays and maps compact JSON (map keys sorted, HTML
- * characters escaped as Go's encoder does, NaN/±Inf as JSON strings), nothing as {@code ""}.
+ * OTLP {@code AnyValue} as a label value, as Go pdata's {@code Value.AsString} renders it (contract
+ * §2.3): strings as-is, booleans {@code true}/{@code false}, integers in decimal, doubles
+ * ECMAScript-style, bytes base64, arrays and maps compact JSON (map keys sorted, HTML characters
+ * escaped as Go's encoder does, NaN/±Inf as JSON strings), nothing as {@code ""}.
  */
 final class AttributeValues {
   private AttributeValues() {}
@@ -51,8 +51,8 @@ final class AttributeValues {
           sb.append(FloatFormat.es6(d));
         }
       }
-      case BYTES_VALUE -> appendJsonString(
-          sb, Base64.getEncoder().encodeToString(v.getBytesValue().toByteArray()));
+      case BYTES_VALUE ->
+          appendJsonString(sb, Base64.getEncoder().encodeToString(v.getBytesValue().toByteArray()));
       case ARRAY_VALUE -> {
         sb.append('[');
         for (int i = 0; i < v.getArrayValue().getValuesCount(); i++) {

@@ -15,16 +15,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the start is 0). A later point is dropped if it starts before the state's start ("belongs to an
  * older series") or is not newer than the state's time (out of order); otherwise it is added:
  * numbers add; histograms add bucket-wise, or replace the state when the explicit bounds differ;
- * exponential histograms merge at the lower scale ({@link ExpHistogram#add}). Optionally
- * ({@code deltaResetOnGap}) a point starting after the state's time resets the stream.
+ * exponential histograms merge at the lower scale ({@link ExpHistogram#add}). Optionally ({@code
+ * deltaResetOnGap}) a point starting after the state's time resets the stream.
  *
  * <p>Streams idle (by receive-time clock) longer than {@code maxStale} are forgotten; at most
  * {@code maxStreams} live at once and points of new streams beyond that are rejected.
  *
- * <p>Thread-safe: each stream is updated under its own lock. Accumulation assumes one writer
- * per stream (all deltas of a stream reach this process). Every change is recorded in a
- * per-request undo log so that a request whose append fails as a whole (storage unavailable;
- * the client will retry) does not count its deltas twice.
+ * <p>Thread-safe: each stream is updated under its own lock. Accumulation assumes one writer per
+ * stream (all deltas of a stream reach this process). Every change is recorded in a per-request
+ * undo log so that a request whose append fails as a whole (storage unavailable; the client will
+ * retry) does not count its deltas twice.
  */
 final class DeltaAccumulator {
 
@@ -104,8 +104,13 @@ final class DeltaAccumulator {
    * @return null if applied, else why the point is rejected (nothing changed)
    */
   RejectionReason accumulate(
-      StreamKey key, long startNanos, long timeNanos, long nowMillis, List<Undo> undo, Update update) {
-    for (;;) {
+      StreamKey key,
+      long startNanos,
+      long timeNanos,
+      long nowMillis,
+      List<Undo> undo,
+      Update update) {
+    for (; ; ) {
       Stream s = streams.get(key);
       if (s == null) {
         if (size.incrementAndGet() > maxStreams) {
@@ -159,7 +164,10 @@ final class DeltaAccumulator {
     }
   }
 
-  /** Histogram bounds differ from the state's: the caller resets (start = the point's start or time). */
+  /**
+   * Histogram bounds differ from the state's: the caller resets (start = the point's start or
+   * time).
+   */
   static boolean sameBounds(double[] a, double[] b, int nb) {
     if (a == null || a.length != nb) {
       return false;

@@ -6,8 +6,8 @@ import java.util.Arrays;
 /**
  * A mutable exponential histogram (S2 bucket model): {@code base = 2^(2^-scale)}, bucket index
  * {@code k} covers {@code (base^k, base^(k+1)]}, the negative range mirrors it by absolute value
- * and the zero bucket counts {@code |v| <= zeroThreshold}. Used as per-request scratch and as
- * delta accumulation state. Not thread-safe.
+ * and the zero bucket counts {@code |v| <= zeroThreshold}. Used as per-request scratch and as delta
+ * accumulation state. Not thread-safe.
  *
  * <p>Downscaling by {@code d} maps index {@code k} to {@code k >> d} (floor division, also for
  * negative indices), which is exact: "perfect subsetting" (S2).
@@ -90,7 +90,9 @@ final class ExpHistogram {
     return c;
   }
 
-  /** zero_count + Σ buckets, or -1 if a count is negative (≥ 2^63 unsigned) or the sum overflows. */
+  /**
+   * zero_count + Σ buckets, or -1 if a count is negative (≥ 2^63 unsigned) or the sum overflows.
+   */
   long bucketTotal() {
     long t = zeroCount;
     if (t < 0) {
@@ -206,7 +208,10 @@ final class ExpHistogram {
       neg = ensure(neg, negLen);
       System.arraycopy(merged, 1, neg, 0, negLen);
     }
-    int need = Math.max(downscaleNeeded(posOffset, posLen, maxBuckets), downscaleNeeded(negOffset, negLen, maxBuckets));
+    int need =
+        Math.max(
+            downscaleNeeded(posOffset, posLen, maxBuckets),
+            downscaleNeeded(negOffset, negLen, maxBuckets));
     downscale(need);
   }
 

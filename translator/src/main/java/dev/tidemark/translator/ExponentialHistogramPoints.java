@@ -5,11 +5,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Exponential histogram data points (§3.4): validated, delta ones accumulated (downscaling to
- * stay within the bucket limit), then written either as {@code _count}/{@code _sum} only or as a
- * classic histogram with a stable bucket layout per stream ({@link ExpHistogram} does the bucket
- * arithmetic). The Prometheus counterpart is {@code histograms.go}.
- * Thread-safe; a stream's layout lives in its {@link SeriesEntry}, under its lock.
+ * Exponential histogram data points (§3.4): validated, delta ones accumulated (downscaling to stay
+ * within the bucket limit), then written either as {@code _count}/{@code _sum} only or as a classic
+ * histogram with a stable bucket layout per stream ({@link ExpHistogram} does the bucket
+ * arithmetic). The Prometheus counterpart is {@code histograms.go}. Thread-safe; a stream's layout
+ * lives in its {@link SeriesEntry}, under its lock.
  */
 final class ExponentialHistogramPoints {
   private final SeriesResolver resolver;
@@ -67,13 +67,18 @@ final class ExponentialHistogramPoints {
     if (mc.delta) {
       int maxBuckets = config.exponentialHistogramMaxBuckets();
       RejectionReason r =
-          resolver.accumulateDelta(rs, startNanos, SeriesResolver.timeNanos(p.timeNanos, ts),
+          resolver.accumulateDelta(
+              rs,
+              startNanos,
+              SeriesResolver.timeNanos(p.timeNanos, ts),
               (st, fresh) -> {
                 if (fresh || st.exp == null) {
                   st.exp = h.copy();
-                  int need = Math.max(
-                      ExpHistogram.downscaleNeeded(st.exp.posOffset, st.exp.posLen, maxBuckets),
-                      ExpHistogram.downscaleNeeded(st.exp.negOffset, st.exp.negLen, maxBuckets));
+                  int need =
+                      Math.max(
+                          ExpHistogram.downscaleNeeded(st.exp.posOffset, st.exp.posLen, maxBuckets),
+                          ExpHistogram.downscaleNeeded(
+                              st.exp.negOffset, st.exp.negLen, maxBuckets));
                   st.exp.downscale(need);
                 } else {
                   st.exp.add(h, maxBuckets);
@@ -88,7 +93,8 @@ final class ExponentialHistogramPoints {
       }
       startNanos = rs.accStartNanos;
     }
-    if (config.exponentialHistogramMode() == TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY) {
+    if (config.exponentialHistogramMode()
+        == TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY) {
       if (h.hasSum) {
         synchronized (e) {
           e.sumEmitted = true;
@@ -167,9 +173,13 @@ final class ExponentialHistogramPoints {
         h.downscale(1);
       }
       double zt = h.zeroThreshold;
-      if (e.layoutScale != e.expScale || e.layoutNegMin != e.negMin || e.layoutNegMax != e.negMax
-          || e.layoutPosMin != e.posMin || e.layoutPosMax != e.posMax
-          || e.layoutZeroBits != Double.doubleToRawLongBits(zt) || e.layoutZero == null) {
+      if (e.layoutScale != e.expScale
+          || e.layoutNegMin != e.negMin
+          || e.layoutNegMax != e.negMax
+          || e.layoutPosMin != e.posMin
+          || e.layoutPosMax != e.posMax
+          || e.layoutZeroBits != Double.doubleToRawLongBits(zt)
+          || e.layoutZero == null) {
         buildLayout(e, zt);
       }
       int cap = (int) (span(e.posMin, e.posMax) + span(e.negMin, e.negMax) + 1);
@@ -189,7 +199,9 @@ final class ExponentialHistogramPoints {
       Labels[] pos = e.layoutPos;
       int i = 0;
       // Positive buckets inside the zero bucket ([0, zt]) count there.
-      while (i < pos.length && pos[i] == null && ExpHistogram.lowerBound(e.posMin + i + 1, e.expScale) <= zt) {
+      while (i < pos.length
+          && pos[i] == null
+          && ExpHistogram.lowerBound(e.posMin + i + 1, e.expScale) <= zt) {
         cum += bucket(h.pos, h.posOffset, h.posLen, e.posMin + i);
         i++;
       }

@@ -17,8 +17,9 @@ public final class FloatFormat {
 
   /**
    * Go {@code strconv.FormatFloat(f, 'f', -1, 64)}: shortest digits, plain notation, no forced
-   * {@code .0} ({@code 5}, {@code 0.005}, {@code 1000000000000000000000}, {@code -0}, {@code +Inf}).
-   * The {@code le} and {@code quantile} format Prometheus' OTLP endpoint uses (contract §3.3).
+   * {@code .0} ({@code 5}, {@code 0.005}, {@code 1000000000000000000000}, {@code -0}, {@code
+   * +Inf}). The {@code le} and {@code quantile} format Prometheus' OTLP endpoint uses (contract
+   * §3.3).
    */
   public static String goPlain(double f) {
     if (Double.isNaN(f)) {
@@ -116,7 +117,9 @@ public final class FloatFormat {
     return sb.toString();
   }
 
-  /** The shortest decimal that round-trips to {@code f} (finite, non-zero), trailing zeros stripped. */
+  /**
+   * The shortest decimal that round-trips to {@code f} (finite, non-zero), trailing zeros stripped.
+   */
   static BigDecimal shortest(double f) {
     BigDecimal exact = new BigDecimal(f);
     for (int p = 1; p < 17; p++) {

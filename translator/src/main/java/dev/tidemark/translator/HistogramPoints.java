@@ -55,11 +55,17 @@ final class HistogramPoints {
     long timeUnixNano = p.timeNanos;
     if (mc.delta) {
       RejectionReason r =
-          resolver.accumulateDelta(rs, startNanos, SeriesResolver.timeNanos(timeUnixNano, ts),
+          resolver.accumulateDelta(
+              rs,
+              startNanos,
+              SeriesResolver.timeNanos(timeUnixNano, ts),
               (st, fresh) -> {
-                if (fresh || !DeltaAccumulator.sameBounds(st.bounds, bounds, nb) || st.counts == null) {
+                if (fresh
+                    || !DeltaAccumulator.sameBounds(st.bounds, bounds, nb)
+                    || st.counts == null) {
                   if (!fresh) {
-                    st.startNanos = startNanos != 0 ? startNanos : SeriesResolver.timeNanos(timeUnixNano, ts);
+                    st.startNanos =
+                        startNanos != 0 ? startNanos : SeriesResolver.timeNanos(timeUnixNano, ts);
                   }
                   st.bounds = DeltaAccumulator.copyBounds(bounds, nb);
                   st.counts = Arrays.copyOf(counts, nc);
@@ -93,9 +99,16 @@ final class HistogramPoints {
     rs.commit(mc, ts, resolver.injectionMillis(startNanos, ts));
   }
 
-  private static String validateHistogram(double[] bounds, int nb, long[] counts, int nc, long count) {
+  private static String validateHistogram(
+      double[] bounds, int nb, long[] counts, int nc, long count) {
     if (!(nc == nb + 1 || (nc == 0 && nb == 0))) {
-      return "bucket_counts has " + nc + " entries for " + nb + " explicit_bounds (want " + (nb + 1) + ")";
+      return "bucket_counts has "
+          + nc
+          + " entries for "
+          + nb
+          + " explicit_bounds (want "
+          + (nb + 1)
+          + ")";
     }
     double prev = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < nb; i++) {
@@ -123,10 +136,20 @@ final class HistogramPoints {
   }
 
   private void emitHistogram(
-      RequestState rs, SeriesEntry e, double[] bounds, int nb, long[] counts, long count, boolean hasSum, double sum) {
+      RequestState rs,
+      SeriesEntry e,
+      double[] bounds,
+      int nb,
+      long[] counts,
+      long count,
+      boolean hasSum,
+      double sum) {
     Labels[] bl;
     synchronized (e) {
-      bl = e.lastBounds != null && DeltaAccumulator.sameBounds(e.lastBounds, bounds, nb) ? e.lastBucketSeries : null;
+      bl =
+          e.lastBounds != null && DeltaAccumulator.sameBounds(e.lastBounds, bounds, nb)
+              ? e.lastBucketSeries
+              : null;
       if (bl == null) {
         bl = new Labels[nb];
         for (int i = 0; i < nb; i++) {
@@ -152,7 +175,8 @@ final class HistogramPoints {
   }
 
   /** Stale markers on every bucket ever emitted for the stream plus those the point lists. */
-  private void staleHistogram(RequestState rs, SeriesEntry e, double[] bounds, int nb, boolean hasSum) {
+  private void staleHistogram(
+      RequestState rs, SeriesEntry e, double[] bounds, int nb, boolean hasSum) {
     List<Labels> all;
     boolean sum;
     synchronized (e) {

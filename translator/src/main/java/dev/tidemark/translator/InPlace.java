@@ -27,22 +27,22 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *   <li>Resources and scopes (a handful per request) are parsed as small protobuf messages and go
  *       through the tree path's code as they are; a metric's header (name, description, unit,
  *       metadata, temporality, monotonicity) becomes a {@link Metric} without data points.
- *   <li>Each data point's scalar fields are decoded into the reused {@link Pt} ({@link
- *       WirePoints}, one decoder per kind); its attributes stay bytes. The stream is found by one
- *       lookup: XXH3-64 over the attribute fields' bytes, mixed with the metric's 128-bit
- *       identity, keys a cache of {@link WireStream}s; a hit is accepted
- *       only if the metric identity and all attribute bytes are equal to the stored ones, so a
- *       hash collision never merges two streams (it only costs the slow path).
+ *   <li>Each data point's scalar fields are decoded into the reused {@link Pt} ({@link WirePoints},
+ *       one decoder per kind); its attributes stay bytes. The stream is found by one lookup:
+ *       XXH3-64 over the attribute fields' bytes, mixed with the metric's 128-bit identity, keys a
+ *       cache of {@link WireStream}s; a hit is accepted only if the metric identity and all
+ *       attribute bytes are equal to the stored ones, so a hash collision never merges two streams
+ *       (it only costs the slow path).
  *   <li>A miss decodes the point's attributes into {@link KeyValue}s and asks the tree path's
  *       {@link SeriesResolver#lookup}, which keys streams by their canonical (order-independent)
- *       identity and builds the labels; the result is remembered under the bytes. Two byte forms
- *       of one stream (attributes in another order) thus share one stream, series and delta state.
+ *       identity and builds the labels; the result is remembered under the bytes. Two byte forms of
+ *       one stream (attributes in another order) thus share one stream, series and delta state.
  * </ul>
  *
  * Protobuf semantics the walk reproduces: the last occurrence of a scalar wins, repeated
  * occurrences of a message field merge (repeated fields concatenate), for a {@code oneof} only the
- * last member seen counts (and occurrences of it before another member are dropped), unknown
- * fields are skipped, repeated scalars come packed or not. One per thread (in the request state).
+ * last member seen counts (and occurrences of it before another member are dropped), unknown fields
+ * are skipped, repeated scalars come packed or not. One per thread (in the request state).
  */
 final class InPlace {
 
@@ -65,8 +65,10 @@ final class InPlace {
 
   private final Translator t;
   private final Reader r = new Reader(null, 0, 0);
+
   /** The validation walk of the current request (its attribute-run hashes are reused). */
   final Reader checked = new Reader(null, 0, 0);
+
   private final StreamKey probe = new StreamKey(0, 0);
   private byte[] keyScratch = new byte[512];
   // Field ranges per nesting level: [start0, end0, start1, end1, ...].
@@ -129,7 +131,8 @@ final class InPlace {
     t.resources.end(rs, rc);
   }
 
-  private void scopeMetrics(RequestState rs, ResourceContexts.ResourceContext rc, byte[] buf, int start, int end) {
+  private void scopeMetrics(
+      RequestState rs, ResourceContexts.ResourceContext rc, byte[] buf, int start, int end) {
     Reader r = this.r;
     r.pos = start;
     InstrumentationScope.Builder scope = null;
@@ -168,7 +171,12 @@ final class InPlace {
   }
 
   private void metric(
-      RequestState rs, ResourceContexts.ResourceContext rc, ResourceContexts.ScopeContext sc, byte[] buf, int start, int end) {
+      RequestState rs,
+      ResourceContexts.ResourceContext rc,
+      ResourceContexts.ScopeContext sc,
+      byte[] buf,
+      int start,
+      int end) {
     Reader r = this.r;
     r.pos = start;
     int nameAt = -1;
@@ -198,8 +206,11 @@ final class InPlace {
           unitAt = r.pos;
           r.pos += unitLen;
         }
-        case 5 << 3 | OtlpWire.WT_LEN, 7 << 3 | OtlpWire.WT_LEN, 9 << 3 | OtlpWire.WT_LEN,
-            10 << 3 | OtlpWire.WT_LEN, 11 << 3 | OtlpWire.WT_LEN -> {
+        case 5 << 3 | OtlpWire.WT_LEN,
+            7 << 3 | OtlpWire.WT_LEN,
+            9 << 3 | OtlpWire.WT_LEN,
+            10 << 3 | OtlpWire.WT_LEN,
+            11 << 3 | OtlpWire.WT_LEN -> {
           int n = r.length(end);
           int field = tag >>> 3;
           if (field != dataField) {
@@ -231,9 +242,14 @@ final class InPlace {
       while (r.pos < e) {
         int tag = r.tag(e);
         if (tag == OtlpWire.tag(1, OtlpWire.WT_LEN)) {
-          { int skipLen = r.length(e); r.pos += skipLen; }
+          {
+            int skipLen = r.length(e);
+            r.pos += skipLen;
+          }
           points++;
-        } else if (tag == OtlpWire.tag(2, OtlpWire.WT_VARINT) && dataField != 5 && dataField != 11) {
+        } else if (tag == OtlpWire.tag(2, OtlpWire.WT_VARINT)
+            && dataField != 5
+            && dataField != 11) {
           temporality = (int) r.varint(e);
         } else if (tag == OtlpWire.tag(3, OtlpWire.WT_VARINT) && dataField == 7) {
           monotonic = r.varint(e) != 0;
@@ -242,20 +258,28 @@ final class InPlace {
         }
       }
     }
-    Metric.Builder header = Metric.newBuilder()
-        .setName(string(buf, nameAt, nameLen))
-        .setDescription(string(buf, descAt, descLen))
-        .setUnit(string(buf, unitAt, unitLen));
+    Metric.Builder header =
+        Metric.newBuilder()
+            .setName(string(buf, nameAt, nameLen))
+            .setDescription(string(buf, descAt, descLen))
+            .setUnit(string(buf, unitAt, unitLen));
     if (metadata != null) {
       header.addAllMetadata(metadata);
     }
     switch (dataField) {
       case 5 -> header.setGauge(Gauge.getDefaultInstance());
-      case 7 -> header.setSum(Sum.newBuilder().setAggregationTemporalityValue(temporality).setIsMonotonic(monotonic));
-      case 9 -> header.setHistogram(Histogram.newBuilder().setAggregationTemporalityValue(temporality));
-      case 10 -> header.setExponentialHistogram(ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality));
+      case 7 ->
+          header.setSum(
+              Sum.newBuilder()
+                  .setAggregationTemporalityValue(temporality)
+                  .setIsMonotonic(monotonic));
+      case 9 ->
+          header.setHistogram(Histogram.newBuilder().setAggregationTemporalityValue(temporality));
+      case 10 ->
+          header.setExponentialHistogram(
+              ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality));
       case 11 -> header.setSummary(Summary.getDefaultInstance());
-      default -> { }
+      default -> {}
     }
     MetricCtx mc = t.beginMetric(rs, rc, sc, header.build(), points);
     if (mc == null) {
@@ -344,7 +368,9 @@ final class InPlace {
     }
     StreamKey key = probe.set(mix(mc.hashHi ^ h), mix(mc.hashLo + h * 0x9E3779B97F4A7C15L + len));
     WireStream ws = t.wireStreams().getIfPresent(key);
-    if (ws != null && ws.metricHi == mc.hashHi && ws.metricLo == mc.hashLo
+    if (ws != null
+        && ws.metricHi == mc.hashHi
+        && ws.metricLo == mc.hashLo
         && Arrays.equals(ws.attributes, 0, ws.attributes.length, b, off, off + len)) {
       rs.key = ws.key;
       AtomicReferenceArray<byte[]> known = t.knownRuns();
@@ -354,7 +380,8 @@ final class InPlace {
       }
       return ws.entry;
     }
-    // Not seen (or a hash collision, which is left alone): the tree path's lookup on decoded attributes.
+    // Not seen (or a hash collision, which is left alone): the tree path's lookup on decoded
+    // attributes.
     List<KeyValue> attrs = new ArrayList<>(n);
     Reader r = new Reader(p.buf, 0, p.buf.length);
     for (int i = 0; i < n; i++) {
@@ -365,9 +392,12 @@ final class InPlace {
     }
     SeriesEntry e = t.resolver.lookup(rs, mc, attrs);
     if (ws == null) {
-      WireStream created = new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e);
+      WireStream created =
+          new WireStream(
+              mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e);
       t.wireStreams().asMap().putIfAbsent(key.copy(), created);
-      // The request these bytes came from was checked whole, so the run is valid wherever it recurs.
+      // The request these bytes came from was checked whole, so the run is valid wherever it
+      // recurs.
       t.knownRuns().set((int) h & (t.knownRuns().length() - 1), created.attributes);
     }
     return e;
@@ -394,7 +424,9 @@ final class InPlace {
         int e = r.pos + n;
         total += count(r, e, level + 1);
         r.pos = e;
-      } else if (len && level == 3 && (field == 5 || field == 7 || field == 9 || field == 10 || field == 11)) {
+      } else if (len
+          && level == 3
+          && (field == 5 || field == 7 || field == 9 || field == 10 || field == 11)) {
         int n = r.length(end);
         int e = r.pos + n;
         if (field != dataField) {
@@ -404,7 +436,10 @@ final class InPlace {
         while (r.pos < e) {
           int t2 = r.tag(e);
           if (t2 == OtlpWire.tag(1, OtlpWire.WT_LEN)) {
-            { int skipLen = r.length(e); r.pos += skipLen; }
+            {
+              int skipLen = r.length(e);
+              r.pos += skipLen;
+            }
             points++;
           } else {
             r.skip(t2, e, 0);
@@ -449,7 +484,8 @@ final class InPlace {
     }
   }
 
-  private static void merge(com.google.protobuf.MessageLite.Builder b, byte[] buf, int off, int len) {
+  private static void merge(
+      com.google.protobuf.MessageLite.Builder b, byte[] buf, int off, int len) {
     try {
       b.mergeFrom(buf, off, len);
     } catch (InvalidProtocolBufferException e) {

@@ -4,12 +4,11 @@ package dev.tidemark.translator;
  * Turns OTLP attribute keys into Prometheus label names (contract §2.2).
  *
  * <p>Escaping mode: each invalid code point (not byte) becomes {@code _}; unless {@code
- * preserveMultipleUnderscores}, runs of {@code _} collapse to one (the reserved form {@code
- * __x__} keeps its double underscores at both ends); a leading digit gets the prefix {@code
- * key_}; with {@code underscoreLabelSanitization} a leading single {@code _} gets the prefix
- * {@code key}. A result of only underscores is an error. UTF-8 mode keeps names verbatim and
- * rejects only empty or all-underscore names. Our defaults are the Prometheus server defaults
- * (both flags true).
+ * preserveMultipleUnderscores}, runs of {@code _} collapse to one (the reserved form {@code __x__}
+ * keeps its double underscores at both ends); a leading digit gets the prefix {@code key_}; with
+ * {@code underscoreLabelSanitization} a leading single {@code _} gets the prefix {@code key}. A
+ * result of only underscores is an error. UTF-8 mode keeps names verbatim and rejects only empty or
+ * all-underscore names. Our defaults are the Prometheus server defaults (both flags true).
  *
  * <p>Immutable and thread-safe.
  */
@@ -19,7 +18,9 @@ public final class LabelNamer {
   private final boolean preserveMultipleUnderscores;
 
   public LabelNamer(
-      boolean utf8Allowed, boolean underscoreLabelSanitization, boolean preserveMultipleUnderscores) {
+      boolean utf8Allowed,
+      boolean underscoreLabelSanitization,
+      boolean preserveMultipleUnderscores) {
     this.utf8Allowed = utf8Allowed;
     this.underscoreLabelSanitization = underscoreLabelSanitization;
     this.preserveMultipleUnderscores = preserveMultipleUnderscores;
@@ -36,7 +37,8 @@ public final class LabelNamer {
     }
     if (utf8Allowed) {
       if (MetricNamer.onlyUnderscores(key)) {
-        throw new InvalidNameException("label name " + MetricNamer.quote(key) + " contains only underscores");
+        throw new InvalidNameException(
+            "label name " + MetricNamer.quote(key) + " contains only underscores");
       }
       return key;
     }
@@ -67,7 +69,9 @@ public final class LabelNamer {
     }
     if (MetricNamer.onlyUnderscores(out)) {
       throw new InvalidNameException(
-          "normalization for label name " + MetricNamer.quote(key) + " resulted in invalid name "
+          "normalization for label name "
+              + MetricNamer.quote(key)
+              + " resulted in invalid name "
               + MetricNamer.quote(out));
     }
     return out;
@@ -75,7 +79,8 @@ public final class LabelNamer {
 
   /** Collapses runs of underscores, keeping the reserved {@code __x__} form intact at the ends. */
   private static String collapse(String s) {
-    boolean reserved = s.length() > 4 && s.startsWith("__") && s.endsWith("__") && !MetricNamer.onlyUnderscores(s);
+    boolean reserved =
+        s.length() > 4 && s.startsWith("__") && s.endsWith("__") && !MetricNamer.onlyUnderscores(s);
     StringBuilder sb = new StringBuilder(s.length());
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -9,18 +9,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * Per-family metadata (TYPE, UNIT, HELP) of everything the translator has accepted, and the
  * name→TYPE registry that detects TYPE conflicts (contract §6).
  *
- * <p>A family claims its name and, for histograms and summaries, the derived series names
- * ({@code _bucket}, {@code _sum}, {@code _count}); a later family whose name or derived names are
- * claimed with a different TYPE is a conflict, so a gauge {@code foo_count} and a histogram
- * {@code foo} cannot both be written. For conflicting UNIT or HELP the first one is kept (S1).
+ * <p>A family claims its name and, for histograms and summaries, the derived series names ({@code
+ * _bucket}, {@code _sum}, {@code _count}); a later family whose name or derived names are claimed
+ * with a different TYPE is a conflict, so a gauge {@code foo_count} and a histogram {@code foo}
+ * cannot both be written. For conflicting UNIT or HELP the first one is kept (S1).
  *
- * <p>Thread-safe. Reads are lock-free; the first registration of a family takes a lock. Entries
- * are never removed (the registry lives as long as the translator: one tenant).
+ * <p>Thread-safe. Reads are lock-free; the first registration of a family takes a lock. Entries are
+ * never removed (the registry lives as long as the translator: one tenant).
  */
 public final class MetadataRegistry {
   private final ConcurrentHashMap<String, FamilyMetadata> families = new ConcurrentHashMap<>();
+
   /** Series name → owning family (the family itself or a histogram/summary's derived name). */
   private final ConcurrentHashMap<String, FamilyMetadata> owners = new ConcurrentHashMap<>();
+
   private final Object lock = new Object();
 
   /** Metadata of a family, if it was ever accepted. */
@@ -55,7 +57,8 @@ public final class MetadataRegistry {
       String[] names = seriesNames(meta);
       for (String n : names) {
         FamilyMetadata owner = owners.get(n);
-        if (owner != null && !(owner.family().equals(meta.family()) && owner.type() == meta.type())) {
+        if (owner != null
+            && !(owner.family().equals(meta.family()) && owner.type() == meta.type())) {
           return owner;
         }
       }

@@ -11,9 +11,9 @@ import java.util.Objects;
  *
  * <p>Design note: the escaping algorithm tokenises the name on every character outside {@code
  * [A-Za-z0-9:]} (including {@code _}), appends unit tokens unless the token already occurs
- * <em>anywhere</em> in the name, and then moves {@code total}/{@code ratio} to the end. The
- * quirks of the reference are reproduced on purpose (§1.2 [QUIRK]): {@code per_second} is always
- * appended because it never equals a single token, and {@code TiBy} maps to {@code tibibytes}.
+ * <em>anywhere</em> in the name, and then moves {@code total}/{@code ratio} to the end. The quirks
+ * of the reference are reproduced on purpose (§1.2 [QUIRK]): {@code per_second} is always appended
+ * because it never equals a single token, and {@code TiBy} maps to {@code tibibytes}.
  *
  * <p>Immutable and thread-safe. Allocates; callers on the hot path cache results.
  */
@@ -62,7 +62,9 @@ public final class MetricNamer {
 
   /** "Per" units (contract Table 1.3b, T1 {@code perUnitMap}). */
   static final Map<String, String> PER_UNITS =
-      Map.of("s", "second", "m", "minute", "h", "hour", "d", "day", "w", "week", "mo", "month", "y", "year");
+      Map.of(
+          "s", "second", "m", "minute", "h", "hour", "d", "day", "w", "week", "mo", "month", "y",
+          "year");
 
   private final String namespace;
   private final TranslationStrategy strategy;
@@ -115,7 +117,9 @@ public final class MetricNamer {
     return result;
   }
 
-  /** The UNIT metadata: unit words without type suffixes ({@code By/s} → {@code bytes_per_second}). */
+  /**
+   * The UNIT metadata: unit words without type suffixes ({@code By/s} → {@code bytes_per_second}).
+   */
   public String unitName(String unit) {
     return unitName(unit, !strategy.shouldEscape());
   }

@@ -39,7 +39,8 @@ final class NumberPoints {
       case Pt.AS_DOUBLE -> v = p.asDouble;
       case Pt.AS_INT -> v = (double) p.asInt;
       default -> {
-        // metrics.proto: a point without a value is invalid. Prometheus writes 0; we invent no data.
+        // metrics.proto: a point without a value is invalid. Prometheus writes 0; we invent no
+        // data.
         rs.reject(RejectionReason.MISSING_VALUE, mc.family, null);
         return;
       }
@@ -47,7 +48,10 @@ final class NumberPoints {
     if (mc.delta) {
       final double dv = v;
       RejectionReason r =
-          resolver.accumulateDelta(rs, p.startNanos, SeriesResolver.timeNanos(p.timeNanos, ts),
+          resolver.accumulateDelta(
+              rs,
+              p.startNanos,
+              SeriesResolver.timeNanos(p.timeNanos, ts),
               (st, fresh) -> {
                 st.value = fresh ? dv : st.value + dv;
                 rs.accValue = st.value;

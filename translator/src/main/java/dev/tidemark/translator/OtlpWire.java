@@ -8,19 +8,19 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The protobuf wire format of {@code ExportMetricsServiceRequest}, read in place: a validating
- * walk ({@link #isValid}) and the primitive readers the in-place translation uses.
+ * The protobuf wire format of {@code ExportMetricsServiceRequest}, read in place: a validating walk
+ * ({@link #isValid}) and the primitive readers the in-place translation uses.
  *
- * <p>{@link #isValid} accepts only what protobuf-java's {@code ExportMetricsServiceRequest.parseFrom}
- * accepts (it may refuse a little more: nesting deeper than {@link #MAX_DEPTH}, below protobuf's
- * limit of 100). It follows the generated parsers: a field is known only with its declared wire
- * type (any other tag is an unknown field and skipped by its wire type, groups included); every
- * {@code string} field must be valid UTF-8 (no overlong forms, surrogates or code points above
- * U+10FFFF); {@code repeated} scalars may come packed or unpacked, and a packed run must hold whole
- * elements; tag 0, wire types 6 and 7, an end-group tag outside its group, lengths below 0 or past
- * the end, and varints longer than 10 bytes are errors. Where this walk refuses, the caller asks
- * protobuf-java for the verdict and its message, so a stricter walk costs time, never a different
- * answer.
+ * <p>{@link #isValid} accepts only what protobuf-java's {@code
+ * ExportMetricsServiceRequest.parseFrom} accepts (it may refuse a little more: nesting deeper than
+ * {@link #MAX_DEPTH}, below protobuf's limit of 100). It follows the generated parsers: a field is
+ * known only with its declared wire type (any other tag is an unknown field and skipped by its wire
+ * type, groups included); every {@code string} field must be valid UTF-8 (no overlong forms,
+ * surrogates or code points above U+10FFFF); {@code repeated} scalars may come packed or unpacked,
+ * and a packed run must hold whole elements; tag 0, wire types 6 and 7, an end-group tag outside
+ * its group, lengths below 0 or past the end, and varints longer than 10 bytes are errors. Where
+ * this walk refuses, the caller asks protobuf-java for the verdict and its message, so a stricter
+ * walk costs time, never a different answer.
  */
 final class OtlpWire {
   static final int MAX_DEPTH = 64;
@@ -89,53 +89,82 @@ final class OtlpWire {
         return tag == (1 << 3 | WT_LEN) ? RESOURCE_METRICS : UNKNOWN;
       case RESOURCE_METRICS:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return RESOURCE;
-          case 2 << 3 | WT_LEN: return SCOPE_METRICS;
-          case 3 << 3 | WT_LEN: return STRING;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return RESOURCE;
+          case 2 << 3 | WT_LEN:
+            return SCOPE_METRICS;
+          case 3 << 3 | WT_LEN:
+            return STRING;
+          default:
+            return UNKNOWN;
         }
       case RESOURCE:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return KEY_VALUE;
-          case 2 << 3 | WT_VARINT: return VARINT;
-          case 3 << 3 | WT_LEN: return ENTITY_REF;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 2 << 3 | WT_VARINT:
+            return VARINT;
+          case 3 << 3 | WT_LEN:
+            return ENTITY_REF;
+          default:
+            return UNKNOWN;
         }
       case ENTITY_REF:
         switch (tag) {
-          case 1 << 3 | WT_LEN, 2 << 3 | WT_LEN, 3 << 3 | WT_LEN, 4 << 3 | WT_LEN: return STRING;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN, 2 << 3 | WT_LEN, 3 << 3 | WT_LEN, 4 << 3 | WT_LEN:
+            return STRING;
+          default:
+            return UNKNOWN;
         }
       case SCOPE_METRICS:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return SCOPE;
-          case 2 << 3 | WT_LEN: return METRIC;
-          case 3 << 3 | WT_LEN: return STRING;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return SCOPE;
+          case 2 << 3 | WT_LEN:
+            return METRIC;
+          case 3 << 3 | WT_LEN:
+            return STRING;
+          default:
+            return UNKNOWN;
         }
       case SCOPE:
         switch (tag) {
-          case 1 << 3 | WT_LEN, 2 << 3 | WT_LEN: return STRING;
-          case 3 << 3 | WT_LEN: return KEY_VALUE;
-          case 4 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN, 2 << 3 | WT_LEN:
+            return STRING;
+          case 3 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 4 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case KEY_VALUE:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return STRING;
-          case 2 << 3 | WT_LEN: return ANY_VALUE;
-          case 3 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return STRING;
+          case 2 << 3 | WT_LEN:
+            return ANY_VALUE;
+          case 3 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case ANY_VALUE:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return STRING;
-          case 2 << 3 | WT_VARINT, 3 << 3 | WT_VARINT, 8 << 3 | WT_VARINT: return VARINT;
-          case 4 << 3 | WT_FIXED64: return FIXED64;
-          case 5 << 3 | WT_LEN: return ARRAY_VALUE;
-          case 6 << 3 | WT_LEN: return KV_LIST;
-          case 7 << 3 | WT_LEN: return BYTES;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return STRING;
+          case 2 << 3 | WT_VARINT, 3 << 3 | WT_VARINT, 8 << 3 | WT_VARINT:
+            return VARINT;
+          case 4 << 3 | WT_FIXED64:
+            return FIXED64;
+          case 5 << 3 | WT_LEN:
+            return ARRAY_VALUE;
+          case 6 << 3 | WT_LEN:
+            return KV_LIST;
+          case 7 << 3 | WT_LEN:
+            return BYTES;
+          default:
+            return UNKNOWN;
         }
       case ARRAY_VALUE:
         return tag == (1 << 3 | WT_LEN) ? ANY_VALUE : UNKNOWN;
@@ -143,99 +172,160 @@ final class OtlpWire {
         return tag == (1 << 3 | WT_LEN) ? KEY_VALUE : UNKNOWN;
       case METRIC:
         switch (tag) {
-          case 1 << 3 | WT_LEN, 2 << 3 | WT_LEN, 3 << 3 | WT_LEN: return STRING;
-          case 5 << 3 | WT_LEN: return GAUGE;
-          case 7 << 3 | WT_LEN: return SUM;
-          case 9 << 3 | WT_LEN: return HISTOGRAM;
-          case 10 << 3 | WT_LEN: return EXP_HISTOGRAM;
-          case 11 << 3 | WT_LEN: return SUMMARY;
-          case 12 << 3 | WT_LEN: return KEY_VALUE;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN, 2 << 3 | WT_LEN, 3 << 3 | WT_LEN:
+            return STRING;
+          case 5 << 3 | WT_LEN:
+            return GAUGE;
+          case 7 << 3 | WT_LEN:
+            return SUM;
+          case 9 << 3 | WT_LEN:
+            return HISTOGRAM;
+          case 10 << 3 | WT_LEN:
+            return EXP_HISTOGRAM;
+          case 11 << 3 | WT_LEN:
+            return SUMMARY;
+          case 12 << 3 | WT_LEN:
+            return KEY_VALUE;
+          default:
+            return UNKNOWN;
         }
       case GAUGE:
         return tag == (1 << 3 | WT_LEN) ? NUMBER_DP : UNKNOWN;
       case SUM:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return NUMBER_DP;
-          case 2 << 3 | WT_VARINT, 3 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return NUMBER_DP;
+          case 2 << 3 | WT_VARINT, 3 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case HISTOGRAM:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return HISTOGRAM_DP;
-          case 2 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return HISTOGRAM_DP;
+          case 2 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case EXP_HISTOGRAM:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return EXP_DP;
-          case 2 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_LEN:
+            return EXP_DP;
+          case 2 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case SUMMARY:
         return tag == (1 << 3 | WT_LEN) ? SUMMARY_DP : UNKNOWN;
       case NUMBER_DP:
         switch (tag) {
-          case 7 << 3 | WT_LEN: return KEY_VALUE;
-          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 4 << 3 | WT_FIXED64, 6 << 3 | WT_FIXED64: return FIXED64;
-          case 5 << 3 | WT_LEN: return EXEMPLAR;
-          case 8 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 7 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 4 << 3 | WT_FIXED64, 6 << 3 | WT_FIXED64:
+            return FIXED64;
+          case 5 << 3 | WT_LEN:
+            return EXEMPLAR;
+          case 8 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case HISTOGRAM_DP:
         switch (tag) {
-          case 9 << 3 | WT_LEN: return KEY_VALUE;
-          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 4 << 3 | WT_FIXED64, 5 << 3 | WT_FIXED64,
-              6 << 3 | WT_FIXED64, 7 << 3 | WT_FIXED64, 11 << 3 | WT_FIXED64, 12 << 3 | WT_FIXED64:
+          case 9 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 2 << 3 | WT_FIXED64,
+          3 << 3 | WT_FIXED64,
+          4 << 3 | WT_FIXED64,
+          5 << 3 | WT_FIXED64,
+          6 << 3 | WT_FIXED64,
+          7 << 3 | WT_FIXED64,
+          11 << 3 | WT_FIXED64,
+          12 << 3 | WT_FIXED64:
             return FIXED64;
-          case 6 << 3 | WT_LEN, 7 << 3 | WT_LEN: return PACKED_FIXED64;
-          case 8 << 3 | WT_LEN: return EXEMPLAR;
-          case 10 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 6 << 3 | WT_LEN, 7 << 3 | WT_LEN:
+            return PACKED_FIXED64;
+          case 8 << 3 | WT_LEN:
+            return EXEMPLAR;
+          case 10 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case EXP_DP:
         switch (tag) {
-          case 1 << 3 | WT_LEN: return KEY_VALUE;
-          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 4 << 3 | WT_FIXED64, 5 << 3 | WT_FIXED64,
-              7 << 3 | WT_FIXED64, 12 << 3 | WT_FIXED64, 13 << 3 | WT_FIXED64, 14 << 3 | WT_FIXED64:
+          case 1 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 2 << 3 | WT_FIXED64,
+          3 << 3 | WT_FIXED64,
+          4 << 3 | WT_FIXED64,
+          5 << 3 | WT_FIXED64,
+          7 << 3 | WT_FIXED64,
+          12 << 3 | WT_FIXED64,
+          13 << 3 | WT_FIXED64,
+          14 << 3 | WT_FIXED64:
             return FIXED64;
-          case 6 << 3 | WT_VARINT, 10 << 3 | WT_VARINT: return VARINT;
-          case 8 << 3 | WT_LEN, 9 << 3 | WT_LEN: return BUCKETS;
-          case 11 << 3 | WT_LEN: return EXEMPLAR;
-          default: return UNKNOWN;
+          case 6 << 3 | WT_VARINT, 10 << 3 | WT_VARINT:
+            return VARINT;
+          case 8 << 3 | WT_LEN, 9 << 3 | WT_LEN:
+            return BUCKETS;
+          case 11 << 3 | WT_LEN:
+            return EXEMPLAR;
+          default:
+            return UNKNOWN;
         }
       case BUCKETS:
         switch (tag) {
-          case 1 << 3 | WT_VARINT, 2 << 3 | WT_VARINT: return VARINT;
-          case 2 << 3 | WT_LEN: return PACKED_VARINT;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_VARINT, 2 << 3 | WT_VARINT:
+            return VARINT;
+          case 2 << 3 | WT_LEN:
+            return PACKED_VARINT;
+          default:
+            return UNKNOWN;
         }
       case SUMMARY_DP:
         switch (tag) {
-          case 7 << 3 | WT_LEN: return KEY_VALUE;
-          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 4 << 3 | WT_FIXED64, 5 << 3 | WT_FIXED64: return FIXED64;
-          case 6 << 3 | WT_LEN: return QUANTILE;
-          case 8 << 3 | WT_VARINT: return VARINT;
-          default: return UNKNOWN;
+          case 7 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 4 << 3 | WT_FIXED64, 5 << 3 | WT_FIXED64:
+            return FIXED64;
+          case 6 << 3 | WT_LEN:
+            return QUANTILE;
+          case 8 << 3 | WT_VARINT:
+            return VARINT;
+          default:
+            return UNKNOWN;
         }
       case QUANTILE:
         switch (tag) {
-          case 1 << 3 | WT_FIXED64, 2 << 3 | WT_FIXED64: return FIXED64;
-          default: return UNKNOWN;
+          case 1 << 3 | WT_FIXED64, 2 << 3 | WT_FIXED64:
+            return FIXED64;
+          default:
+            return UNKNOWN;
         }
       case EXEMPLAR:
         switch (tag) {
-          case 7 << 3 | WT_LEN: return KEY_VALUE;
-          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 6 << 3 | WT_FIXED64: return FIXED64;
-          case 4 << 3 | WT_LEN, 5 << 3 | WT_LEN: return BYTES;
-          default: return UNKNOWN;
+          case 7 << 3 | WT_LEN:
+            return KEY_VALUE;
+          case 2 << 3 | WT_FIXED64, 3 << 3 | WT_FIXED64, 6 << 3 | WT_FIXED64:
+            return FIXED64;
+          case 4 << 3 | WT_LEN, 5 << 3 | WT_LEN:
+            return BYTES;
+          default:
+            return UNKNOWN;
         }
       default:
         throw new AssertionError(type);
     }
   }
 
-  /** Whether protobuf-java would parse {@code buf[off, off + len)} as an ExportMetricsServiceRequest. */
+  /**
+   * Whether protobuf-java would parse {@code buf[off, off + len)} as an
+   * ExportMetricsServiceRequest.
+   */
   static boolean isValid(byte[] buf, int off, int len) {
     return isValid(buf, off, len, null);
   }
@@ -250,8 +340,11 @@ final class OtlpWire {
     return isValid(buf, off, len, known, new Reader(null, 0, 0));
   }
 
-  /** As above, walking with {@code r}, which then holds the hashes of the attribute runs looked up. */
-  static boolean isValid(byte[] buf, int off, int len, AtomicReferenceArray<byte[]> known, Reader r) {
+  /**
+   * As above, walking with {@code r}, which then holds the hashes of the attribute runs looked up.
+   */
+  static boolean isValid(
+      byte[] buf, int off, int len, AtomicReferenceArray<byte[]> known, Reader r) {
     if (off < 0 || len < 0 || off + len > buf.length) {
       return false;
     }
@@ -275,7 +368,10 @@ final class OtlpWire {
     while (r.pos < end) {
       int at = r.pos;
       int tag = r.tag(end);
-      if (tag == attributeTag && r.known != null && at >= r.noRunBefore && knownRun(r, at, tag, end)) {
+      if (tag == attributeTag
+          && r.known != null
+          && at >= r.noRunBefore
+          && knownRun(r, at, tag, end)) {
         continue;
       }
       int k = kind(type, tag);
@@ -290,7 +386,10 @@ final class OtlpWire {
         }
         case VARINT -> r.varint(end);
         case FIXED64 -> r.fixed64(end);
-        case BYTES -> { int skipLen = r.length(end); r.pos += skipLen; }
+        case BYTES -> {
+          int skipLen = r.length(end);
+          r.pos += skipLen;
+        }
         case PACKED_FIXED64 -> {
           int n = r.length(end);
           if ((n & 7) != 0) {
@@ -416,14 +515,18 @@ final class OtlpWire {
     byte[] buf;
     int pos;
     AtomicReferenceArray<byte[]> known;
+
     /** No known-run lookup for attribute fields before this position (a run that missed). */
     int noRunBefore;
+
     /** Attribute runs hashed by the walk, in wire order: start, length, hash. */
     private int[] runAt = new int[256];
+
     private int[] runLen = new int[256];
     private long[] runHashes = new long[256];
     int runs;
     private int runCursor;
+
     /** The slot {@link Varints#read} reads into. */
     private final long[] varint = new long[1];
 
@@ -509,7 +612,10 @@ final class OtlpWire {
       switch (tag & 7) {
         case WT_VARINT -> varint(end);
         case WT_FIXED64 -> fixed64(end);
-        case WT_LEN -> { int skipLen = length(end); pos += skipLen; }
+        case WT_LEN -> {
+          int skipLen = length(end);
+          pos += skipLen;
+        }
         case WT_FIXED32 -> {
           if (end - pos < 4) {
             throw Malformed.INSTANCE;

@@ -9,11 +9,11 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * One data point as the translation rules read it, filled either from a decoded protobuf point
- * (the tree path: {@code set(...)}, attributes as {@link #attrs}) or straight from the wire bytes
- * ({@link InPlace}: {@link #attrs} null, the attribute fields as byte ranges of {@link #buf}).
- * Only the fields of the point's kind are meaningful. Per-request scratch, reused point after
- * point; nothing here outlives the point.
+ * One data point as the translation rules read it, filled either from a decoded protobuf point (the
+ * tree path: {@code set(...)}, attributes as {@link #attrs}) or straight from the wire bytes
+ * ({@link InPlace}: {@link #attrs} null, the attribute fields as byte ranges of {@link #buf}). Only
+ * the fields of the point's kind are meaningful. Per-request scratch, reused point after point;
+ * nothing here outlives the point.
  */
 final class Pt {
   static final int NO_VALUE = 0;
@@ -22,6 +22,7 @@ final class Pt {
 
   /** Tree path: the decoded attributes; null on the in-place path. */
   List<KeyValue> attrs;
+
   long startNanos;
   long timeNanos;
   int flags;

@@ -3,8 +3,8 @@ package dev.tidemark.translator;
 import dev.tidemark.tsdb.append.RejectReason;
 
 /**
- * Why an OTLP data point was not written: the engine's {@link RejectReason}s plus the
- * translator's own. The names are stable (they appear in partial-success messages and metrics).
+ * Why an OTLP data point was not written: the engine's {@link RejectReason}s plus the translator's
+ * own. The names are stable (they appear in partial-success messages and metrics).
  */
 public enum RejectionReason {
   OUT_OF_ORDER(RejectReason.OUT_OF_ORDER.description()),
@@ -23,9 +23,15 @@ public enum RejectionReason {
   INVALID_LABEL_NAME("invalid label name"),
   /** The metric's Prometheus TYPE differs from an earlier metric of the same name (§6). */
   TYPE_CONFLICT("metric type conflicts with an earlier metric of the same name"),
-  /** A name or value with a lone surrogate, which has no UTF-8 form (OTLP/JSON {@code "\ud800"} escapes). */
+  /**
+   * A name or value with a lone surrogate, which has no UTF-8 form (OTLP/JSON {@code "\ud800"}
+   * escapes).
+   */
   INVALID_UTF8("label name or value is not valid UTF-8"),
-  /** A number data point with neither {@code as_int} nor {@code as_double} ({@code metrics.proto}: invalid). */
+  /**
+   * A number data point with neither {@code as_int} nor {@code as_double} ({@code metrics.proto}:
+   * invalid).
+   */
   MISSING_VALUE("number data point without a value"),
   /** {@code time_unix_nano} is 0 (§4.2). */
   ZERO_TIMESTAMP("data point without timestamp (time_unix_nano is 0)"),

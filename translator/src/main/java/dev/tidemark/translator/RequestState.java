@@ -1,10 +1,10 @@
 package dev.tidemark.translator;
 
+import com.dynatrace.hash4j.hashing.HashStream128;
+import com.dynatrace.hash4j.hashing.Hashing;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
-import com.dynatrace.hash4j.hashing.HashStream128;
-import com.dynatrace.hash4j.hashing.Hashing;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -17,16 +17,18 @@ import java.util.Set;
 
 /**
  * Per-thread scratch, reused across requests: the batch being built, the outcome counts, the
- * current point ({@link Pt}) and metric ({@link MetricCtx}), the stream key of the point, the
- * delta undo log, and the staging of a point's samples ({@link #begin}, {@link #emit}, {@link
- * #commit}) so a point reaches the batch whole. Not thread-safe: one per thread ({@link Translator}
- * keeps them in a {@code ThreadLocal}).
+ * current point ({@link Pt}) and metric ({@link MetricCtx}), the stream key of the point, the delta
+ * undo log, and the staging of a point's samples ({@link #begin}, {@link #emit}, {@link #commit})
+ * so a point reaches the batch whole. Not thread-safe: one per thread ({@link Translator} keeps
+ * them in a {@code ThreadLocal}).
  */
 final class RequestState {
   /** Example metric names in partial-success messages are cut to this many characters. */
   private static final int MAX_EXAMPLE_CHARS = 200;
+
   /** Every NaN a point carries becomes this one, so input cannot forge a stale marker. */
   static final long NORMAL_NAN_BITS = 0x7ff8000000000001L;
+
   private static final double NORMAL_NAN = Double.longBitsToDouble(NORMAL_NAN_BITS);
 
   final SampleBatch batch = new SampleBatch(1024);
@@ -34,22 +36,30 @@ final class RequestState {
   final MetricCtx metricCtx = new MetricCtx();
   final ExpHistogram exp = new ExpHistogram();
   final SeriesResolver.KeySet keySet = new SeriesResolver.KeySet();
+
   /** The data point being translated, decoded from either path. */
   final Pt pt = new Pt();
+
   /** The in-place path's decoder and scratch. */
   final InPlace inPlace;
+
   /** The lookup key of the current point; reused, so copied before it is stored anywhere. */
   final StreamKey probe = new StreamKey(0, 0);
+
   final List<DeltaAccumulator.Undo> undo = new ArrayList<>();
   final Set<ResourceContexts.TargetInfoSample> targetInfoSeen = new HashSet<>();
+
   /** job → resource, for resources without service.instance.id (§6: identical label sets). */
   final Map<String, StreamKey> jobsWithoutInstance = new HashMap<>();
+
   final int[] reasonCounts = new int[RejectionReason.values().length];
   final String[] reasonExample = new String[RejectionReason.values().length];
   final String[] reasonDetail = new String[RejectionReason.values().length];
   final LinkedHashSet<String> warnings = new LinkedHashSet<>();
+
   /** Per batch point: the family of the OTLP point, or null for synthetic points. */
   String[] pointFamily = new String[1024];
+
   int total;
   long nowMillis;
   long resourceMinMillis;
@@ -137,9 +147,9 @@ final class RequestState {
   }
 
   /**
-   * Opens a point. Without zero injection samples go straight into the batch (everything that
-   * can reject a point is checked before its first sample is emitted); with it they are staged
-   * so the zero point can precede them.
+   * Opens a point. Without zero injection samples go straight into the batch (everything that can
+   * reject a point is checked before its first sample is emitted); with it they are staged so the
+   * zero point can precede them.
    */
   void begin(MetricCtx mc, long ts) {
     sN = 0;
@@ -197,7 +207,11 @@ final class RequestState {
       if (bits == SampleBatch.STALE_NAN_BITS) {
         batch.addStaleMarker(sLabels[i], mc.meta, ts);
       } else {
-        batch.add(sLabels[i], mc.meta, ts, bits == NORMAL_NAN_BITS ? NORMAL_NAN : Double.longBitsToDouble(bits));
+        batch.add(
+            sLabels[i],
+            mc.meta,
+            ts,
+            bits == NORMAL_NAN_BITS ? NORMAL_NAN : Double.longBitsToDouble(bits));
       }
       sLabels[i] = null;
     }
@@ -274,6 +288,7 @@ final class RequestState {
         }
       }
     }
-    return new TranslationResult(total, counts, examples, details, new ArrayList<>(warnings), written);
+    return new TranslationResult(
+        total, counts, examples, details, new ArrayList<>(warnings), written);
   }
 }

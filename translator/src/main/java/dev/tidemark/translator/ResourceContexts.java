@@ -21,11 +21,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Resources and scopes (§2.4–§2.6, Prometheus' {@code setResourceContext}, {@code
- * setScopeContext}, {@code addResourceTargetInfo}): {@code job} and {@code instance}, promoted
- * resource attributes, scope labels and the {@code target_info} samples of a resource, each
- * context cached by the hash of its attributes. Both paths call {@link #begin}, {@link #scope}
- * and {@link #end}. Thread-safe (concurrent caches; per-request state in {@link RequestState}).
+ * Resources and scopes (§2.4–§2.6, Prometheus' {@code setResourceContext}, {@code setScopeContext},
+ * {@code addResourceTargetInfo}): {@code job} and {@code instance}, promoted resource attributes,
+ * scope labels and the {@code target_info} samples of a resource, each context cached by the hash
+ * of its attributes. Both paths call {@link #begin}, {@link #scope} and {@link #end}. Thread-safe
+ * (concurrent caches; per-request state in {@link RequestState}).
  */
 final class ResourceContexts {
   private static final int NAME_CACHE_SIZE = Translator.NAME_CACHE_SIZE;
@@ -47,9 +47,12 @@ final class ResourceContexts {
     this.config = config;
     this.registry = registry;
     this.resolver = resolver;
-    this.resources = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
-    this.scopes = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
-    this.targetInfoName = config.namespace().isEmpty() ? "target_info" : config.namespace() + "_target_info";
+    this.resources =
+        Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
+    this.scopes =
+        Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
+    this.targetInfoName =
+        config.namespace().isEmpty() ? "target_info" : config.namespace() + "_target_info";
     this.targetInfoIntervalMillis = Math.max(1, config.lookbackDelta().toMillis() / 2);
   }
 
@@ -61,10 +64,15 @@ final class ResourceContexts {
     for (String w : rc.warnings) {
       rs.warn(w);
     }
-    StreamKey firstWithJob = rc.instance == null && rc.job != null ? rs.jobsWithoutInstance.putIfAbsent(rc.job, rc.key) : null;
+    StreamKey firstWithJob =
+        rc.instance == null && rc.job != null
+            ? rs.jobsWithoutInstance.putIfAbsent(rc.job, rc.key)
+            : null;
     if (firstWithJob != null && !firstWithJob.equals(rc.key)) {
-      rs.warn("several resources with service.name \"" + rc.job
-          + "\" lack service.instance.id; their series collide");
+      rs.warn(
+          "several resources with service.name \""
+              + rc.job
+              + "\" lack service.instance.id; their series collide");
     }
     return rc;
   }
@@ -78,9 +86,14 @@ final class ResourceContexts {
 
   private void emitTargetInfo(RequestState rs, Labels labels) {
     FamilyMetadata conflict =
-        registry.register(new FamilyMetadata(targetInfoName, PromType.GAUGE, "", "Target metadata"));
+        registry.register(
+            new FamilyMetadata(targetInfoName, PromType.GAUGE, "", "Target metadata"));
     if (conflict != null) {
-      rs.warn("target_info not written: " + targetInfoName + " is registered as " + conflict.type().text());
+      rs.warn(
+          "target_info not written: "
+              + targetInfoName
+              + " is registered as "
+              + conflict.type().text());
       return;
     }
     long min = rs.resourceMinMillis;
@@ -142,7 +155,9 @@ final class ResourceContexts {
     Set<String> ignore = new HashSet<>(config.ignoreResourceAttributes());
     Set<String> promoteSet = new HashSet<>(config.promoteResourceAttributes());
     for (KeyValue kv : sorted) {
-      if (config.promoteAllResourceAttributes() ? !ignore.contains(kv.getKey()) : promoteSet.contains(kv.getKey())) {
+      if (config.promoteAllResourceAttributes()
+          ? !ignore.contains(kv.getKey())
+          : promoteSet.contains(kv.getKey())) {
         promote.add(kv);
       }
     }
@@ -154,7 +169,8 @@ final class ResourceContexts {
       List<KeyValue> info = new ArrayList<>();
       for (KeyValue kv : sorted) {
         String k = kv.getKey();
-        boolean identifying = k.equals(SERVICE_NAME) || k.equals(SERVICE_NAMESPACE) || k.equals(SERVICE_INSTANCE_ID);
+        boolean identifying =
+            k.equals(SERVICE_NAME) || k.equals(SERVICE_NAMESPACE) || k.equals(SERVICE_INSTANCE_ID);
         if (!identifying || config.keepIdentifyingResourceAttributes()) {
           info.add(kv);
         }
@@ -183,7 +199,8 @@ final class ResourceContexts {
       promotedPairs[i++] = e.getKey();
       promotedPairs[i++] = e.getValue();
     }
-    return new ResourceContext(key, job, instance, promotedPairs, targetInfo, List.copyOf(warnings));
+    return new ResourceContext(
+        key, job, instance, promotedPairs, targetInfo, List.copyOf(warnings));
   }
 
   ScopeContext scope(RequestState rs, ScopeMetrics sm, ResourceContext rc) {
@@ -203,7 +220,8 @@ final class ResourceContexts {
     return sc;
   }
 
-  private ScopeContext buildScopeContext(StreamKey key, InstrumentationScope scope, String schemaUrl) {
+  private ScopeContext buildScopeContext(
+      StreamKey key, InstrumentationScope scope, String schemaUrl) {
     List<String> warnings = new ArrayList<>();
     // Prometheus adds scope labels only for a non-empty scope name (R1 setScopeContext).
     if (!config.promoteScopeMetadata() || scope.getName().isEmpty()) {
@@ -245,7 +263,13 @@ final class ResourceContexts {
     final Labels targetInfo;
     final List<String> warnings;
 
-    ResourceContext(StreamKey key, String job, String instance, String[] promoted, Labels targetInfo, List<String> warnings) {
+    ResourceContext(
+        StreamKey key,
+        String job,
+        String instance,
+        String[] promoted,
+        Labels targetInfo,
+        List<String> warnings) {
       this.key = key;
       this.job = job;
       this.instance = instance;

@@ -17,14 +17,18 @@ import java.util.Map;
 final class SeriesEntry {
   /** Labels without {@code __name__}; null if {@link #invalid}. */
   final Labels base;
+
   final RejectionReason invalid;
   final String invalidDetail;
+
   /** Attribute-collision warning to repeat for every request carrying this stream, or null. */
   final String warning;
+
   final String family;
 
   /** Gauge/counter series, or summary/histogram family series for quantiles. */
   Labels series;
+
   Labels sum;
   Labels count;
   Labels inf;
@@ -32,27 +36,35 @@ final class SeriesEntry {
   // ---- guarded by this ----
   /** Every bucket series emitted, by raw bits of the bound (classic and exponential). */
   final Map<Long, Labels> buckets = new LinkedHashMap<>();
+
   /** Every quantile series emitted, by raw bits of the quantile. */
   final Map<Long, Labels> quantiles = new LinkedHashMap<>();
+
   boolean sumEmitted;
+
   /** Classic fast path: the last bounds and their series. */
   double[] lastBounds;
+
   Labels[] lastBucketSeries;
   double[] lastQuantiles;
   Labels[] lastQuantileSeries;
+
   /** Exponential: the stream's scale and the index ranges seen at that scale. */
   boolean expInit;
+
   int expScale;
   long posMin = Long.MAX_VALUE;
   long posMax = Long.MIN_VALUE;
   long negMin = Long.MAX_VALUE;
   long negMax = Long.MIN_VALUE;
+
   /**
    * The bucket series of the current layout (scale, ranges, zero threshold), by position: negative
    * from negMax down, then positive from posMin up; null where no bucket is written (bound outside
    * the double range, or inside the zero bucket).
    */
   Labels[] layoutNeg;
+
   Labels[] layoutPos;
   Labels layoutZero;
   int layoutScale;

@@ -16,11 +16,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The path every data point kind shares (Prometheus' {@code helper.go}): the point's timestamp
- * and start time (§4.2), its stream identity (a 128-bit hash of the metric and the canonical
+ * The path every data point kind shares (Prometheus' {@code helper.go}): the point's timestamp and
+ * start time (§4.2), its stream identity (a 128-bit hash of the metric and the canonical
  * attributes, {@link StreamKey}), the stream's {@link SeriesEntry} with its finished labels (§2:
- * built only on a cache miss), the per-stream {@code le} and {@code quantile} series, and the
- * hooks into delta accumulation (§3.7) that undo with the request. The point classes ({@link
+ * built only on a cache miss), the per-stream {@code le} and {@code quantile} series, and the hooks
+ * into delta accumulation (§3.7) that undo with the request. The point classes ({@link
  * NumberPoints}, {@link HistogramPoints}, {@link ExponentialHistogramPoints}, {@link
  * SummaryPoints}) and {@link ResourceContexts} go through it; the in-place path reaches it through
  * {@link InPlace#entry} and {@link #lookup}.
@@ -49,9 +49,12 @@ final class SeriesResolver {
             !config.translationStrategy().shouldEscape(),
             config.labelNameUnderscoreSanitization(),
             config.labelNamePreserveMultipleUnderscores());
-    this.series = Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
-    this.labelNames = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
-    this.leStrings = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
+    this.series =
+        Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
+    this.labelNames =
+        Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
+    this.leStrings =
+        Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.maxFutureSkewMillis = config.maxFutureSkew().toMillis();
     this.injectZero = config.startTimeMode() == TranslatorConfig.StartTimeMode.INJECT_ZERO;
   }
@@ -62,7 +65,8 @@ final class SeriesResolver {
    * Accumulates the current stream's ({@code rs.key}) delta point, recording undo in the request
    * (§3.7); null if applied, else why the point is rejected.
    */
-  RejectionReason accumulateDelta(RequestState rs, long startNanos, long timeNanos, DeltaAccumulator.Update update) {
+  RejectionReason accumulateDelta(
+      RequestState rs, long startNanos, long timeNanos, DeltaAccumulator.Update update) {
     return delta.accumulate(rs.key.copy(), startNanos, timeNanos, rs.nowMillis, rs.undo, update);
   }
 
@@ -83,7 +87,9 @@ final class SeriesResolver {
       return -1;
     }
     if (timeUnixNano < 0) {
-      rs.reject(RejectionReason.INVALID_TIMESTAMP, mc.family,
+      rs.reject(
+          RejectionReason.INVALID_TIMESTAMP,
+          mc.family,
           "time_unix_nano " + Long.toUnsignedString(timeUnixNano) + " is beyond year 2262");
       return -1;
     }
@@ -155,10 +161,11 @@ final class SeriesResolver {
     long bits = Double.doubleToRawLongBits(bound);
     Labels l = e.buckets.get(bits);
     if (l == null) {
-      l = e.base.toBuilder()
-          .set(Labels.METRIC_NAME, e.family + "_bucket")
-          .set("le", formatFloat(bound))
-          .build();
+      l =
+          e.base.toBuilder()
+              .set(Labels.METRIC_NAME, e.family + "_bucket")
+              .set("le", formatFloat(bound))
+              .build();
       e.buckets.put(bits, l);
     }
     return l;
@@ -168,7 +175,11 @@ final class SeriesResolver {
     long bits = Double.doubleToRawLongBits(q);
     Labels l = e.quantiles.get(bits);
     if (l == null) {
-      l = e.base.toBuilder().set(Labels.METRIC_NAME, e.family).set("quantile", formatFloat(q)).build();
+      l =
+          e.base.toBuilder()
+              .set(Labels.METRIC_NAME, e.family)
+              .set("quantile", formatFloat(q))
+              .build();
       e.quantiles.put(bits, l);
     }
     return l;
@@ -178,7 +189,10 @@ final class SeriesResolver {
     long bits = Double.doubleToRawLongBits(v);
     String s = leStrings.getIfPresent(bits);
     if (s == null) {
-      s = config.leFormat() == TranslatorConfig.LeFormat.GO ? FloatFormat.goPlain(v) : FloatFormat.openMetrics(v);
+      s =
+          config.leFormat() == TranslatorConfig.LeFormat.GO
+              ? FloatFormat.goPlain(v)
+              : FloatFormat.openMetrics(v);
       leStrings.put(bits, s);
     }
     return s;
@@ -219,8 +233,16 @@ final class SeriesResolver {
       String existing = m.get(name);
       if (existing != null) {
         m.put(name, existing + ";" + v);
-        warnings.add("metric \"" + mc.family + "\": attributes \"" + firstKey.get(name) + "\" and \"" + key
-            + "\" both map to label \"" + name + "\"; values joined with \";\"");
+        warnings.add(
+            "metric \""
+                + mc.family
+                + "\": attributes \""
+                + firstKey.get(name)
+                + "\" and \""
+                + key
+                + "\" both map to label \""
+                + name
+                + "\"; values joined with \";\"");
       } else {
         m.put(name, v);
         firstKey.put(name, key);
@@ -239,7 +261,8 @@ final class SeriesResolver {
     }
     m.remove(Labels.METRIC_NAME);
     Labels base = toLabels(m);
-    SeriesEntry e = new SeriesEntry(base, mc.family, warnings.isEmpty() ? null : String.join("; ", warnings));
+    SeriesEntry e =
+        new SeriesEntry(base, mc.family, warnings.isEmpty() ? null : String.join("; ", warnings));
     String f = mc.family;
     switch (mc.promType) {
       case HISTOGRAM -> {
@@ -264,7 +287,8 @@ final class SeriesResolver {
   }
 
   /** Sanitizes, sorts by original key and merges colliding names with {@code ;} (§2.1 step 1). */
-  void addAttributes(Map<String, String> m, List<KeyValue> sorted, List<String> warnings, String what) {
+  void addAttributes(
+      Map<String, String> m, List<KeyValue> sorted, List<String> warnings, String what) {
     for (KeyValue kv : sorted) {
       String name;
       try {
@@ -280,7 +304,8 @@ final class SeriesResolver {
       String existing = m.get(name);
       if (existing != null) {
         m.put(name, existing + ";" + v);
-        warnings.add(what + " attributes map to the same label \"" + name + "\"; values joined with \";\"");
+        warnings.add(
+            what + " attributes map to the same label \"" + name + "\"; values joined with \";\"");
       } else {
         m.put(name, v);
       }
@@ -335,7 +360,8 @@ final class SeriesResolver {
    * finished with the MurmurHash3 fmix64 avalanche; for inputs differing in one value either lane
    * alone already differs. No allocation besides the key.
    */
-  private static StreamKey streamKey(long seedHi, long seedLo, List<KeyValue> attrs, RequestState rs) {
+  private static StreamKey streamKey(
+      long seedHi, long seedLo, List<KeyValue> attrs, RequestState rs) {
     int n = attrs.size();
     KeySet ks = rs.keySet;
     if (!ks.matches(attrs, n)) {
@@ -404,12 +430,16 @@ final class SeriesResolver {
   /** The keys of the last attribute list hashed, their order and their hash. Per thread. */
   static final class KeySet {
     String[] keys = new String[16];
+
     /** Per canonical position: the last string value hashed there and its hash. */
     String[] lastValues = new String[16];
+
     long[] lastHashes = new long[16];
     int n = -1;
+
     /** Canonical order, or null if the keys are already in it. */
     int[] order;
+
     long hash;
 
     boolean matches(List<KeyValue> attrs, int size) {
@@ -459,7 +489,9 @@ final class SeriesResolver {
       }
       long h = 0x9E3779B97F4A7C15L * (size + 1);
       for (int i = 0; i < size; i++) {
-        h = Long.rotateLeft(h ^ stringHash(keys[order == null ? i : order[i]]), 27) * 0xC2B2AE3D27D4EB4FL;
+        h =
+            Long.rotateLeft(h ^ stringHash(keys[order == null ? i : order[i]]), 27)
+                * 0xC2B2AE3D27D4EB4FL;
       }
       hash = h;
     }
@@ -468,14 +500,15 @@ final class SeriesResolver {
   private static long valueHash(AnyValue v) {
     AnyValue.ValueCase c = v.getValueCase();
     long salt = (c.getNumber() + 1) * 0x9E3779B97F4A7C15L;
-    return salt ^ switch (c) {
-      case STRING_VALUE -> stringHash(v.getStringValue());
-      case BOOL_VALUE -> v.getBoolValue() ? 1 : 0;
-      case INT_VALUE -> v.getIntValue();
-      case DOUBLE_VALUE -> Double.doubleToRawLongBits(v.getDoubleValue());
-      case VALUE_NOT_SET -> 0;
-      default -> stringHash(AttributeValues.toLabelValue(v));
-    };
+    return salt
+        ^ switch (c) {
+          case STRING_VALUE -> stringHash(v.getStringValue());
+          case BOOL_VALUE -> v.getBoolValue() ? 1 : 0;
+          case INT_VALUE -> v.getIntValue();
+          case DOUBLE_VALUE -> Double.doubleToRawLongBits(v.getDoubleValue());
+          case VALUE_NOT_SET -> 0;
+          default -> stringHash(AttributeValues.toLabelValue(v));
+        };
   }
 
   /**

@@ -1,11 +1,11 @@
 package dev.tidemark.translator;
 
 /**
- * The 128-bit hash of a stream's full identity: resource attributes, scope (name, version,
- * schema URL, attributes), metric name, unit, type, monotonicity, temporality and data-point
- * attributes, each attribute list in key order (so attribute order in the request does not
- * matter). Like the engine's series fingerprint, the hash stands for the identity: a collision
- * would merge two streams (see {@link Translator} for how it is computed).
+ * The 128-bit hash of a stream's full identity: resource attributes, scope (name, version, schema
+ * URL, attributes), metric name, unit, type, monotonicity, temporality and data-point attributes,
+ * each attribute list in key order (so attribute order in the request does not matter). Like the
+ * engine's series fingerprint, the hash stands for the identity: a collision would merge two
+ * streams (see {@link Translator} for how it is computed).
  *
  * <p>Keys stored in maps are never changed; only a per-thread lookup probe is reused ({@link
  * #set}), and it is {@link #copy() copied} before it is stored.

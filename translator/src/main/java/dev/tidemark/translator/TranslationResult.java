@@ -38,9 +38,15 @@ public final class TranslationResult {
       r += c;
     }
     this.rejectedDataPoints = r;
-    this.counts = Collections.unmodifiableMap(new EnumMap<>(counts.isEmpty() ? new EnumMap<>(RejectionReason.class) : counts));
-    this.examples = Collections.unmodifiableMap(examples.isEmpty() ? new EnumMap<>(RejectionReason.class) : new EnumMap<>(examples));
-    this.details = Collections.unmodifiableMap(details.isEmpty() ? new EnumMap<>(RejectionReason.class) : new EnumMap<>(details));
+    this.counts =
+        Collections.unmodifiableMap(
+            new EnumMap<>(counts.isEmpty() ? new EnumMap<>(RejectionReason.class) : counts));
+    this.examples =
+        Collections.unmodifiableMap(
+            examples.isEmpty() ? new EnumMap<>(RejectionReason.class) : new EnumMap<>(examples));
+    this.details =
+        Collections.unmodifiableMap(
+            details.isEmpty() ? new EnumMap<>(RejectionReason.class) : new EnumMap<>(details));
     this.warnings = List.copyOf(warnings);
     this.samplesWritten = samplesWritten;
   }
@@ -69,7 +75,10 @@ public final class TranslationResult {
     return counts;
   }
 
-  /** The Prometheus (or, for name errors, OTLP) name of one metric rejected for {@code reason}, or null. */
+  /**
+   * The Prometheus (or, for name errors, OTLP) name of one metric rejected for {@code reason}, or
+   * null.
+   */
   public String exampleMetric(RejectionReason reason) {
     return examples.get(reason);
   }
@@ -79,7 +88,10 @@ public final class TranslationResult {
     return details.get(reason);
   }
 
-  /** Warnings (attribute collisions, metadata conflicts, ...), de-duplicated, in order of first occurrence. */
+  /**
+   * Warnings (attribute collisions, metadata conflicts, ...), de-duplicated, in order of first
+   * occurrence.
+   */
   public List<String> warnings() {
     return warnings;
   }
@@ -104,7 +116,10 @@ public final class TranslationResult {
     }
     StringBuilder sb = new StringBuilder();
     if (rejectedDataPoints > 0) {
-      sb.append("rejected ").append(rejectedDataPoints).append(" of ").append(totalDataPoints)
+      sb.append("rejected ")
+          .append(rejectedDataPoints)
+          .append(" of ")
+          .append(totalDataPoints)
           .append(" data points: ");
       boolean first = true;
       for (Map.Entry<RejectionReason, Integer> e : counts.entrySet()) {
@@ -146,7 +161,14 @@ public final class TranslationResult {
 
   @Override
   public String toString() {
-    return "TranslationResult{total=" + totalDataPoints + ", rejected=" + rejectedDataPoints
-        + ", byReason=" + counts + ", warnings=" + warnings.size() + "}";
+    return "TranslationResult{total="
+        + totalDataPoints
+        + ", rejected="
+        + rejectedDataPoints
+        + ", byReason="
+        + counts
+        + ", warnings="
+        + warnings.size()
+        + "}";
   }
 }

@@ -5,7 +5,10 @@ package dev.tidemark.translator;
  * otlp.translation_strategy}).
  */
 public enum TranslationStrategy {
-  /** Escape invalid characters to {@code _}, add unit and type suffixes. Prometheus' and our default. */
+  /**
+   * Escape invalid characters to {@code _}, add unit and type suffixes. Prometheus' and our
+   * default.
+   */
   UNDERSCORE_ESCAPING_WITH_SUFFIXES(true, true),
   /** Escape invalid characters, no suffixes (names of different units may collide). */
   UNDERSCORE_ESCAPING_WITHOUT_SUFFIXES(true, false),
@@ -27,7 +30,9 @@ public enum TranslationStrategy {
     return escape;
   }
 
-  /** Whether unit and type suffixes ({@code _seconds}, {@code _total}, {@code _ratio}) are added. */
+  /**
+   * Whether unit and type suffixes ({@code _seconds}, {@code _total}, {@code _ratio}) are added.
+   */
   public boolean shouldAddSuffixes() {
     return suffixes;
   }

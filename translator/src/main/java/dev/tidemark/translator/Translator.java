@@ -31,32 +31,32 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * Translates OTLP metrics into Prometheus-model samples and writes them through an {@link
- * Appender} (the contract is {@code docs/otlp-translation.md}; section numbers below refer to it).
+ * Translates OTLP metrics into Prometheus-model samples and writes them through an {@link Appender}
+ * (the contract is {@code docs/otlp-translation.md}; section numbers below refer to it).
  *
  * <p><b>Outcomes.</b> Every OTLP data point gets exactly one outcome. A point that passes
  * translation becomes one {@link SampleBatch} point holding all its derived samples (a histogram
  * point's {@code _bucket}s, {@code _sum}, {@code _count}), so the engine writes it all or nothing;
  * the translator's own rejections (names, TYPE conflicts, timestamps, delta streams, ...) and the
  * engine's per-point results are merged into one {@link TranslationResult}. Synthetic samples
- * ({@code target_info}, start-time zeros) travel as separate points whose failures are ignored.
- * The appender is called once per request, and not at all if nothing is left to write.
+ * ({@code target_info}, start-time zeros) travel as separate points whose failures are ignored. The
+ * appender is called once per request, and not at all if nothing is left to write.
  *
  * <p><b>Thread safety.</b> Thread-safe; the receiver calls {@link #translate} concurrently. Per
  * request scratch (the batch, buffers, the hash stream) is reused per thread; shared state (series
  * cache, name caches, delta streams, {@link MetadataRegistry}) is concurrent.
  *
  * <p><b>Hot path.</b> A stream's identity is hashed straight from the protobuf (XXH3-128, {@link
- * StreamKey}) and looked up in a bounded cache of {@link SeriesEntry}s holding the finished
- * {@link Labels}; only a miss sanitizes names and builds label sets. Metric names are cached per
- * (name, unit, kind). A stream whose entry was evicted (cache size {@link
+ * StreamKey}) and looked up in a bounded cache of {@link SeriesEntry}s holding the finished {@link
+ * Labels}; only a miss sanitizes names and builds label sets. Metric names are cached per (name,
+ * unit, kind). A stream whose entry was evicted (cache size {@link
  * TranslatorConfig#seriesCacheSize()}, least recently/frequently used first) loses its le-bound
  * memory: a later NoRecordedValue marks only the bounds seen since.
  *
  * <p><b>Two ways in.</b> {@link #translate(ExportMetricsServiceRequest)} reads a decoded message
  * (OTLP/JSON; the reference); {@link #translate(byte[])} reads the serialized message in place
- * ({@link OtlpWire}, {@link InPlace}: no message tree, streams found by their attribute bytes)
- * with the same results. Both feed the same rules through {@link Pt}.
+ * ({@link OtlpWire}, {@link InPlace}: no message tree, streams found by their attribute bytes) with
+ * the same results. Both feed the same rules through {@link Pt}.
  *
  * <p><b>Structure.</b> This class is the facade: the public API, the request loop, the walk over
  * the message tree and the metric-level rules (names, TYPE conflicts, temporality). Beside it,
@@ -83,13 +83,16 @@ public final class Translator {
   private final MetadataRegistry registry;
   private final MetricNamer metricNamer;
   private final DeltaAccumulator delta;
+
   /** The in-place path's streams by hashed attribute bytes (see {@link InPlace}). */
   private final Cache<StreamKey, InPlace.WireStream> wireStreams;
+
   /**
-   * Attribute runs of known wire streams by the low bits of their hash (direct-mapped, last
-   * writer wins): {@link OtlpWire#isValid} skips checking a run it finds here.
+   * Attribute runs of known wire streams by the low bits of their hash (direct-mapped, last writer
+   * wins): {@link OtlpWire#isValid} skips checking a run it finds here.
    */
   private final AtomicReferenceArray<byte[]> knownRuns = new AtomicReferenceArray<>(KNOWN_RUNS);
+
   private final Cache<NameKey, Object> metricNames;
   // The parts: one shared series-resolution path, the resource/scope rules, one class per
   // data-point kind. Both paths (tree and in place) call the same parts.
@@ -108,15 +111,20 @@ public final class Translator {
   /**
    * @param registry where family metadata goes (shared with the metadata API)
    */
-  public Translator(Appender appender, TranslatorConfig config, Clock clock, MetadataRegistry registry) {
+  public Translator(
+      Appender appender, TranslatorConfig config, Clock clock, MetadataRegistry registry) {
     this.appender = Objects.requireNonNull(appender, "appender");
     this.config = Objects.requireNonNull(config, "config");
     this.clock = Objects.requireNonNull(clock, "clock");
     this.registry = Objects.requireNonNull(registry, "registry");
     this.metricNamer = new MetricNamer(config.namespace(), config.translationStrategy());
-    this.delta = new DeltaAccumulator(config.maxStreams(), config.maxStale().toMillis(), config.deltaResetOnGap());
-    this.wireStreams = Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
-    this.metricNames = Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
+    this.delta =
+        new DeltaAccumulator(
+            config.maxStreams(), config.maxStale().toMillis(), config.deltaResetOnGap());
+    this.wireStreams =
+        Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
+    this.metricNames =
+        Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.resolver = new SeriesResolver(config, delta);
     this.resources = new ResourceContexts(config, registry, resolver);
     this.numbers = new NumberPoints(resolver);
@@ -145,8 +153,8 @@ public final class Translator {
    * Translates and appends one request.
    *
    * @return one outcome per OTLP data point, merged with the appender's results
-   * @throws StorageUnavailableException if the appender cannot take writes now (retryable;
-   *     nothing of this request was acknowledged, and its delta accumulation is rolled back)
+   * @throws StorageUnavailableException if the appender cannot take writes now (retryable; nothing
+   *     of this request was acknowledged, and its delta accumulation is rolled back)
    */
   public TranslationResult translate(ExportMetricsServiceRequest request) {
     RequestState rs = requestState.get();
@@ -173,8 +181,8 @@ public final class Translator {
   }
 
   /**
-   * Translates and appends one serialized {@code ExportMetricsServiceRequest} without building
-   * its message tree (the in-place path, {@link InPlace}). Same outcome, samples and exceptions as
+   * Translates and appends one serialized {@code ExportMetricsServiceRequest} without building its
+   * message tree (the in-place path, {@link InPlace}). Same outcome, samples and exceptions as
    * {@code translate(ExportMetricsServiceRequest.parseFrom(bytes))}: bytes protobuf-java cannot
    * parse throw its {@link InvalidProtocolBufferException} before anything is translated.
    */
@@ -183,7 +191,8 @@ public final class Translator {
   }
 
   /** {@link #translate(byte[])} over {@code bytes[offset, offset + length)}. */
-  public TranslationResult translate(byte[] bytes, int offset, int length) throws InvalidProtocolBufferException {
+  public TranslationResult translate(byte[] bytes, int offset, int length)
+      throws InvalidProtocolBufferException {
     RequestState rs = requestState.get();
     if (!OtlpWire.isValid(bytes, offset, length, knownRuns, rs.inPlace.checked)) {
       // protobuf-java's verdict and message; should it parse what the walk refused (nesting
@@ -211,7 +220,9 @@ public final class Translator {
 
   /** Data points in a serialized request that {@link #translate(byte[])} accepts (else -1). */
   public static int countDataPoints(byte[] bytes, int offset, int length) {
-    return OtlpWire.isValid(bytes, offset, length) ? InPlace.countDataPoints(bytes, offset, length) : -1;
+    return OtlpWire.isValid(bytes, offset, length)
+        ? InPlace.countDataPoints(bytes, offset, length)
+        : -1;
   }
 
   Cache<StreamKey, InPlace.WireStream> wireStreams() {
@@ -256,15 +267,17 @@ public final class Translator {
 
   // ---------------------------------------------------------------- metrics
 
-  private void translateMetric(RequestState rs, ResourceContext rc, ScopeContext sc, Metric metric) {
-    int n = switch (metric.getDataCase()) {
-      case GAUGE -> metric.getGauge().getDataPointsCount();
-      case SUM -> metric.getSum().getDataPointsCount();
-      case HISTOGRAM -> metric.getHistogram().getDataPointsCount();
-      case EXPONENTIAL_HISTOGRAM -> metric.getExponentialHistogram().getDataPointsCount();
-      case SUMMARY -> metric.getSummary().getDataPointsCount();
-      default -> 0;
-    };
+  private void translateMetric(
+      RequestState rs, ResourceContext rc, ScopeContext sc, Metric metric) {
+    int n =
+        switch (metric.getDataCase()) {
+          case GAUGE -> metric.getGauge().getDataPointsCount();
+          case SUM -> metric.getSum().getDataPointsCount();
+          case HISTOGRAM -> metric.getHistogram().getDataPointsCount();
+          case EXPONENTIAL_HISTOGRAM -> metric.getExponentialHistogram().getDataPointsCount();
+          case SUMMARY -> metric.getSummary().getDataPointsCount();
+          default -> 0;
+        };
     MetricCtx mc = beginMetric(rs, rc, sc, metric, n);
     if (mc == null) {
       return;
@@ -288,7 +301,8 @@ public final class Translator {
         }
       }
       case EXPONENTIAL_HISTOGRAM -> {
-        for (ExponentialHistogramDataPoint p : metric.getExponentialHistogram().getDataPointsList()) {
+        for (ExponentialHistogramDataPoint p :
+            metric.getExponentialHistogram().getDataPointsList()) {
           exponentialHistograms.point(rs, mc, pt.set(p));
         }
       }
@@ -303,10 +317,11 @@ public final class Translator {
 
   /**
    * Starts a metric of {@code n} data points: counts them, checks temporality, name and type, and
-   * returns its context, or null if the metric has no data or all its points were rejected.
-   * {@code metric}'s data points are not read (the in-place path passes a header without them).
+   * returns its context, or null if the metric has no data or all its points were rejected. {@code
+   * metric}'s data points are not read (the in-place path passes a header without them).
    */
-  MetricCtx beginMetric(RequestState rs, ResourceContext rc, ScopeContext sc, Metric metric, int n) {
+  MetricCtx beginMetric(
+      RequestState rs, ResourceContext rc, ScopeContext sc, Metric metric, int n) {
     for (String w : sc.warnings) {
       rs.warn(w);
     }
@@ -331,7 +346,8 @@ public final class Translator {
         otlpType = MetricType.SUM;
         monotonic = metric.getSum().getIsMonotonic();
         agg = metric.getSum().getAggregationTemporality();
-        kind = monotonic ? MetricNamer.Kind.MONOTONIC_COUNTER : MetricNamer.Kind.NON_MONOTONIC_COUNTER;
+        kind =
+            monotonic ? MetricNamer.Kind.MONOTONIC_COUNTER : MetricNamer.Kind.NON_MONOTONIC_COUNTER;
         promType = monotonic ? PromType.COUNTER : PromType.GAUGE;
       }
       case HISTOGRAM -> {
@@ -372,15 +388,23 @@ public final class Translator {
         isDelta = true;
         storedTemporality = Temporality.CUMULATIVE; // what we store after accumulating
       } else {
-        rs.reject(RejectionReason.INVALID_TEMPORALITY, metric.getName(),
-            "aggregation_temporality " + temporalityValue(metric) + " is not DELTA (1) or CUMULATIVE (2)", n);
+        rs.reject(
+            RejectionReason.INVALID_TEMPORALITY,
+            metric.getName(),
+            "aggregation_temporality "
+                + temporalityValue(metric)
+                + " is not DELTA (1) or CUMULATIVE (2)",
+            n);
         return null;
       }
     }
     if (otlpType == MetricType.EXPONENTIAL_HISTOGRAM
         && config.exponentialHistogramMode() == TranslatorConfig.ExponentialHistogramMode.DROP) {
-      rs.reject(RejectionReason.UNSUPPORTED_EXPONENTIAL_HISTOGRAM, metric.getName(),
-          "exponential histograms are configured to be dropped", n);
+      rs.reject(
+          RejectionReason.UNSUPPORTED_EXPONENTIAL_HISTOGRAM,
+          metric.getName(),
+          "exponential histograms are configured to be dropped",
+          n);
       return null;
     }
     String unit = metric.getUnit();
@@ -390,25 +414,43 @@ public final class Translator {
       return null;
     }
     String family = ((FamilyName) name).family();
-    FamilyMetadata fm = new FamilyMetadata(family, promType, ((FamilyName) name).unit(), metric.getDescription());
+    FamilyMetadata fm =
+        new FamilyMetadata(family, promType, ((FamilyName) name).unit(), metric.getDescription());
     FamilyMetadata conflict = registry.register(fm);
     if (conflict != null) {
-      rs.reject(RejectionReason.TYPE_CONFLICT, family,
-          "\"" + metric.getName() + "\" is a " + promType.text() + " but \"" + conflict.family()
-              + "\" is already a " + conflict.type().text(), n);
+      rs.reject(
+          RejectionReason.TYPE_CONFLICT,
+          family,
+          "\""
+              + metric.getName()
+              + "\" is a "
+              + promType.text()
+              + " but \""
+              + conflict.family()
+              + "\" is already a "
+              + conflict.type().text(),
+          n);
       return null;
     }
     FamilyMetadata registered = registry.get(family).orElse(fm);
     if (!registered.unit().equals(fm.unit()) || !registered.help().equals(fm.help())) {
-      rs.warn("metric \"" + family + "\": conflicting UNIT or HELP, keeping the first (unit \""
-          + registered.unit() + "\")");
+      rs.warn(
+          "metric \""
+              + family
+              + "\": conflicting UNIT or HELP, keeping the first (unit \""
+              + registered.unit()
+              + "\")");
     }
     MetricMetadata meta = new MetricMetadata(otlpType, unit, storedTemporality, monotonic);
     HashStream128 hs = rs.hs;
     hs.reset();
     hs.putLong(sc.key.hi()).putLong(sc.key.lo());
-    hs.putString(metric.getName()).putString(unit).putInt(otlpType.id()).putBoolean(monotonic)
-        .putInt(agg == null ? -1 : agg.getNumber()).putInt(kind.ordinal());
+    hs.putString(metric.getName())
+        .putString(unit)
+        .putInt(otlpType.id())
+        .putBoolean(monotonic)
+        .putInt(agg == null ? -1 : agg.getNumber())
+        .putInt(kind.ordinal());
     HashValue128 mh = hs.get();
     MetricCtx mc = rs.metricCtx;
     mc.rc = rc;

@@ -11,15 +11,16 @@ import java.util.Objects;
 import java.util.Set;
 
 /**
- * The translator's knobs (contract §7; names mirror Prometheus where one exists). Immutable;
- * {@link Builder#build()} validates and throws {@link IllegalArgumentException} naming the bad
- * value.
+ * The translator's knobs (contract §7; names mirror Prometheus where one exists). Immutable; {@link
+ * Builder#build()} validates and throws {@link IllegalArgumentException} naming the bad value.
  */
 public final class TranslatorConfig {
 
   /** What to do with exponential histograms (contract §3.4 b). */
   public enum ExponentialHistogramMode {
-    /** Convert to classic cumulative {@code _bucket{le}} series at a fixed target scale. Default. */
+    /**
+     * Convert to classic cumulative {@code _bucket{le}} series at a fixed target scale. Default.
+     */
     CLASSIC,
     /** Emit only {@code _count} and {@code _sum}. */
     COUNT_SUM_ONLY,
@@ -41,8 +42,8 @@ public final class TranslatorConfig {
     IGNORE,
     /**
      * Before the real sample, write value 0 at the start time for counters, classic histogram and
-     * summary {@code _sum}/{@code _count}/{@code _bucket} series, when {@code 0 < ST < T}. Written as
-     * a separate point whose failure is ignored.
+     * summary {@code _sum}/{@code _count}/{@code _bucket} series, when {@code 0 < ST < T}. Written
+     * as a separate point whose failure is ignored.
      */
     INJECT_ZERO
   }
@@ -63,7 +64,8 @@ public final class TranslatorConfig {
     OPENMETRICS
   }
 
-  public static final TranslationStrategy DEFAULT_STRATEGY = TranslationStrategy.UNDERSCORE_ESCAPING_WITH_SUFFIXES;
+  public static final TranslationStrategy DEFAULT_STRATEGY =
+      TranslationStrategy.UNDERSCORE_ESCAPING_WITH_SUFFIXES;
   public static final Duration DEFAULT_MAX_STALE = Duration.ofMinutes(5);
   public static final int DEFAULT_MAX_STREAMS = 100_000;
   public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.ofMinutes(10);
@@ -133,54 +135,151 @@ public final class TranslatorConfig {
     return new Builder();
   }
 
-  public TranslationStrategy translationStrategy() { return translationStrategy; }
+  public TranslationStrategy translationStrategy() {
+    return translationStrategy;
+  }
+
   /** Prefix for every metric name, {@code ""} for none. */
-  public String namespace() { return namespace; }
+  public String namespace() {
+    return namespace;
+  }
+
   /** Resource attributes put on every series of their resource (trimmed, unique). */
-  public List<String> promoteResourceAttributes() { return promoteResourceAttributes; }
-  public boolean promoteAllResourceAttributes() { return promoteAllResourceAttributes; }
+  public List<String> promoteResourceAttributes() {
+    return promoteResourceAttributes;
+  }
+
+  public boolean promoteAllResourceAttributes() {
+    return promoteAllResourceAttributes;
+  }
+
   /** With {@link #promoteAllResourceAttributes()}: the attributes not promoted. */
-  public List<String> ignoreResourceAttributes() { return ignoreResourceAttributes; }
+  public List<String> ignoreResourceAttributes() {
+    return ignoreResourceAttributes;
+  }
+
   /** Keep service.name/namespace/instance.id on {@code target_info} too. Default false. */
-  public boolean keepIdentifyingResourceAttributes() { return keepIdentifyingResourceAttributes; }
+  public boolean keepIdentifyingResourceAttributes() {
+    return keepIdentifyingResourceAttributes;
+  }
+
   /** Add {@code otel_scope_*} labels. Default true (S1; Prometheus' default is false). */
-  public boolean promoteScopeMetadata() { return promoteScopeMetadata; }
-  public boolean labelNameUnderscoreSanitization() { return labelNameUnderscoreSanitization; }
-  public boolean labelNamePreserveMultipleUnderscores() { return labelNamePreserveMultipleUnderscores; }
+  public boolean promoteScopeMetadata() {
+    return promoteScopeMetadata;
+  }
+
+  public boolean labelNameUnderscoreSanitization() {
+    return labelNameUnderscoreSanitization;
+  }
+
+  public boolean labelNamePreserveMultipleUnderscores() {
+    return labelNamePreserveMultipleUnderscores;
+  }
+
   /** Labels added to every series when absent (not on target_info's scope). */
-  public Map<String, String> externalLabels() { return externalLabels; }
-  public ExponentialHistogramMode exponentialHistogramMode() { return exponentialHistogramMode; }
-  /** Target scale of the classic conversion, {@value #MIN_SCALE}..{@value #MAX_SCALE}; default {@value #DEFAULT_EXPONENTIAL_SCALE}. */
-  public int exponentialHistogramScale() { return exponentialHistogramScale; }
-  /** Bucket cap per exponential series; the scale drops further to stay under it. Default {@value #DEFAULT_EXPONENTIAL_MAX_BUCKETS}. */
-  public int exponentialHistogramMaxBuckets() { return exponentialHistogramMaxBuckets; }
-  public DeltaMode deltaMode() { return deltaMode; }
+  public Map<String, String> externalLabels() {
+    return externalLabels;
+  }
+
+  public ExponentialHistogramMode exponentialHistogramMode() {
+    return exponentialHistogramMode;
+  }
+
+  /**
+   * Target scale of the classic conversion, {@value #MIN_SCALE}..{@value #MAX_SCALE}; default
+   * {@value #DEFAULT_EXPONENTIAL_SCALE}.
+   */
+  public int exponentialHistogramScale() {
+    return exponentialHistogramScale;
+  }
+
+  /**
+   * Bucket cap per exponential series; the scale drops further to stay under it. Default {@value
+   * #DEFAULT_EXPONENTIAL_MAX_BUCKETS}.
+   */
+  public int exponentialHistogramMaxBuckets() {
+    return exponentialHistogramMaxBuckets;
+  }
+
+  public DeltaMode deltaMode() {
+    return deltaMode;
+  }
+
   /** A delta stream idle (by receive time) longer than this is forgotten. Default 5m. */
-  public Duration maxStale() { return maxStale; }
+  public Duration maxStale() {
+    return maxStale;
+  }
+
   /** At most this many delta streams; points of new streams beyond it are rejected. */
-  public int maxStreams() { return maxStreams; }
-  /** Reset a delta stream when a point starts after the previous one ended (S2, optional). Default false. */
-  public boolean deltaResetOnGap() { return deltaResetOnGap; }
-  public StartTimeMode startTimeMode() { return startTimeMode; }
+  public int maxStreams() {
+    return maxStreams;
+  }
+
+  /**
+   * Reset a delta stream when a point starts after the previous one ended (S2, optional). Default
+   * false.
+   */
+  public boolean deltaResetOnGap() {
+    return deltaResetOnGap;
+  }
+
+  public StartTimeMode startTimeMode() {
+    return startTimeMode;
+  }
+
   /** Points later than now plus this are rejected. Default 10m (Prometheus maxAheadTime). */
-  public Duration maxFutureSkew() { return maxFutureSkew; }
-  public ZeroTimestampPolicy zeroTimestampPolicy() { return zeroTimestampPolicy; }
-  public LeFormat leFormat() { return leFormat; }
+  public Duration maxFutureSkew() {
+    return maxFutureSkew;
+  }
+
+  public ZeroTimestampPolicy zeroTimestampPolicy() {
+    return zeroTimestampPolicy;
+  }
+
+  public LeFormat leFormat() {
+    return leFormat;
+  }
+
   /** {@code target_info} samples are written every lookbackDelta/2 over a resource's time range. */
-  public Duration lookbackDelta() { return lookbackDelta; }
+  public Duration lookbackDelta() {
+    return lookbackDelta;
+  }
+
   /** Series label sets cached (and le-bound memory kept) for at most this many streams. */
-  public int seriesCacheSize() { return seriesCacheSize; }
+  public int seriesCacheSize() {
+    return seriesCacheSize;
+  }
 
   @Override
   public String toString() {
-    return "TranslatorConfig{strategy=" + translationStrategy + ", namespace='" + namespace
-        + "', promote=" + promoteResourceAttributes + ", promoteAll=" + promoteAllResourceAttributes
-        + ", ignore=" + ignoreResourceAttributes + ", scopeLabels=" + promoteScopeMetadata
-        + ", expMode=" + exponentialHistogramMode + ", expScale=" + exponentialHistogramScale
-        + ", deltaMode=" + deltaMode + ", maxStale=" + maxStale + ", maxStreams=" + maxStreams + "}";
+    return "TranslatorConfig{strategy="
+        + translationStrategy
+        + ", namespace='"
+        + namespace
+        + "', promote="
+        + promoteResourceAttributes
+        + ", promoteAll="
+        + promoteAllResourceAttributes
+        + ", ignore="
+        + ignoreResourceAttributes
+        + ", scopeLabels="
+        + promoteScopeMetadata
+        + ", expMode="
+        + exponentialHistogramMode
+        + ", expScale="
+        + exponentialHistogramScale
+        + ", deltaMode="
+        + deltaMode
+        + ", maxStale="
+        + maxStale
+        + ", maxStreams="
+        + maxStreams
+        + "}";
   }
 
-  /** Not thread-safe. Every setter validates what it can alone; {@link #build()} checks the rest. */
+  /**
+   * Not thread-safe. Every setter validates what it can alone; {@link #build()} checks the rest.
+   */
   public static final class Builder {
     private TranslationStrategy translationStrategy = DEFAULT_STRATEGY;
     private String namespace = "";
@@ -208,44 +307,141 @@ public final class TranslatorConfig {
 
     private Builder() {}
 
-    public Builder translationStrategy(TranslationStrategy v) { translationStrategy = Objects.requireNonNull(v, "translationStrategy"); return this; }
-    public Builder namespace(String v) { namespace = Objects.requireNonNull(v, "namespace"); return this; }
-    public Builder promoteResourceAttributes(List<String> v) { promoteResourceAttributes = new ArrayList<>(Objects.requireNonNull(v, "promoteResourceAttributes")); return this; }
-    public Builder promoteAllResourceAttributes(boolean v) { promoteAllResourceAttributes = v; return this; }
-    public Builder ignoreResourceAttributes(List<String> v) { ignoreResourceAttributes = new ArrayList<>(Objects.requireNonNull(v, "ignoreResourceAttributes")); return this; }
-    public Builder keepIdentifyingResourceAttributes(boolean v) { keepIdentifyingResourceAttributes = v; return this; }
-    public Builder promoteScopeMetadata(boolean v) { promoteScopeMetadata = v; return this; }
-    public Builder labelNameUnderscoreSanitization(boolean v) { labelNameUnderscoreSanitization = v; return this; }
-    public Builder labelNamePreserveMultipleUnderscores(boolean v) { labelNamePreserveMultipleUnderscores = v; return this; }
-    public Builder externalLabels(Map<String, String> v) { externalLabels = new LinkedHashMap<>(Objects.requireNonNull(v, "externalLabels")); return this; }
-    public Builder exponentialHistogramMode(ExponentialHistogramMode v) { exponentialHistogramMode = Objects.requireNonNull(v, "exponentialHistogramMode"); return this; }
-    public Builder exponentialHistogramScale(int v) { exponentialHistogramScale = v; return this; }
-    public Builder exponentialHistogramMaxBuckets(int v) { exponentialHistogramMaxBuckets = v; return this; }
-    public Builder deltaMode(DeltaMode v) { deltaMode = Objects.requireNonNull(v, "deltaMode"); return this; }
-    public Builder maxStale(Duration v) { maxStale = Objects.requireNonNull(v, "maxStale"); return this; }
-    public Builder maxStreams(int v) { maxStreams = v; return this; }
-    public Builder deltaResetOnGap(boolean v) { deltaResetOnGap = v; return this; }
-    public Builder startTimeMode(StartTimeMode v) { startTimeMode = Objects.requireNonNull(v, "startTimeMode"); return this; }
-    public Builder maxFutureSkew(Duration v) { maxFutureSkew = Objects.requireNonNull(v, "maxFutureSkew"); return this; }
-    public Builder zeroTimestampPolicy(ZeroTimestampPolicy v) { zeroTimestampPolicy = Objects.requireNonNull(v, "zeroTimestampPolicy"); return this; }
-    public Builder leFormat(LeFormat v) { leFormat = Objects.requireNonNull(v, "leFormat"); return this; }
-    public Builder lookbackDelta(Duration v) { lookbackDelta = Objects.requireNonNull(v, "lookbackDelta"); return this; }
-    public Builder seriesCacheSize(int v) { seriesCacheSize = v; return this; }
+    public Builder translationStrategy(TranslationStrategy v) {
+      translationStrategy = Objects.requireNonNull(v, "translationStrategy");
+      return this;
+    }
+
+    public Builder namespace(String v) {
+      namespace = Objects.requireNonNull(v, "namespace");
+      return this;
+    }
+
+    public Builder promoteResourceAttributes(List<String> v) {
+      promoteResourceAttributes =
+          new ArrayList<>(Objects.requireNonNull(v, "promoteResourceAttributes"));
+      return this;
+    }
+
+    public Builder promoteAllResourceAttributes(boolean v) {
+      promoteAllResourceAttributes = v;
+      return this;
+    }
+
+    public Builder ignoreResourceAttributes(List<String> v) {
+      ignoreResourceAttributes =
+          new ArrayList<>(Objects.requireNonNull(v, "ignoreResourceAttributes"));
+      return this;
+    }
+
+    public Builder keepIdentifyingResourceAttributes(boolean v) {
+      keepIdentifyingResourceAttributes = v;
+      return this;
+    }
+
+    public Builder promoteScopeMetadata(boolean v) {
+      promoteScopeMetadata = v;
+      return this;
+    }
+
+    public Builder labelNameUnderscoreSanitization(boolean v) {
+      labelNameUnderscoreSanitization = v;
+      return this;
+    }
+
+    public Builder labelNamePreserveMultipleUnderscores(boolean v) {
+      labelNamePreserveMultipleUnderscores = v;
+      return this;
+    }
+
+    public Builder externalLabels(Map<String, String> v) {
+      externalLabels = new LinkedHashMap<>(Objects.requireNonNull(v, "externalLabels"));
+      return this;
+    }
+
+    public Builder exponentialHistogramMode(ExponentialHistogramMode v) {
+      exponentialHistogramMode = Objects.requireNonNull(v, "exponentialHistogramMode");
+      return this;
+    }
+
+    public Builder exponentialHistogramScale(int v) {
+      exponentialHistogramScale = v;
+      return this;
+    }
+
+    public Builder exponentialHistogramMaxBuckets(int v) {
+      exponentialHistogramMaxBuckets = v;
+      return this;
+    }
+
+    public Builder deltaMode(DeltaMode v) {
+      deltaMode = Objects.requireNonNull(v, "deltaMode");
+      return this;
+    }
+
+    public Builder maxStale(Duration v) {
+      maxStale = Objects.requireNonNull(v, "maxStale");
+      return this;
+    }
+
+    public Builder maxStreams(int v) {
+      maxStreams = v;
+      return this;
+    }
+
+    public Builder deltaResetOnGap(boolean v) {
+      deltaResetOnGap = v;
+      return this;
+    }
+
+    public Builder startTimeMode(StartTimeMode v) {
+      startTimeMode = Objects.requireNonNull(v, "startTimeMode");
+      return this;
+    }
+
+    public Builder maxFutureSkew(Duration v) {
+      maxFutureSkew = Objects.requireNonNull(v, "maxFutureSkew");
+      return this;
+    }
+
+    public Builder zeroTimestampPolicy(ZeroTimestampPolicy v) {
+      zeroTimestampPolicy = Objects.requireNonNull(v, "zeroTimestampPolicy");
+      return this;
+    }
+
+    public Builder leFormat(LeFormat v) {
+      leFormat = Objects.requireNonNull(v, "leFormat");
+      return this;
+    }
+
+    public Builder lookbackDelta(Duration v) {
+      lookbackDelta = Objects.requireNonNull(v, "lookbackDelta");
+      return this;
+    }
+
+    public Builder seriesCacheSize(int v) {
+      seriesCacheSize = v;
+      return this;
+    }
 
     /**
      * @throws IllegalArgumentException naming the first bad value
      */
     public TranslatorConfig build() {
-      promoteResourceAttributes = trimmedUnique("promoteResourceAttributes", promoteResourceAttributes);
-      ignoreResourceAttributes = trimmedUnique("ignoreResourceAttributes", ignoreResourceAttributes);
+      promoteResourceAttributes =
+          trimmedUnique("promoteResourceAttributes", promoteResourceAttributes);
+      ignoreResourceAttributes =
+          trimmedUnique("ignoreResourceAttributes", ignoreResourceAttributes);
       if (promoteAllResourceAttributes && !promoteResourceAttributes.isEmpty()) {
         throw new IllegalArgumentException(
             "promoteResourceAttributes and promoteAllResourceAttributes are mutually exclusive, got "
-                + promoteResourceAttributes + " with promoteAllResourceAttributes=true");
+                + promoteResourceAttributes
+                + " with promoteAllResourceAttributes=true");
       }
       if (!promoteAllResourceAttributes && !ignoreResourceAttributes.isEmpty()) {
         throw new IllegalArgumentException(
-            "ignoreResourceAttributes needs promoteAllResourceAttributes=true, got " + ignoreResourceAttributes);
+            "ignoreResourceAttributes needs promoteAllResourceAttributes=true, got "
+                + ignoreResourceAttributes);
       }
       if (!namespace.isEmpty() && namespace.isBlank()) {
         throw new IllegalArgumentException("namespace must not be blank, was '" + namespace + "'");
@@ -254,39 +450,55 @@ public final class TranslatorConfig {
       for (Map.Entry<String, String> e : externalLabels.entrySet()) {
         String k = e.getKey();
         if (k == null || k.isEmpty()) {
-          throw new IllegalArgumentException("externalLabels has an empty label name (value " + e.getValue() + ")");
+          throw new IllegalArgumentException(
+              "externalLabels has an empty label name (value " + e.getValue() + ")");
         }
         try {
-          if (!namer.build(k).equals(k) || k.equals("__name__") || k.equals("le") || k.equals("quantile")) {
-            throw new IllegalArgumentException("externalLabels name is not a valid label name, was '" + k + "'");
+          if (!namer.build(k).equals(k)
+              || k.equals("__name__")
+              || k.equals("le")
+              || k.equals("quantile")) {
+            throw new IllegalArgumentException(
+                "externalLabels name is not a valid label name, was '" + k + "'");
           }
         } catch (InvalidNameException ex) {
-          throw new IllegalArgumentException("externalLabels name is not a valid label name, was '" + k + "'");
+          throw new IllegalArgumentException(
+              "externalLabels name is not a valid label name, was '" + k + "'");
         }
         if (e.getValue() == null || e.getValue().isEmpty()) {
           throw new IllegalArgumentException("externalLabels value of " + k + " must not be empty");
         }
       }
       if (exponentialHistogramScale < MIN_SCALE || exponentialHistogramScale > MAX_SCALE) {
-        throw new IllegalArgumentException("exponentialHistogramScale must be between " + MIN_SCALE
-            + " and " + MAX_SCALE + ", was " + exponentialHistogramScale);
+        throw new IllegalArgumentException(
+            "exponentialHistogramScale must be between "
+                + MIN_SCALE
+                + " and "
+                + MAX_SCALE
+                + ", was "
+                + exponentialHistogramScale);
       }
       if (exponentialHistogramMaxBuckets < 2) {
-        throw new IllegalArgumentException("exponentialHistogramMaxBuckets must be at least 2, was " + exponentialHistogramMaxBuckets);
+        throw new IllegalArgumentException(
+            "exponentialHistogramMaxBuckets must be at least 2, was "
+                + exponentialHistogramMaxBuckets);
       }
       positive("maxStale", maxStale);
       if (maxStreams <= 0) {
         throw new IllegalArgumentException("maxStreams must be positive, was " + maxStreams);
       }
       if (maxFutureSkew.isNegative()) {
-        throw new IllegalArgumentException("maxFutureSkew must not be negative, was " + maxFutureSkew);
+        throw new IllegalArgumentException(
+            "maxFutureSkew must not be negative, was " + maxFutureSkew);
       }
       positive("lookbackDelta", lookbackDelta);
       if (lookbackDelta.toMillis() < 2) {
-        throw new IllegalArgumentException("lookbackDelta must be at least 2ms, was " + lookbackDelta);
+        throw new IllegalArgumentException(
+            "lookbackDelta must be at least 2ms, was " + lookbackDelta);
       }
       if (seriesCacheSize <= 0) {
-        throw new IllegalArgumentException("seriesCacheSize must be positive, was " + seriesCacheSize);
+        throw new IllegalArgumentException(
+            "seriesCacheSize must be positive, was " + seriesCacheSize);
       }
       return new TranslatorConfig(this);
     }
@@ -306,7 +518,8 @@ public final class TranslatorConfig {
           throw new IllegalArgumentException(name + " has an empty entry, was " + in);
         }
         if (!seen.add(t)) {
-          throw new IllegalArgumentException(name + " has a duplicate entry '" + t + "', was " + in);
+          throw new IllegalArgumentException(
+              name + " has a duplicate entry '" + t + "', was " + in);
         }
         out.add(t);
       }

@@ -5,11 +5,11 @@ import dev.tidemark.tsdb.codec.Varints;
 
 /**
  * The in-place path's decoding of one data point of each kind from its wire bytes into {@link Pt}
- * (the tree path fills {@code Pt} from the protobuf message with {@code Pt.set}). Field numbers
- * are those of {@code metrics.proto}; the last occurrence of a scalar wins, repeated scalars
- * come packed or not and concatenate, exemplars and unknown fields are skipped. The bytes were
- * checked whole by {@link OtlpWire#isValid} first. Attributes stay bytes: each attribute field's
- * range (tag included) is recorded for the stream lookup ({@link InPlace#entry}).
+ * (the tree path fills {@code Pt} from the protobuf message with {@code Pt.set}). Field numbers are
+ * those of {@code metrics.proto}; the last occurrence of a scalar wins, repeated scalars come
+ * packed or not and concatenate, exemplars and unknown fields are skipped. The bytes were checked
+ * whole by {@link OtlpWire#isValid} first. Attributes stay bytes: each attribute field's range (tag
+ * included) is recorded for the stream lookup ({@link InPlace#entry}).
  */
 final class WirePoints {
   private WirePoints() {}
@@ -109,7 +109,8 @@ final class WirePoints {
           buckets(r, h, tag >>> 3 == 8, e);
         }
         case 10 << 3 | OtlpWire.WT_VARINT -> p.flags = (int) r.varint(end);
-        case 14 << 3 | OtlpWire.WT_FIXED64 -> h.zeroThreshold = Double.longBitsToDouble(r.fixed64(end));
+        case 14 << 3 | OtlpWire.WT_FIXED64 ->
+            h.zeroThreshold = Double.longBitsToDouble(r.fixed64(end));
         default -> r.skip(tag, end, 0);
       }
     }

@@ -33,19 +33,37 @@ class ConcurrencyTest extends TranslatorTestBase {
       List<Future<Integer>> futures = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String me = "t" + t;
-        futures.add(pool.submit(() -> {
-          int rejected = 0;
-          for (int i = 0; i < requests; i++) {
-            long time = T0 + (i + 1) * SEC;
-            TranslationResult r = translate(request(
-                sum("work", "", DELTA, true, dp(time - SEC, time, 1, kv("thread", me))),
-                gauge("shared", "", dp(time, i, kv("k", "v"))),
-                histogram("lat", "s", CUMULATIVE, hdp(time, new double[] {1, 2}, new long[] {i, 1, 1}, 1.0, kv("thread", me)))));
-            assertThat(r.totalDataPoints()).isEqualTo(3);
-            rejected += r.rejectedDataPoints();
-          }
-          return rejected;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  int rejected = 0;
+                  for (int i = 0; i < requests; i++) {
+                    long time = T0 + (i + 1) * SEC;
+                    TranslationResult r =
+                        translate(
+                            request(
+                                sum(
+                                    "work",
+                                    "",
+                                    DELTA,
+                                    true,
+                                    dp(time - SEC, time, 1, kv("thread", me))),
+                                gauge("shared", "", dp(time, i, kv("k", "v"))),
+                                histogram(
+                                    "lat",
+                                    "s",
+                                    CUMULATIVE,
+                                    hdp(
+                                        time,
+                                        new double[] {1, 2},
+                                        new long[] {i, 1, 1},
+                                        1.0,
+                                        kv("thread", me)))));
+                    assertThat(r.totalDataPoints()).isEqualTo(3);
+                    rejected += r.rejectedDataPoints();
+                  }
+                  return rejected;
+                }));
       }
       for (Future<Integer> f : futures) {
         assertThat(f.get()).isZero();
@@ -55,15 +73,17 @@ class ConcurrencyTest extends TranslatorTestBase {
     }
     for (int t = 0; t < threads; t++) {
       String me = "t" + t;
-      List<Double> values = appender.named("work_total").stream()
-          .filter(s -> me.equals(s.labels().get("thread")))
-          .map(RecordingAppender.Sample::value)
-          .toList();
+      List<Double> values =
+          appender.named("work_total").stream()
+              .filter(s -> me.equals(s.labels().get("thread")))
+              .map(RecordingAppender.Sample::value)
+              .toList();
       assertThat(values).hasSize(requests);
       assertThat(values.get(requests - 1)).isEqualTo(requests);
     }
     assertThat(appender.named("shared")).hasSize(threads * requests);
     assertThat(translator.deltaStreamCount()).isEqualTo(threads);
-    assertThat(translator.metadata().size()).isEqualTo(4); // work_total, shared, lat_seconds, target_info
+    assertThat(translator.metadata().size())
+        .isEqualTo(4); // work_total, shared, lat_seconds, target_info
   }
 }

@@ -10,21 +10,22 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The 84 metric-name and 16 label-name cases of prometheus/otlptranslator (test resource
- * {@code otlptranslator-cases.json}), run as the file's {@code metric_namer_semantics} and
- * {@code label_semantics} describe.
+ * The 84 metric-name and 16 label-name cases of prometheus/otlptranslator (test resource {@code
+ * otlptranslator-cases.json}), run as the file's {@code metric_namer_semantics} and {@code
+ * label_semantics} describe.
  */
 class ConformanceCasesTest {
 
   private static JsonNode root() throws IOException {
-    try (InputStream in = ConformanceCasesTest.class.getResourceAsStream("/otlptranslator-cases.json")) {
+    try (InputStream in =
+        ConformanceCasesTest.class.getResourceAsStream("/otlptranslator-cases.json")) {
       return new ObjectMapper().readTree(in);
     }
   }
@@ -78,7 +79,8 @@ class ConformanceCasesTest {
           .isEqualTo(c.get("want_metric_name").asText());
     }
     if (suffixes) {
-      assertThat(MetricNamer.unitName(m.get("unit").asText(), utf8)).isEqualTo(c.get("want_unit_name").asText());
+      assertThat(MetricNamer.unitName(m.get("unit").asText(), utf8))
+          .isEqualTo(c.get("want_unit_name").asText());
     }
   }
 
@@ -113,7 +115,8 @@ class ConformanceCasesTest {
     } else {
       assertThat(plain.build(label)).isEqualTo(sanitized);
       // (2) UnderscoreLabelSanitization
-      assertThat(new LabelNamer(false, true, false).build(label)).isEqualTo(first(underscore, sanitized));
+      assertThat(new LabelNamer(false, true, false).build(label))
+          .isEqualTo(first(underscore, sanitized));
     }
     // (3) PreserveMultipleUnderscores
     LabelNamer preserve = new LabelNamer(false, false, true);
@@ -122,7 +125,8 @@ class ConformanceCasesTest {
     } else {
       assertThat(preserve.build(label)).isEqualTo(first(multi, sanitized));
       // (4) both flags: the Prometheus server defaults, ours
-      assertThat(new LabelNamer(false, true, true).build(label)).isEqualTo(first(both, underscore, multi, sanitized));
+      assertThat(new LabelNamer(false, true, true).build(label))
+          .isEqualTo(first(both, underscore, multi, sanitized));
     }
     // (5) UTF8Allowed
     LabelNamer utf8 = new LabelNamer(true, false, false);

@@ -35,10 +35,13 @@ class DeltaAccumulationTest extends TranslatorTestBase {
   @Test
   void outOfOrderAndOlderSeriesPointsAreRejected() {
     translate(request(counter(dp(T0 + 10 * SEC, T0 + 20 * SEC, 5))));
-    TranslationResult r = translate(request(counter(
-        dp(T0 + 10 * SEC, T0 + 20 * SEC, 1), // same time: not newer
-        dp(T0, T0 + 30 * SEC, 1), // starts before the stream's start
-        dp(T0 + 20 * SEC, T0 + 30 * SEC, 2))));
+    TranslationResult r =
+        translate(
+            request(
+                counter(
+                    dp(T0 + 10 * SEC, T0 + 20 * SEC, 1), // same time: not newer
+                    dp(T0, T0 + 30 * SEC, 1), // starts before the stream's start
+                    dp(T0 + 20 * SEC, T0 + 30 * SEC, 2))));
     assertThat(r.rejected(RejectionReason.DELTA_OUT_OF_ORDER)).isEqualTo(2);
     assertThat(r.exampleMetric(RejectionReason.DELTA_OUT_OF_ORDER)).isEqualTo("req_total");
     assertThat(values()).containsExactly(5.0, 7.0);
@@ -46,7 +49,8 @@ class DeltaAccumulationTest extends TranslatorTestBase {
 
   @Test
   void streamsAreKeyedByFullIdentity() {
-    translate(request(counter(dp(T0, T0 + SEC, 1, kv("a", "1")), dp(T0, T0 + SEC, 10, kv("a", "2")))));
+    translate(
+        request(counter(dp(T0, T0 + SEC, 1, kv("a", "1")), dp(T0, T0 + SEC, 10, kv("a", "2")))));
     translate(request(counter(dp(T0 + SEC, T0 + 2 * SEC, 1, kv("a", "1")))));
     Resource other = Otlp.defaultResource().toBuilder().addAttributes(kv("extra", "x")).build();
     translate(request(other, counter(dp(T0 + SEC, T0 + 2 * SEC, 100, kv("a", "1")))));
@@ -66,7 +70,9 @@ class DeltaAccumulationTest extends TranslatorTestBase {
   void gapResetsTheStreamWhenConfigured() {
     reconfigure(TranslatorConfig.builder().deltaResetOnGap(true).build());
     translate(request(counter(dp(T0, T0 + SEC, 5), dp(T0 + SEC, T0 + 2 * SEC, 1))));
-    translate(request(counter(dp(T0 + 10 * SEC, T0 + 11 * SEC, 4)))); // started after the last end: restart
+    translate(
+        request(
+            counter(dp(T0 + 10 * SEC, T0 + 11 * SEC, 4)))); // started after the last end: restart
     assertThat(values()).containsExactly(5.0, 6.0, 4.0);
 
     appender.clear();
@@ -93,8 +99,13 @@ class DeltaAccumulationTest extends TranslatorTestBase {
   @Test
   void newStreamsBeyondTheCapAreRejected() {
     reconfigure(TranslatorConfig.builder().maxStreams(2).build());
-    TranslationResult r = translate(request(counter(
-        dp(T0, T0 + SEC, 1, kv("a", "1")), dp(T0, T0 + SEC, 1, kv("a", "2")), dp(T0, T0 + SEC, 1, kv("a", "3")))));
+    TranslationResult r =
+        translate(
+            request(
+                counter(
+                    dp(T0, T0 + SEC, 1, kv("a", "1")),
+                    dp(T0, T0 + SEC, 1, kv("a", "2")),
+                    dp(T0, T0 + SEC, 1, kv("a", "3")))));
     assertThat(r.rejected(RejectionReason.DELTA_STREAM_LIMIT)).isEqualTo(1);
     assertThat(r.partialSuccessMessage()).contains("too many delta streams (DELTA_STREAM_LIMIT");
     // Existing streams keep working.
@@ -116,7 +127,12 @@ class DeltaAccumulationTest extends TranslatorTestBase {
   void failedAppendRollsBackSoRetriesAreNotCountedTwice() {
     translate(request(counter(dp(T0, T0 + SEC, 5))));
     appender.unavailable = true;
-    assertThatThrownBy(() -> translate(request(counter(dp(T0 + SEC, T0 + 2 * SEC, 3), dp(T0, T0 + SEC, 1, kv("new", "1"))))))
+    assertThatThrownBy(
+            () ->
+                translate(
+                    request(
+                        counter(
+                            dp(T0 + SEC, T0 + 2 * SEC, 3), dp(T0, T0 + SEC, 1, kv("new", "1"))))))
         .isInstanceOf(StorageUnavailableException.class);
     assertThat(translator.deltaStreamCount()).isEqualTo(1);
     appender.unavailable = false;
@@ -126,19 +142,44 @@ class DeltaAccumulationTest extends TranslatorTestBase {
 
   @Test
   void histogramsAddBucketwiseAndResetWhenBoundsChange() {
-    translate(request(histogram("lat", "", DELTA,
-        Otlp.hdp(T0 + SEC, new double[] {1, 2}, new long[] {1, 2, 3}, 10.0).toBuilder().setStartTimeUnixNano(T0).build(),
-        Otlp.hdp(T0 + 2 * SEC, new double[] {1, 2}, new long[] {1, 0, 1}, 5.0).toBuilder().setStartTimeUnixNano(T0 + SEC).build())));
-    assertThat(appender.named("lat_bucket").stream().filter(s -> "1".equals(s.labels().get("le"))).map(RecordingAppender.Sample::value))
+    translate(
+        request(
+            histogram(
+                "lat",
+                "",
+                DELTA,
+                Otlp.hdp(T0 + SEC, new double[] {1, 2}, new long[] {1, 2, 3}, 10.0).toBuilder()
+                    .setStartTimeUnixNano(T0)
+                    .build(),
+                Otlp.hdp(T0 + 2 * SEC, new double[] {1, 2}, new long[] {1, 0, 1}, 5.0).toBuilder()
+                    .setStartTimeUnixNano(T0 + SEC)
+                    .build())));
+    assertThat(
+            appender.named("lat_bucket").stream()
+                .filter(s -> "1".equals(s.labels().get("le")))
+                .map(RecordingAppender.Sample::value))
         .containsExactly(1.0, 2.0);
-    assertThat(appender.named("lat_bucket").stream().filter(s -> "+Inf".equals(s.labels().get("le"))).map(RecordingAppender.Sample::value))
+    assertThat(
+            appender.named("lat_bucket").stream()
+                .filter(s -> "+Inf".equals(s.labels().get("le")))
+                .map(RecordingAppender.Sample::value))
         .containsExactly(6.0, 8.0);
-    assertThat(appender.named("lat_sum")).extracting(RecordingAppender.Sample::value).containsExactly(10.0, 15.0);
-    assertThat(appender.named("lat_count").get(0).meta().temporality()).isEqualTo(dev.tidemark.tsdb.model.Temporality.CUMULATIVE);
+    assertThat(appender.named("lat_sum"))
+        .extracting(RecordingAppender.Sample::value)
+        .containsExactly(10.0, 15.0);
+    assertThat(appender.named("lat_count").get(0).meta().temporality())
+        .isEqualTo(dev.tidemark.tsdb.model.Temporality.CUMULATIVE);
     // New bounds: the state is replaced.
     appender.clear();
-    translate(request(histogram("lat", "", DELTA,
-        hdp(T0 + 3 * SEC, new double[] {5}, new long[] {4, 1}, 7.0).toBuilder().setStartTimeUnixNano(T0 + 2 * SEC).build())));
+    translate(
+        request(
+            histogram(
+                "lat",
+                "",
+                DELTA,
+                hdp(T0 + 3 * SEC, new double[] {5}, new long[] {4, 1}, 7.0).toBuilder()
+                    .setStartTimeUnixNano(T0 + 2 * SEC)
+                    .build())));
     assertThat(appender.find("lat_bucket", "le", "5").value()).isEqualTo(4.0);
     assertThat(appender.find("lat_bucket", "le", "+Inf").value()).isEqualTo(5.0);
     assertThat(appender.only("lat_sum").value()).isEqualTo(7.0);
@@ -146,7 +187,10 @@ class DeltaAccumulationTest extends TranslatorTestBase {
 
   @Test
   void deltasWithoutTimestampUseTheReceiveTimeWhenConfigured() {
-    reconfigure(TranslatorConfig.builder().zeroTimestampPolicy(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME).build());
+    reconfigure(
+        TranslatorConfig.builder()
+            .zeroTimestampPolicy(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME)
+            .build());
     translate(request(counter(dp(0, 2))));
     clock.advance(Duration.ofSeconds(10));
     TranslationResult r = translate(request(counter(dp(0, 3))));
@@ -156,25 +200,49 @@ class DeltaAccumulationTest extends TranslatorTestBase {
 
   @Test
   void histogramSumDisappearsWhenOneDeltaLacksIt() {
-    translate(request(histogram("lat", "", DELTA,
-        hdp(T0 + SEC, new double[] {1}, new long[] {1, 1}, 2.0),
-        hdp(T0 + 2 * SEC, new double[] {1}, new long[] {1, 1}, null))));
+    translate(
+        request(
+            histogram(
+                "lat",
+                "",
+                DELTA,
+                hdp(T0 + SEC, new double[] {1}, new long[] {1, 1}, 2.0),
+                hdp(T0 + 2 * SEC, new double[] {1}, new long[] {1, 1}, null))));
     assertThat(appender.named("lat_sum")).hasSize(1);
-    assertThat(appender.named("lat_count")).extracting(RecordingAppender.Sample::value).containsExactly(2.0, 4.0);
+    assertThat(appender.named("lat_count"))
+        .extracting(RecordingAppender.Sample::value)
+        .containsExactly(2.0, 4.0);
   }
 
   @Test
   void exponentialDeltasMergeAtTheLowerScale() {
     reconfigure(TranslatorConfig.builder().exponentialHistogramScale(0).build());
-    translate(request(expHistogram("e", "", DELTA,
-        edp(T0 + SEC, 1, 0, 0, buckets(0, 1, 1), buckets(0), 3.0), // scale 1: (1,√2], (√2,2]
-        edp(T0 + 2 * SEC, 0, 1, 0, buckets(1, 2), buckets(0), 6.0)))); // scale 0: (2,4]
+    translate(
+        request(
+            expHistogram(
+                "e",
+                "",
+                DELTA,
+                edp(
+                    T0 + SEC,
+                    1,
+                    0,
+                    0,
+                    buckets(0, 1, 1),
+                    buckets(0),
+                    3.0), // scale 1: (1,√2], (√2,2]
+                edp(T0 + 2 * SEC, 0, 1, 0, buckets(1, 2), buckets(0), 6.0)))); // scale 0: (2,4]
     // Accumulated at scale 0: zero=1, (1,2]=2, (2,4]=2.
-    List<RecordingAppender.Sample> last = appender.named("e_bucket").stream()
-        .filter(s -> s.timestampMillis() == (T0 + 2 * SEC) / 1_000_000).toList();
-    assertThat(last).extracting(s -> s.labels().get("le") + "=" + s.value())
+    List<RecordingAppender.Sample> last =
+        appender.named("e_bucket").stream()
+            .filter(s -> s.timestampMillis() == (T0 + 2 * SEC) / 1_000_000)
+            .toList();
+    assertThat(last)
+        .extracting(s -> s.labels().get("le") + "=" + s.value())
         .containsExactly("0=1.0", "2=3.0", "4=5.0", "+Inf=5.0");
-    assertThat(appender.named("e_sum")).extracting(RecordingAppender.Sample::value).containsExactly(3.0, 9.0);
+    assertThat(appender.named("e_sum"))
+        .extracting(RecordingAppender.Sample::value)
+        .containsExactly(3.0, 9.0);
   }
 
   @Test

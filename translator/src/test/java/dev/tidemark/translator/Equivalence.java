@@ -9,12 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The equivalence of the tree path ({@code translate(ExportMetricsServiceRequest.parseFrom(bytes))},
- * the reference) and the in-place path ({@code translate(bytes)}): same exception (class and
- * message) or same {@link TranslationResult} (counts per reason, examples, details, warnings,
- * partial-success message, samples written), the same appended samples (labels, metadata,
- * timestamp, value bits, batch point), the same batches and appender calls, the same delta
- * streams and family metadata.
+ * The equivalence of the tree path ({@code
+ * translate(ExportMetricsServiceRequest.parseFrom(bytes))}, the reference) and the in-place path
+ * ({@code translate(bytes)}): same exception (class and message) or same {@link TranslationResult}
+ * (counts per reason, examples, details, warnings, partial-success message, samples written), the
+ * same appended samples (labels, metadata, timestamp, value bits, batch point), the same batches
+ * and appender calls, the same delta streams and family metadata.
  */
 final class Equivalence {
   private Equivalence() {}
@@ -29,9 +29,12 @@ final class Equivalence {
     long accepted;
     long rejected;
     int undecodable;
-    final java.util.Map<RejectionReason, Integer> byReason = new java.util.EnumMap<>(RejectionReason.class);
+    final java.util.Map<RejectionReason, Integer> byReason =
+        new java.util.EnumMap<>(RejectionReason.class);
 
-    /** @param rulesOf the appender whose rejection rules and availability both appenders follow */
+    /**
+     * @param rulesOf the appender whose rejection rules and availability both appenders follow
+     */
     Twin(TranslatorConfig config, Clock clock, RecordingAppender rulesOf) {
       treeAppender = new RecordingAppender(rulesOf);
       tree = new Translator(treeAppender, config, clock);
@@ -85,13 +88,24 @@ final class Equivalence {
       assertThat(describe(b)).as(what + ": result").isEqualTo(describe(a));
       assertThat(new ArrayList<>(appender.samples.subList(s1, appender.samples.size())))
           .as(what + ": samples")
-          .isEqualTo(new ArrayList<>(treeAppender.samples.subList(s0, treeAppender.samples.size())));
-      assertThat(new ArrayList<>(appender.batchPointCounts.subList(b1, appender.batchPointCounts.size())))
+          .isEqualTo(
+              new ArrayList<>(treeAppender.samples.subList(s0, treeAppender.samples.size())));
+      assertThat(
+              new ArrayList<>(
+                  appender.batchPointCounts.subList(b1, appender.batchPointCounts.size())))
           .as(what + ": batches")
-          .isEqualTo(new ArrayList<>(treeAppender.batchPointCounts.subList(b0, treeAppender.batchPointCounts.size())));
-      assertThat(appender.calls - c1).as(what + ": appender calls").isEqualTo(treeAppender.calls - c0);
-      assertThat(translator.deltaStreamCount()).as(what + ": delta streams").isEqualTo(tree.deltaStreamCount());
-      assertThat(translator.metadata().size()).as(what + ": families").isEqualTo(tree.metadata().size());
+          .isEqualTo(
+              new ArrayList<>(
+                  treeAppender.batchPointCounts.subList(b0, treeAppender.batchPointCounts.size())));
+      assertThat(appender.calls - c1)
+          .as(what + ": appender calls")
+          .isEqualTo(treeAppender.calls - c0);
+      assertThat(translator.deltaStreamCount())
+          .as(what + ": delta streams")
+          .isEqualTo(tree.deltaStreamCount());
+      assertThat(translator.metadata().size())
+          .as(what + ": families")
+          .isEqualTo(tree.metadata().size());
       return a;
     }
   }
@@ -105,11 +119,27 @@ final class Equivalence {
       return "none";
     }
     List<String> l = new ArrayList<>();
-    l.add("total=" + r.totalDataPoints() + " accepted=" + r.acceptedDataPoints() + " rejected=" + r.rejectedDataPoints()
-        + " written=" + r.samplesWritten() + " full=" + r.isFullSuccess());
+    l.add(
+        "total="
+            + r.totalDataPoints()
+            + " accepted="
+            + r.acceptedDataPoints()
+            + " rejected="
+            + r.rejectedDataPoints()
+            + " written="
+            + r.samplesWritten()
+            + " full="
+            + r.isFullSuccess());
     for (RejectionReason reason : RejectionReason.values()) {
       if (r.rejected(reason) > 0) {
-        l.add(reason + "=" + r.rejected(reason) + " example=" + r.exampleMetric(reason) + " detail=" + r.detail(reason));
+        l.add(
+            reason
+                + "="
+                + r.rejected(reason)
+                + " example="
+                + r.exampleMetric(reason)
+                + " detail="
+                + r.detail(reason));
       }
     }
     l.add("warnings=" + r.warnings());

@@ -29,34 +29,53 @@ class ExponentialHistogramTest extends TranslatorTestBase {
   @Test
   void positiveBucketsAtScaleZeroWithUnit() {
     reconfigure(TranslatorConfig.builder().exponentialHistogramScale(0).build());
-    translate(request(expHistogram("lat", "s", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 3, 0, 2), buckets(0), 20.0))));
-    assertThat(appender.named("lat_seconds_bucket")).extracting(s -> s.labels().get("le") + "=" + (long) s.value())
+    translate(
+        request(
+            expHistogram(
+                "lat", "s", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 3, 0, 2), buckets(0), 20.0))));
+    assertThat(appender.named("lat_seconds_bucket"))
+        .extracting(s -> s.labels().get("le") + "=" + (long) s.value())
         .containsExactly("0=0", "2=3", "4=3", "8=5", "+Inf=5");
     assertThat(appender.only("lat_seconds_sum").value()).isEqualTo(20.0);
     assertThat(appender.only("lat_seconds_count").value()).isEqualTo(5.0);
-    assertThat(appender.only("lat_seconds_count").meta().type()).isEqualTo(dev.tidemark.tsdb.model.MetricType.EXPONENTIAL_HISTOGRAM);
-    assertThat(translator.metadata().get("lat_seconds").orElseThrow().type()).isEqualTo(PromType.HISTOGRAM);
+    assertThat(appender.only("lat_seconds_count").meta().type())
+        .isEqualTo(dev.tidemark.tsdb.model.MetricType.EXPONENTIAL_HISTOGRAM);
+    assertThat(translator.metadata().get("lat_seconds").orElseThrow().type())
+        .isEqualTo(PromType.HISTOGRAM);
   }
 
   @Test
   void negativeZeroAndPositiveBucketsAscendCumulatively() {
     reconfigure(TranslatorConfig.builder().exponentialHistogramScale(0).build());
     // Negative index 1: [-4,-2), index 0: [-2,-1); zero bucket |v| <= 0.5; positive index 0: (1,2].
-    translate(request(expHistogram("e", "", CUMULATIVE,
-        edp(T0, 0, 4, 0.5, buckets(0, 1), buckets(0, 2, 3), -5.0))));
+    translate(
+        request(
+            expHistogram(
+                "e", "", CUMULATIVE, edp(T0, 0, 4, 0.5, buckets(0, 1), buckets(0, 2, 3), -5.0))));
     assertThat(bucketsAt(T0)).containsExactly("-2=3", "-1=5", "0.5=9", "2=10", "+Inf=10");
   }
 
   @Test
   void downscalingMergesBucketsExactly() {
-    // Scale 2 (base 2^(1/4)), offset 0: buckets 0..7 cover (1, 4]; target scale 0 merges four at a time.
-    translate(request(expHistogram("e", "", CUMULATIVE,
-        edp(T0, 2, 0, 0, buckets(0, 1, 1, 1, 1, 2, 2, 2, 2), buckets(0), null))));
+    // Scale 2 (base 2^(1/4)), offset 0: buckets 0..7 cover (1, 4]; target scale 0 merges four at a
+    // time.
+    translate(
+        request(
+            expHistogram(
+                "e",
+                "",
+                CUMULATIVE,
+                edp(T0, 2, 0, 0, buckets(0, 1, 1, 1, 1, 2, 2, 2, 2), buckets(0), null))));
     assertThat(bucketsAt(T0)).startsWith("0=0", "1.189207115002721=1", "1.4142135623730951=2");
     reconfigure(TranslatorConfig.builder().exponentialHistogramScale(0).build());
     appender.clear();
-    translate(request(expHistogram("e", "", CUMULATIVE,
-        edp(T0, 2, 0, 0, buckets(0, 1, 1, 1, 1, 2, 2, 2, 2), buckets(0), null))));
+    translate(
+        request(
+            expHistogram(
+                "e",
+                "",
+                CUMULATIVE,
+                edp(T0, 2, 0, 0, buckets(0, 1, 1, 1, 1, 2, 2, 2, 2), buckets(0), null))));
     assertThat(bucketsAt(T0)).containsExactly("0=0", "2=4", "4=12", "+Inf=12");
     assertThat(appender.named("e_sum")).isEmpty();
   }
@@ -64,23 +83,42 @@ class ExponentialHistogramTest extends TranslatorTestBase {
   @Test
   void theBucketRangeOfASeriesIsStable() {
     reconfigure(TranslatorConfig.builder().exponentialHistogramScale(0).build());
-    translate(request(expHistogram("e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1, 0, 1), buckets(0), null))));
-    translate(request(expHistogram("e", "", CUMULATIVE, edp(T0 + SEC, 0, 0, 0, buckets(1, 3), buckets(0), null))));
+    translate(
+        request(
+            expHistogram(
+                "e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1, 0, 1), buckets(0), null))));
+    translate(
+        request(
+            expHistogram(
+                "e", "", CUMULATIVE, edp(T0 + SEC, 0, 0, 0, buckets(1, 3), buckets(0), null))));
     // The second point only has (2,4] but every bucket seen before is still written.
     assertThat(bucketsAt(T0 + SEC)).containsExactly("0=0", "2=0", "4=3", "8=3", "+Inf=3");
   }
 
   @Test
   void bucketCapLowersTheStreamScale() {
-    reconfigure(TranslatorConfig.builder().exponentialHistogramScale(2).exponentialHistogramMaxBuckets(4).build());
-    translate(request(expHistogram("e", "", CUMULATIVE, edp(T0, 2, 0, 0, buckets(0, 1, 1, 1, 1, 1, 1, 1, 1), buckets(0), null))));
+    reconfigure(
+        TranslatorConfig.builder()
+            .exponentialHistogramScale(2)
+            .exponentialHistogramMaxBuckets(4)
+            .build());
+    translate(
+        request(
+            expHistogram(
+                "e",
+                "",
+                CUMULATIVE,
+                edp(T0, 2, 0, 0, buckets(0, 1, 1, 1, 1, 1, 1, 1, 1), buckets(0), null))));
     // 8 buckets at scale 2 do not fit 4: the stream drops to scale 1.
-    assertThat(bucketsAt(T0)).containsExactly("0=0", "1.4142135623730951=2", "2=4", "2.82842712474619=6", "4=8", "+Inf=8");
+    assertThat(bucketsAt(T0))
+        .containsExactly(
+            "0=0", "1.4142135623730951=2", "2=4", "2.82842712474619=6", "4=8", "+Inf=8");
   }
 
   @Test
   void countMismatchIsRejected() {
-    ExponentialHistogramDataPoint p = edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.0).toBuilder().setCount(5).build();
+    ExponentialHistogramDataPoint p =
+        edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.0).toBuilder().setCount(5).build();
     TranslationResult r = translate(request(expHistogram("e", "", CUMULATIVE, p)));
     assertThat(r.rejected(RejectionReason.INVALID_HISTOGRAM)).isEqualTo(1);
     assertThat(r.detail(RejectionReason.INVALID_HISTOGRAM)).contains("count 5");
@@ -88,34 +126,63 @@ class ExponentialHistogramTest extends TranslatorTestBase {
 
   @Test
   void scaleBelowMinusFourIsRejected() {
-    TranslationResult r = translate(request(expHistogram("e", "", CUMULATIVE, edp(T0, -5, 0, 0, buckets(0, 1), buckets(0), 1.0))));
+    TranslationResult r =
+        translate(
+            request(
+                expHistogram(
+                    "e", "", CUMULATIVE, edp(T0, -5, 0, 0, buckets(0, 1), buckets(0), 1.0))));
     assertThat(r.rejected(RejectionReason.INVALID_HISTOGRAM)).isEqualTo(1);
   }
 
   @Test
   void countSumOnlyAndDropModes() {
-    reconfigure(TranslatorConfig.builder().exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY).build());
-    translate(request(expHistogram("e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.5))));
+    reconfigure(
+        TranslatorConfig.builder()
+            .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY)
+            .build());
+    translate(
+        request(
+            expHistogram("e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.5))));
     assertThat(appender.named("e_bucket")).isEmpty();
     assertThat(appender.only("e_count").value()).isEqualTo(1);
     assertThat(appender.only("e_sum").value()).isEqualTo(1.5);
 
-    reconfigure(TranslatorConfig.builder().exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.DROP).build());
-    TranslationResult r = translate(request(expHistogram("e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.5))));
+    reconfigure(
+        TranslatorConfig.builder()
+            .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.DROP)
+            .build());
+    TranslationResult r =
+        translate(
+            request(
+                expHistogram(
+                    "e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.5))));
     assertThat(r.rejected(RejectionReason.UNSUPPORTED_EXPONENTIAL_HISTOGRAM)).isEqualTo(1);
   }
 
   @Test
   void staleMarksEveryBucketEverEmitted() {
     reconfigure(TranslatorConfig.builder().exponentialHistogramScale(0).build());
-    translate(request(expHistogram("e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1, 1), buckets(0), 1.0))));
+    translate(
+        request(
+            expHistogram(
+                "e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1, 1), buckets(0), 1.0))));
     appender.clear();
-    translate(request(expHistogram("e", "", CUMULATIVE,
-        ExponentialHistogramDataPoint.newBuilder().setTimeUnixNano(T0 + SEC).setFlags(1).build())));
+    translate(
+        request(
+            expHistogram(
+                "e",
+                "",
+                CUMULATIVE,
+                ExponentialHistogramDataPoint.newBuilder()
+                    .setTimeUnixNano(T0 + SEC)
+                    .setFlags(1)
+                    .build())));
     assertThat(appender.samples.stream().filter(s -> !s.name().equals("target_info")).toList())
         .allMatch(s -> s.valueBits() == 0x7ff0000000000002L)
-        .extracting(s -> s.name() + (s.labels().get("le") == null ? "" : "{" + s.labels().get("le") + "}"))
-        .containsExactlyInAnyOrder("e_bucket{0}", "e_bucket{2}", "e_bucket{4}", "e_bucket{+Inf}", "e_sum", "e_count");
+        .extracting(
+            s -> s.name() + (s.labels().get("le") == null ? "" : "{" + s.labels().get("le") + "}"))
+        .containsExactlyInAnyOrder(
+            "e_bucket{0}", "e_bucket{2}", "e_bucket{4}", "e_bucket{+Inf}", "e_sum", "e_count");
   }
 
   @Test
@@ -132,7 +199,8 @@ class ExponentialHistogramTest extends TranslatorTestBase {
         }
       }
     }
-    assertThat(ExpHistogram.lowerBound(1, 1)).isEqualTo(Math.sqrt(2), org.assertj.core.data.Offset.offset(1e-15));
+    assertThat(ExpHistogram.lowerBound(1, 1))
+        .isEqualTo(Math.sqrt(2), org.assertj.core.data.Offset.offset(1e-15));
   }
 
   /**
@@ -168,8 +236,13 @@ class ExponentialHistogramTest extends TranslatorTestBase {
         neg[k - off]++;
       }
     }
-    translate(request(expHistogram("e", "", CUMULATIVE,
-        edp(T0, scale, zero, 0, buckets(off, pos), buckets(off, neg), sum))));
+    translate(
+        request(
+            expHistogram(
+                "e",
+                "",
+                CUMULATIVE,
+                edp(T0, scale, zero, 0, buckets(off, pos), buckets(off, neg), sum))));
     List<RecordingAppender.Sample> bs = appender.named("e_bucket");
     double[] le = new double[bs.size()];
     double[] cum = new double[bs.size()];
@@ -188,7 +261,9 @@ class ExponentialHistogramTest extends TranslatorTestBase {
       double truth = sorted[(int) Math.ceil(q * sorted.length) - 1];
       double est = histogramQuantile(q, le, cum);
       assertThat(Double.isNaN(est)).isFalse();
-      assertThat(bucketOf(est, le)).as("q=%s truth=%s est=%s seed=%d", q, truth, est, seed).isEqualTo(bucketOf(truth, le));
+      assertThat(bucketOf(est, le))
+          .as("q=%s truth=%s est=%s seed=%d", q, truth, est, seed)
+          .isEqualTo(bucketOf(truth, le));
     }
   }
 
@@ -239,7 +314,11 @@ class ExponentialHistogramTest extends TranslatorTestBase {
 
   @Test
   void helperSanity() {
-    assertThat(histogramQuantile(0.5, new double[] {1, 2, Double.POSITIVE_INFINITY}, new double[] {0, 10, 10})).isEqualTo(1.5);
-    assertThat(Arrays.toString(new int[] {index(1.5, 0), index(2.0, 0), index(2.1, 0)})).isEqualTo("[0, 0, 1]");
+    assertThat(
+            histogramQuantile(
+                0.5, new double[] {1, 2, Double.POSITIVE_INFINITY}, new double[] {0, 10, 10}))
+        .isEqualTo(1.5);
+    assertThat(Arrays.toString(new int[] {index(1.5, 0), index(2.0, 0), index(2.1, 0)}))
+        .isEqualTo("[0, 0, 1]");
   }
 }

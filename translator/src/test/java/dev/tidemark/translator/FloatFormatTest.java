@@ -16,7 +16,8 @@ class FloatFormatTest {
     assertThat(FloatFormat.goPlain(-0.0)).isEqualTo("-0");
     assertThat(FloatFormat.goPlain(0.0)).isEqualTo("0");
     assertThat(FloatFormat.goPlain(-2.5)).isEqualTo("-2.5");
-    assertThat(FloatFormat.goPlain(2e23)).isEqualTo("200000000000000000000000"); // JDK 17 Double.toString: 2.0000000000000002E23
+    assertThat(FloatFormat.goPlain(2e23))
+        .isEqualTo("200000000000000000000000"); // JDK 17 Double.toString: 2.0000000000000002E23
     assertThat(FloatFormat.goPlain(Double.POSITIVE_INFINITY)).isEqualTo("+Inf");
     assertThat(FloatFormat.goPlain(Double.NaN)).isEqualTo("NaN");
   }

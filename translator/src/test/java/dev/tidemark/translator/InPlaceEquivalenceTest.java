@@ -44,12 +44,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The in-place path against the tree path ({@link Equivalence}) on generated requests: the
- * translator's conformance names as metrics and attributes, a seeded random generator (every
- * metric kind and temporality, every attribute value type, duplicate keys, over-long values,
- * missing values, stale flags, several resources and scopes, exemplars), each request re-encoded
- * at random (repeated scalars unpacked, unknown fields of every wire type, fields reordered or
- * repeated), truncated at every byte and with bytes flipped. (Every request the other translator
- * tests build goes through the same check, see {@link TranslatorTestBase}.)
+ * translator's conformance names as metrics and attributes, a seeded random generator (every metric
+ * kind and temporality, every attribute value type, duplicate keys, over-long values, missing
+ * values, stale flags, several resources and scopes, exemplars), each request re-encoded at random
+ * (repeated scalars unpacked, unknown fields of every wire type, fields reordered or repeated),
+ * truncated at every byte and with bytes flipped. (Every request the other translator tests build
+ * goes through the same check, see {@link TranslatorTestBase}.)
  */
 class InPlaceEquivalenceTest {
   private static final long SEC = Otlp.SEC;
@@ -72,7 +72,8 @@ class InPlaceEquivalenceTest {
   @Test
   void conformanceNamesAsMetricsAndAttributes() throws IOException {
     JsonNode root;
-    try (InputStream in = InPlaceEquivalenceTest.class.getResourceAsStream("/otlptranslator-cases.json")) {
+    try (InputStream in =
+        InPlaceEquivalenceTest.class.getResourceAsStream("/otlptranslator-cases.json")) {
       root = new ObjectMapper().readTree(in);
     }
     for (TranslationStrategy s : TranslationStrategy.values()) {
@@ -82,20 +83,37 @@ class InPlaceEquivalenceTest {
         JsonNode m = c.get("metric");
         time += SEC;
         NumberDataPoint p = Otlp.dp(time, 1, Otlp.kv("k", "v"));
-        Metric metric = switch (m.get("type").asText()) {
-          case "monotonic_counter" -> Otlp.sum(m.get("name").asText(), m.get("unit").asText(), Otlp.CUMULATIVE, true, p);
-          case "non_monotonic_counter" -> Otlp.sum(m.get("name").asText(), m.get("unit").asText(), Otlp.CUMULATIVE, false, p);
-          case "histogram" -> Otlp.histogram(m.get("name").asText(), m.get("unit").asText(), Otlp.CUMULATIVE,
-              Otlp.hdp(time, new double[] {1}, new long[] {1, 2}, 3.0, Otlp.kv("k", "v")));
-          case "summary" -> Otlp.summary(m.get("name").asText(), m.get("unit").asText(),
-              Otlp.sdp(time, 2, 3, new double[] {0.5}, new double[] {1}, Otlp.kv("k", "v")));
-          default -> Otlp.gauge(m.get("name").asText(), m.get("unit").asText(), p);
-        };
+        Metric metric =
+            switch (m.get("type").asText()) {
+              case "monotonic_counter" ->
+                  Otlp.sum(
+                      m.get("name").asText(), m.get("unit").asText(), Otlp.CUMULATIVE, true, p);
+              case "non_monotonic_counter" ->
+                  Otlp.sum(
+                      m.get("name").asText(), m.get("unit").asText(), Otlp.CUMULATIVE, false, p);
+              case "histogram" ->
+                  Otlp.histogram(
+                      m.get("name").asText(),
+                      m.get("unit").asText(),
+                      Otlp.CUMULATIVE,
+                      Otlp.hdp(time, new double[] {1}, new long[] {1, 2}, 3.0, Otlp.kv("k", "v")));
+              case "summary" ->
+                  Otlp.summary(
+                      m.get("name").asText(),
+                      m.get("unit").asText(),
+                      Otlp.sdp(
+                          time, 2, 3, new double[] {0.5}, new double[] {1}, Otlp.kv("k", "v")));
+              default -> Otlp.gauge(m.get("name").asText(), m.get("unit").asText(), p);
+            };
         both(t, Otlp.request(metric).toByteArray());
       }
       for (JsonNode c : root.get("label_cases")) {
         time += SEC;
-        both(t, Otlp.request(Otlp.gauge("g", "", Otlp.dp(time, 1, Otlp.kv(c.get("label").asText(), "v")))).toByteArray());
+        both(
+            t,
+            Otlp.request(
+                    Otlp.gauge("g", "", Otlp.dp(time, 1, Otlp.kv(c.get("label").asText(), "v"))))
+                .toByteArray());
       }
       assertThat(t.requests).isEqualTo(100);
     }
@@ -110,25 +128,44 @@ class InPlaceEquivalenceTest {
     Translator translator = new Translator(appender, TranslatorConfig.defaults(), clock);
     int threads = 4;
     int requests = 200;
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(threads);
     try {
       List<java.util.concurrent.Future<Integer>> futures = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         String me = "t" + t;
-        futures.add(pool.submit(() -> {
-          int rejected = 0;
-          for (int i = 0; i < requests; i++) {
-            long time = T0 + (i + 1) * SEC;
-            TranslationResult r = translator.translate(Otlp.request(
-                Otlp.sum("work", "", Otlp.DELTA, true, Otlp.dp(time - SEC, time, 1, Otlp.kv("thread", me))),
-                Otlp.gauge("shared", "", Otlp.dp(time, i, Otlp.kv("k", "v"))),
-                Otlp.histogram("lat", "s", Otlp.CUMULATIVE,
-                    Otlp.hdp(time, new double[] {1, 2}, new long[] {i, 1, 1}, 1.0, Otlp.kv("thread", me)))).toByteArray());
-            assertThat(r.totalDataPoints()).isEqualTo(3);
-            rejected += r.rejectedDataPoints();
-          }
-          return rejected;
-        }));
+        futures.add(
+            pool.submit(
+                () -> {
+                  int rejected = 0;
+                  for (int i = 0; i < requests; i++) {
+                    long time = T0 + (i + 1) * SEC;
+                    TranslationResult r =
+                        translator.translate(
+                            Otlp.request(
+                                    Otlp.sum(
+                                        "work",
+                                        "",
+                                        Otlp.DELTA,
+                                        true,
+                                        Otlp.dp(time - SEC, time, 1, Otlp.kv("thread", me))),
+                                    Otlp.gauge("shared", "", Otlp.dp(time, i, Otlp.kv("k", "v"))),
+                                    Otlp.histogram(
+                                        "lat",
+                                        "s",
+                                        Otlp.CUMULATIVE,
+                                        Otlp.hdp(
+                                            time,
+                                            new double[] {1, 2},
+                                            new long[] {i, 1, 1},
+                                            1.0,
+                                            Otlp.kv("thread", me))))
+                                .toByteArray());
+                    assertThat(r.totalDataPoints()).isEqualTo(3);
+                    rejected += r.rejectedDataPoints();
+                  }
+                  return rejected;
+                }));
       }
       for (java.util.concurrent.Future<Integer> f : futures) {
         assertThat(f.get()).isZero();
@@ -138,10 +175,11 @@ class InPlaceEquivalenceTest {
     }
     for (int t = 0; t < threads; t++) {
       String me = "t" + t;
-      List<Double> values = appender.named("work_total").stream()
-          .filter(x -> me.equals(x.labels().get("thread")))
-          .map(RecordingAppender.Sample::value)
-          .toList();
+      List<Double> values =
+          appender.named("work_total").stream()
+              .filter(x -> me.equals(x.labels().get("thread")))
+              .map(RecordingAppender.Sample::value)
+              .toList();
       assertThat(values).hasSize(requests);
       assertThat(values.get(requests - 1)).isEqualTo(requests);
     }
@@ -159,14 +197,23 @@ class InPlaceEquivalenceTest {
 
   @Test
   void randomRequestsOtherConfigs() {
-    random(TranslatorConfig.builder()
-        .translationStrategy(TranslationStrategy.values()[2])
-        .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY)
-        .startTimeMode(TranslatorConfig.StartTimeMode.INJECT_ZERO)
-        .zeroTimestampPolicy(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME)
-        .build(), 2, 300);
-    random(TranslatorConfig.builder().deltaMode(TranslatorConfig.DeltaMode.REJECT).seriesCacheSize(16)
-        .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.DROP).build(), 3, 300);
+    random(
+        TranslatorConfig.builder()
+            .translationStrategy(TranslationStrategy.values()[2])
+            .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY)
+            .startTimeMode(TranslatorConfig.StartTimeMode.INJECT_ZERO)
+            .zeroTimestampPolicy(TranslatorConfig.ZeroTimestampPolicy.USE_RECEIVE_TIME)
+            .build(),
+        2,
+        300);
+    random(
+        TranslatorConfig.builder()
+            .deltaMode(TranslatorConfig.DeltaMode.REJECT)
+            .seriesCacheSize(16)
+            .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.DROP)
+            .build(),
+        3,
+        300);
   }
 
   @Test
@@ -187,7 +234,8 @@ class InPlaceEquivalenceTest {
       byte[] bytes = g.request().toByteArray();
       both(t, rnd.nextInt(3) == 0 ? bytes : rewrite(bytes, 0, bytes.length, OtlpWire.REQUEST, rnd));
     }
-    System.out.printf("in-place equivalence, seed %d: %d requests, %d points accepted, %d rejected %s, %d undecodable%n",
+    System.out.printf(
+        "in-place equivalence, seed %d: %d requests, %d points accepted, %d rejected %s, %d undecodable%n",
         seed, t.requests, t.accepted, t.rejected, t.byReason, t.undecodable);
     assertThat(t.requests).isEqualTo(requests);
     if (!rules.unavailable) {
@@ -220,9 +268,27 @@ class InPlaceEquivalenceTest {
     }
     // Hand-made malformed input: bad tags, wire types, lengths, varints, groups, UTF-8.
     byte[][] bad = {
-      {0x00}, {0x0f}, {0x0e, 0x00}, {0x0c}, {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f},
-      {(byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, (byte) 0x80, 0x01},
-      {0x1b, 0x08, 0x01, 0x1c}, {0x1b, 0x08, 0x01, 0x24}, {0x1b, 0x08, 0x01},
+      {0x00},
+      {0x0f},
+      {0x0e, 0x00},
+      {0x0c},
+      {0x0a, (byte) 0xff, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0x0f},
+      {
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        (byte) 0x80,
+        0x01
+      },
+      {0x1b, 0x08, 0x01, 0x1c},
+      {0x1b, 0x08, 0x01, 0x24},
+      {0x1b, 0x08, 0x01},
       {0x0a, 0x05, 0x1a, 0x03, (byte) 0xed, (byte) 0xa0, (byte) 0x80},
       {0x0a, 0x04, 0x1a, 0x02, (byte) 0xc0, (byte) 0x80},
       {0x0a, 0x05, 0x1a, 0x03, 'a', 'b', 'c'},
@@ -230,7 +296,8 @@ class InPlaceEquivalenceTest {
     for (byte[] b : bad) {
       both(t, b);
     }
-    System.out.printf("in-place equivalence, malformed: %d requests (%d truncated), %d undecodable, %d points accepted%n",
+    System.out.printf(
+        "in-place equivalence, malformed: %d requests (%d truncated), %d undecodable, %d points accepted%n",
         t.requests, truncated, t.undecodable, t.accepted);
     assertThat(truncated).isGreaterThan(1000);
     assertThat(t.undecodable).isGreaterThan(truncated / 2);
@@ -240,8 +307,23 @@ class InPlaceEquivalenceTest {
   private static final class Gen {
     final Random rnd;
     long now;
-    final String[] keys = {"a", "b", "method", "k.x", "k_x", "le", "__name__", "", "é", "quantile", "service.name", "0abc"};
-    final String[] names = {"m", "http.requests", "lat_seconds", "", "0bad", "g", "m", "requests.total", "size"};
+    final String[] keys = {
+      "a",
+      "b",
+      "method",
+      "k.x",
+      "k_x",
+      "le",
+      "__name__",
+      "",
+      "é",
+      "quantile",
+      "service.name",
+      "0abc"
+    };
+    final String[] names = {
+      "m", "http.requests", "lat_seconds", "", "0bad", "g", "m", "requests.total", "size"
+    };
     final String[] units = {"", "s", "By", "{req}", "ms", "1"};
 
     Gen(Random rnd) {
@@ -260,9 +342,10 @@ class InPlaceEquivalenceTest {
         for (int s = 0; s < ns; s++) {
           ScopeMetrics.Builder sm = ScopeMetrics.newBuilder();
           if (rnd.nextInt(4) != 0) {
-            InstrumentationScope.Builder sc = InstrumentationScope.newBuilder()
-                .setName(pick("", "lib", "io.otel"))
-                .setVersion(pick("", "1.0"));
+            InstrumentationScope.Builder sc =
+                InstrumentationScope.newBuilder()
+                    .setName(pick("", "lib", "io.otel"))
+                    .setVersion(pick("", "1.0"));
             if (rnd.nextBoolean()) {
               sc.addAttributes(kv());
             }
@@ -329,7 +412,7 @@ class InPlaceEquivalenceTest {
           v.setKvlistValue(l);
         }
         case 8 -> v.setBytesValue(ByteString.copyFrom(new byte[] {1, (byte) 0xff, 0}));
-        default -> { } // no value
+        default -> {} // no value
       }
       return v.build();
     }
@@ -353,7 +436,10 @@ class InPlaceEquivalenceTest {
       List<KeyValue> l = new ArrayList<>();
       int n = rnd.nextInt(5);
       for (int i = 0; i < n; i++) {
-        l.add(rnd.nextInt(3) == 0 ? kv() : Otlp.kv(pick("method", "route", "code"), pick("GET", "POST", "/a", "200")));
+        l.add(
+            rnd.nextInt(3) == 0
+                ? kv()
+                : Otlp.kv(pick("method", "route", "code"), pick("GET", "POST", "/a", "200")));
       }
       return l;
     }
@@ -382,8 +468,13 @@ class InPlaceEquivalenceTest {
 
     void exemplar(java.util.function.Consumer<Exemplar> add) {
       if (rnd.nextInt(6) == 0) {
-        add.accept(Exemplar.newBuilder().setAsDouble(1).setTimeUnixNano(now).addFilteredAttributes(Otlp.kv("trace", "t"))
-            .setSpanId(ByteString.copyFrom(new byte[8])).build());
+        add.accept(
+            Exemplar.newBuilder()
+                .setAsDouble(1)
+                .setTimeUnixNano(now)
+                .addFilteredAttributes(Otlp.kv("trace", "t"))
+                .setSpanId(ByteString.copyFrom(new byte[8]))
+                .build());
       }
     }
 
@@ -391,9 +482,10 @@ class InPlaceEquivalenceTest {
       int kind = rnd.nextInt(11);
       // Mostly a name of the kind's own (accepted points), sometimes a shared one (TYPE_CONFLICT).
       String name = names[rnd.nextInt(names.length)];
-      Metric.Builder m = Metric.newBuilder()
-          .setName(rnd.nextInt(3) == 0 || name.isEmpty() ? name : "k" + kind / 2 + "." + name)
-          .setUnit(units[rnd.nextInt(units.length)]);
+      Metric.Builder m =
+          Metric.newBuilder()
+              .setName(rnd.nextInt(3) == 0 || name.isEmpty() ? name : "k" + kind / 2 + "." + name)
+              .setUnit(units[rnd.nextInt(units.length)]);
       if (rnd.nextInt(6) == 0) {
         m.setDescription(pick("help", "other help"));
       }
@@ -410,21 +502,26 @@ class InPlaceEquivalenceTest {
           }
         }
         case 2, 3, 4 -> {
-          Sum.Builder s = Sum.newBuilder().setAggregationTemporalityValue(temporality()).setIsMonotonic(rnd.nextBoolean());
+          Sum.Builder s =
+              Sum.newBuilder()
+                  .setAggregationTemporalityValue(temporality())
+                  .setIsMonotonic(rnd.nextBoolean());
           for (int i = 0; i < np; i++) {
             s.addDataPoints(number());
           }
           m.setSum(s);
         }
         case 5, 6 -> {
-          Histogram.Builder h = Histogram.newBuilder().setAggregationTemporalityValue(temporality());
+          Histogram.Builder h =
+              Histogram.newBuilder().setAggregationTemporalityValue(temporality());
           for (int i = 0; i < np; i++) {
             h.addDataPoints(histogram());
           }
           m.setHistogram(h);
         }
         case 7, 8 -> {
-          ExponentialHistogram.Builder h = ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality());
+          ExponentialHistogram.Builder h =
+              ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality());
           for (int i = 0; i < np; i++) {
             h.addDataPoints(exponential());
           }
@@ -437,19 +534,22 @@ class InPlaceEquivalenceTest {
           }
           m.setSummary(s);
         }
-        default -> { } // no data
+        default -> {} // no data
       }
       return m.build();
     }
 
     NumberDataPoint number() {
-      NumberDataPoint.Builder p = NumberDataPoint.newBuilder()
-          .setTimeUnixNano(time()).setFlags(flags()).addAllAttributes(attrs());
+      NumberDataPoint.Builder p =
+          NumberDataPoint.newBuilder()
+              .setTimeUnixNano(time())
+              .setFlags(flags())
+              .addAllAttributes(attrs());
       if (rnd.nextBoolean()) {
         p.setStartTimeUnixNano(now - 100 * SEC);
       }
       switch (rnd.nextInt(8)) {
-        case 0 -> { } // missing value
+        case 0 -> {} // missing value
         case 1, 2, 3 -> p.setAsInt(rnd.nextInt(100));
         default -> p.setAsDouble(rnd.nextInt(1000) / 10.0);
       }
@@ -458,8 +558,11 @@ class InPlaceEquivalenceTest {
     }
 
     HistogramDataPoint histogram() {
-      HistogramDataPoint.Builder p = HistogramDataPoint.newBuilder()
-          .setTimeUnixNano(time()).setFlags(flags()).addAllAttributes(attrs());
+      HistogramDataPoint.Builder p =
+          HistogramDataPoint.newBuilder()
+              .setTimeUnixNano(time())
+              .setFlags(flags())
+              .addAllAttributes(attrs());
       int nb = rnd.nextInt(4);
       double b = 0;
       for (int i = 0; i < nb; i++) {
@@ -485,15 +588,18 @@ class InPlaceEquivalenceTest {
     }
 
     ExponentialHistogramDataPoint exponential() {
-      ExponentialHistogramDataPoint.Builder p = ExponentialHistogramDataPoint.newBuilder()
-          .setTimeUnixNano(time()).setFlags(flags()).addAllAttributes(attrs())
-          .setScale(rnd.nextInt(12) == 0 ? 25 : rnd.nextInt(8) - 3)
-          .setZeroCount(rnd.nextInt(3))
-          .setZeroThreshold(rnd.nextBoolean() ? 0 : 0.001);
+      ExponentialHistogramDataPoint.Builder p =
+          ExponentialHistogramDataPoint.newBuilder()
+              .setTimeUnixNano(time())
+              .setFlags(flags())
+              .addAllAttributes(attrs())
+              .setScale(rnd.nextInt(12) == 0 ? 25 : rnd.nextInt(8) - 3)
+              .setZeroCount(rnd.nextInt(3))
+              .setZeroThreshold(rnd.nextBoolean() ? 0 : 0.001);
       long count = p.getZeroCount();
       for (int side = 0; side < 2; side++) {
-        ExponentialHistogramDataPoint.Buckets.Builder bk = ExponentialHistogramDataPoint.Buckets.newBuilder()
-            .setOffset(rnd.nextInt(20) - 10);
+        ExponentialHistogramDataPoint.Buckets.Builder bk =
+            ExponentialHistogramDataPoint.Buckets.newBuilder().setOffset(rnd.nextInt(20) - 10);
         for (int i = rnd.nextInt(6); i > 0; i--) {
           long c = rnd.nextInt(4);
           count += c;
@@ -517,11 +623,18 @@ class InPlaceEquivalenceTest {
     }
 
     SummaryDataPoint summary() {
-      SummaryDataPoint.Builder p = SummaryDataPoint.newBuilder()
-          .setTimeUnixNano(time()).setFlags(flags()).addAllAttributes(attrs())
-          .setCount(rnd.nextInt(10)).setSum(rnd.nextInt(100));
+      SummaryDataPoint.Builder p =
+          SummaryDataPoint.newBuilder()
+              .setTimeUnixNano(time())
+              .setFlags(flags())
+              .addAllAttributes(attrs())
+              .setCount(rnd.nextInt(10))
+              .setSum(rnd.nextInt(100));
       for (int i = rnd.nextInt(3); i > 0; i--) {
-        p.addQuantileValues(SummaryDataPoint.ValueAtQuantile.newBuilder().setQuantile(pick(0.5, 0.9, 0.99)).setValue(rnd.nextInt(9)));
+        p.addQuantileValues(
+            SummaryDataPoint.ValueAtQuantile.newBuilder()
+                .setQuantile(pick(0.5, 0.9, 0.99))
+                .setValue(rnd.nextInt(9)));
       }
       return p.build();
     }
@@ -546,8 +659,12 @@ class InPlaceEquivalenceTest {
         int k = OtlpWire.kind(type, tag);
         ByteArrayOutputStream bo = new ByteArrayOutputStream();
         CodedOutputStream out = CodedOutputStream.newInstance(bo);
-        boolean packedFixed = type == OtlpWire.HISTOGRAM_DP && (field == 6 || field == 7) && (tag & 7) == OtlpWire.WT_LEN;
-        boolean packedVarint = type == OtlpWire.BUCKETS && field == 2 && (tag & 7) == OtlpWire.WT_LEN;
+        boolean packedFixed =
+            type == OtlpWire.HISTOGRAM_DP
+                && (field == 6 || field == 7)
+                && (tag & 7) == OtlpWire.WT_LEN;
+        boolean packedVarint =
+            type == OtlpWire.BUCKETS && field == 2 && (tag & 7) == OtlpWire.WT_LEN;
         if (k >= 0) {
           int n = r.length(end);
           byte[] inner = rewrite(b, r.pos, r.pos + n, k, rnd);

@@ -25,15 +25,21 @@ final class Otlp {
   private Otlp() {}
 
   static final long SEC = 1_000_000_000L;
+
   /** 2026-01-01T00:00:00Z in ns. */
   static final long T0 = 1_767_225_600L * SEC;
+
   static final long T0_MS = T0 / 1_000_000;
 
-  static final AggregationTemporality CUMULATIVE = AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE;
+  static final AggregationTemporality CUMULATIVE =
+      AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE;
   static final AggregationTemporality DELTA = AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA;
 
   static KeyValue kv(String k, String v) {
-    return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setStringValue(v)).build();
+    return KeyValue.newBuilder()
+        .setKey(k)
+        .setValue(AnyValue.newBuilder().setStringValue(v))
+        .build();
   }
 
   static KeyValue kv(String k, AnyValue v) {
@@ -58,7 +64,9 @@ final class Otlp {
   }
 
   static ExportMetricsServiceRequest request(Resource resource, Metric... metrics) {
-    return ExportMetricsServiceRequest.newBuilder().addResourceMetrics(resourceMetrics(resource, metrics)).build();
+    return ExportMetricsServiceRequest.newBuilder()
+        .addResourceMetrics(resourceMetrics(resource, metrics))
+        .build();
   }
 
   static ResourceMetrics resourceMetrics(Resource resource, Metric... metrics) {
@@ -72,7 +80,11 @@ final class Otlp {
   }
 
   static NumberDataPoint dp(long timeNanos, double v, KeyValue... attrs) {
-    return NumberDataPoint.newBuilder().setTimeUnixNano(timeNanos).setAsDouble(v).addAllAttributes(List.of(attrs)).build();
+    return NumberDataPoint.newBuilder()
+        .setTimeUnixNano(timeNanos)
+        .setAsDouble(v)
+        .addAllAttributes(List.of(attrs))
+        .build();
   }
 
   static NumberDataPoint dp(long startNanos, long timeNanos, double v, KeyValue... attrs) {
@@ -80,23 +92,42 @@ final class Otlp {
   }
 
   static NumberDataPoint staleDp(long timeNanos, KeyValue... attrs) {
-    return NumberDataPoint.newBuilder().setTimeUnixNano(timeNanos).setFlags(1).addAllAttributes(List.of(attrs)).build();
-  }
-
-  static Metric gauge(String name, String unit, NumberDataPoint... pts) {
-    return Metric.newBuilder().setName(name).setUnit(unit).setGauge(Gauge.newBuilder().addAllDataPoints(List.of(pts))).build();
-  }
-
-  static Metric sum(String name, String unit, AggregationTemporality t, boolean monotonic, NumberDataPoint... pts) {
-    return Metric.newBuilder()
-        .setName(name)
-        .setUnit(unit)
-        .setSum(Sum.newBuilder().setAggregationTemporality(t).setIsMonotonic(monotonic).addAllDataPoints(List.of(pts)))
+    return NumberDataPoint.newBuilder()
+        .setTimeUnixNano(timeNanos)
+        .setFlags(1)
+        .addAllAttributes(List.of(attrs))
         .build();
   }
 
-  static HistogramDataPoint hdp(long timeNanos, double[] bounds, long[] counts, Double sum, KeyValue... attrs) {
-    HistogramDataPoint.Builder b = HistogramDataPoint.newBuilder().setTimeUnixNano(timeNanos).addAllAttributes(List.of(attrs));
+  static Metric gauge(String name, String unit, NumberDataPoint... pts) {
+    return Metric.newBuilder()
+        .setName(name)
+        .setUnit(unit)
+        .setGauge(Gauge.newBuilder().addAllDataPoints(List.of(pts)))
+        .build();
+  }
+
+  static Metric sum(
+      String name,
+      String unit,
+      AggregationTemporality t,
+      boolean monotonic,
+      NumberDataPoint... pts) {
+    return Metric.newBuilder()
+        .setName(name)
+        .setUnit(unit)
+        .setSum(
+            Sum.newBuilder()
+                .setAggregationTemporality(t)
+                .setIsMonotonic(monotonic)
+                .addAllDataPoints(List.of(pts)))
+        .build();
+  }
+
+  static HistogramDataPoint hdp(
+      long timeNanos, double[] bounds, long[] counts, Double sum, KeyValue... attrs) {
+    HistogramDataPoint.Builder b =
+        HistogramDataPoint.newBuilder().setTimeUnixNano(timeNanos).addAllAttributes(List.of(attrs));
     long count = 0;
     for (long c : counts) {
       count += c;
@@ -112,16 +143,19 @@ final class Otlp {
     return b.build();
   }
 
-  static Metric histogram(String name, String unit, AggregationTemporality t, HistogramDataPoint... pts) {
+  static Metric histogram(
+      String name, String unit, AggregationTemporality t, HistogramDataPoint... pts) {
     return Metric.newBuilder()
         .setName(name)
         .setUnit(unit)
-        .setHistogram(Histogram.newBuilder().setAggregationTemporality(t).addAllDataPoints(List.of(pts)))
+        .setHistogram(
+            Histogram.newBuilder().setAggregationTemporality(t).addAllDataPoints(List.of(pts)))
         .build();
   }
 
   static ExponentialHistogramDataPoint.Buckets buckets(int offset, long... counts) {
-    ExponentialHistogramDataPoint.Buckets.Builder b = ExponentialHistogramDataPoint.Buckets.newBuilder().setOffset(offset);
+    ExponentialHistogramDataPoint.Buckets.Builder b =
+        ExponentialHistogramDataPoint.Buckets.newBuilder().setOffset(offset);
     for (long c : counts) {
       b.addBucketCounts(c);
     }
@@ -129,8 +163,14 @@ final class Otlp {
   }
 
   static ExponentialHistogramDataPoint edp(
-      long timeNanos, int scale, long zeroCount, double zeroThreshold,
-      ExponentialHistogramDataPoint.Buckets pos, ExponentialHistogramDataPoint.Buckets neg, Double sum, KeyValue... attrs) {
+      long timeNanos,
+      int scale,
+      long zeroCount,
+      double zeroThreshold,
+      ExponentialHistogramDataPoint.Buckets pos,
+      ExponentialHistogramDataPoint.Buckets neg,
+      Double sum,
+      KeyValue... attrs) {
     long count = zeroCount;
     for (long c : pos.getBucketCountsList()) {
       count += c;
@@ -138,38 +178,53 @@ final class Otlp {
     for (long c : neg.getBucketCountsList()) {
       count += c;
     }
-    ExponentialHistogramDataPoint.Builder b = ExponentialHistogramDataPoint.newBuilder()
-        .setTimeUnixNano(timeNanos)
-        .setScale(scale)
-        .setZeroCount(zeroCount)
-        .setZeroThreshold(zeroThreshold)
-        .setPositive(pos)
-        .setNegative(neg)
-        .setCount(count)
-        .addAllAttributes(List.of(attrs));
+    ExponentialHistogramDataPoint.Builder b =
+        ExponentialHistogramDataPoint.newBuilder()
+            .setTimeUnixNano(timeNanos)
+            .setScale(scale)
+            .setZeroCount(zeroCount)
+            .setZeroThreshold(zeroThreshold)
+            .setPositive(pos)
+            .setNegative(neg)
+            .setCount(count)
+            .addAllAttributes(List.of(attrs));
     if (sum != null) {
       b.setSum(sum);
     }
     return b.build();
   }
 
-  static Metric expHistogram(String name, String unit, AggregationTemporality t, ExponentialHistogramDataPoint... pts) {
+  static Metric expHistogram(
+      String name, String unit, AggregationTemporality t, ExponentialHistogramDataPoint... pts) {
     return Metric.newBuilder()
         .setName(name)
         .setUnit(unit)
-        .setExponentialHistogram(ExponentialHistogram.newBuilder().setAggregationTemporality(t).addAllDataPoints(List.of(pts)))
+        .setExponentialHistogram(
+            ExponentialHistogram.newBuilder()
+                .setAggregationTemporality(t)
+                .addAllDataPoints(List.of(pts)))
         .build();
   }
 
   static Metric summary(String name, String unit, SummaryDataPoint... pts) {
-    return Metric.newBuilder().setName(name).setUnit(unit).setSummary(Summary.newBuilder().addAllDataPoints(List.of(pts))).build();
+    return Metric.newBuilder()
+        .setName(name)
+        .setUnit(unit)
+        .setSummary(Summary.newBuilder().addAllDataPoints(List.of(pts)))
+        .build();
   }
 
-  static SummaryDataPoint sdp(long timeNanos, long count, double sum, double[] qs, double[] vs, KeyValue... attrs) {
-    SummaryDataPoint.Builder b = SummaryDataPoint.newBuilder()
-        .setTimeUnixNano(timeNanos).setCount(count).setSum(sum).addAllAttributes(List.of(attrs));
+  static SummaryDataPoint sdp(
+      long timeNanos, long count, double sum, double[] qs, double[] vs, KeyValue... attrs) {
+    SummaryDataPoint.Builder b =
+        SummaryDataPoint.newBuilder()
+            .setTimeUnixNano(timeNanos)
+            .setCount(count)
+            .setSum(sum)
+            .addAllAttributes(List.of(attrs));
     for (int i = 0; i < qs.length; i++) {
-      b.addQuantileValues(SummaryDataPoint.ValueAtQuantile.newBuilder().setQuantile(qs[i]).setValue(vs[i]));
+      b.addQuantileValues(
+          SummaryDataPoint.ValueAtQuantile.newBuilder().setQuantile(qs[i]).setValue(vs[i]));
     }
     return b.build();
   }

@@ -12,13 +12,13 @@ import java.util.List;
 import java.util.function.Predicate;
 
 /**
- * A test appender: records the samples of accepted points, rejects on demand (a point is
- * rejected with the reason of its first matching sample, as the engine does) and can fail as a
- * whole.
+ * A test appender: records the samples of accepted points, rejects on demand (a point is rejected
+ * with the reason of its first matching sample, as the engine does) and can fail as a whole.
  */
 final class RecordingAppender implements Appender {
 
-  record Sample(Labels labels, MetricMetadata meta, long timestampMillis, long valueBits, int batchPoint) {
+  record Sample(
+      Labels labels, MetricMetadata meta, long timestampMillis, long valueBits, int batchPoint) {
     double value() {
       return Double.longBitsToDouble(valueBits);
     }
@@ -35,6 +35,7 @@ final class RecordingAppender implements Appender {
   private final List<Rule> rules = new ArrayList<>();
   boolean unavailable;
   int calls;
+
   /** If set, this appender follows that one's rules and {@link #unavailable} flag (a twin). */
   private final RecordingAppender rulesOf;
 
@@ -68,7 +69,13 @@ final class RecordingAppender implements Appender {
     RejectReason[] sampleReasons = new RejectReason[batch.size()];
     List<Sample> staged = new ArrayList<>();
     for (int i = 0; i < batch.size(); i++) {
-      Sample s = new Sample(batch.labels(i), batch.metadata(i), batch.timestampMillis(i), batch.valueBits(i), batch.pointOf(i));
+      Sample s =
+          new Sample(
+              batch.labels(i),
+              batch.metadata(i),
+              batch.timestampMillis(i),
+              batch.valueBits(i),
+              batch.pointOf(i));
       staged.add(s);
       for (Rule r : rules) {
         if (r.when().test(s)) {
@@ -95,7 +102,8 @@ final class RecordingAppender implements Appender {
   Sample only(String name) {
     List<Sample> l = named(name);
     if (l.size() != 1) {
-      throw new AssertionError("expected one sample of " + name + ", got " + l + " among " + samples);
+      throw new AssertionError(
+          "expected one sample of " + name + ", got " + l + " among " + samples);
     }
     return l.get(0);
   }
@@ -104,7 +112,8 @@ final class RecordingAppender implements Appender {
     return samples.stream()
         .filter(s -> name.equals(s.name()) && value.equals(s.labels().get(label)))
         .reduce((a, b) -> b)
-        .orElseThrow(() -> new AssertionError("no " + name + "{" + label + "=" + value + "} in " + samples));
+        .orElseThrow(
+            () -> new AssertionError("no " + name + "{" + label + "=" + value + "} in " + samples));
   }
 
   void clear() {

@@ -13,7 +13,8 @@ class TranslatorConfigTest {
   @Test
   void defaultsMatchTheContract() {
     TranslatorConfig c = TranslatorConfig.defaults();
-    assertThat(c.translationStrategy()).isEqualTo(TranslationStrategy.UNDERSCORE_ESCAPING_WITH_SUFFIXES);
+    assertThat(c.translationStrategy())
+        .isEqualTo(TranslationStrategy.UNDERSCORE_ESCAPING_WITH_SUFFIXES);
     assertThat(c.promoteScopeMetadata()).isTrue();
     assertThat(c.labelNameUnderscoreSanitization()).isTrue();
     assertThat(c.labelNamePreserveMultipleUnderscores()).isTrue();
@@ -21,7 +22,8 @@ class TranslatorConfigTest {
     assertThat(c.maxStale()).isEqualTo(Duration.ofMinutes(5));
     assertThat(c.maxFutureSkew()).isEqualTo(Duration.ofMinutes(10));
     assertThat(c.lookbackDelta()).isEqualTo(Duration.ofMinutes(5));
-    assertThat(c.exponentialHistogramMode()).isEqualTo(TranslatorConfig.ExponentialHistogramMode.CLASSIC);
+    assertThat(c.exponentialHistogramMode())
+        .isEqualTo(TranslatorConfig.ExponentialHistogramMode.CLASSIC);
     assertThat(c.exponentialHistogramMaxBuckets()).isEqualTo(160);
     assertThat(c.startTimeMode()).isEqualTo(TranslatorConfig.StartTimeMode.IGNORE);
     assertThat(c.zeroTimestampPolicy()).isEqualTo(TranslatorConfig.ZeroTimestampPolicy.REJECT);
@@ -31,17 +33,20 @@ class TranslatorConfigTest {
 
   @Test
   void promotionListsAreTrimmed() {
-    TranslatorConfig c = TranslatorConfig.builder().promoteResourceAttributes(List.of(" a ", "b")).build();
+    TranslatorConfig c =
+        TranslatorConfig.builder().promoteResourceAttributes(List.of(" a ", "b")).build();
     assertThat(c.promoteResourceAttributes()).containsExactly("a", "b");
   }
 
   @Test
   void badValuesAreNamedInTheMessage() {
     assertThatThrownBy(() -> TranslatorConfig.builder().maxStreams(-1).build())
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("maxStreams must be positive, was -1");
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("maxStreams must be positive, was -1");
     assertThatThrownBy(() -> TranslatorConfig.builder().maxStale(Duration.ZERO).build())
         .hasMessage("maxStale must be positive, was PT0S");
-    assertThatThrownBy(() -> TranslatorConfig.builder().maxFutureSkew(Duration.ofSeconds(-1)).build())
+    assertThatThrownBy(
+            () -> TranslatorConfig.builder().maxFutureSkew(Duration.ofSeconds(-1)).build())
         .hasMessage("maxFutureSkew must not be negative, was PT-1S");
     assertThatThrownBy(() -> TranslatorConfig.builder().exponentialHistogramScale(9).build())
         .hasMessage("exponentialHistogramScale must be between -4 and 8, was 9");
@@ -49,19 +54,28 @@ class TranslatorConfigTest {
         .hasMessage("exponentialHistogramMaxBuckets must be at least 2, was 1");
     assertThatThrownBy(() -> TranslatorConfig.builder().seriesCacheSize(0).build())
         .hasMessage("seriesCacheSize must be positive, was 0");
-    assertThatThrownBy(() -> TranslatorConfig.builder().lookbackDelta(Duration.ofMinutes(-5)).build())
+    assertThatThrownBy(
+            () -> TranslatorConfig.builder().lookbackDelta(Duration.ofMinutes(-5)).build())
         .hasMessage("lookbackDelta must be positive, was PT-5M");
   }
 
   @Test
   void promotionRules() {
-    assertThatThrownBy(() -> TranslatorConfig.builder().promoteResourceAttributes(List.of("a", " ")).build())
+    assertThatThrownBy(
+            () -> TranslatorConfig.builder().promoteResourceAttributes(List.of("a", " ")).build())
         .hasMessage("promoteResourceAttributes has an empty entry, was [a,  ]");
-    assertThatThrownBy(() -> TranslatorConfig.builder().promoteResourceAttributes(List.of("a", " a")).build())
+    assertThatThrownBy(
+            () -> TranslatorConfig.builder().promoteResourceAttributes(List.of("a", " a")).build())
         .hasMessage("promoteResourceAttributes has a duplicate entry 'a', was [a,  a]");
-    assertThatThrownBy(() -> TranslatorConfig.builder().promoteResourceAttributes(List.of("a")).promoteAllResourceAttributes(true).build())
+    assertThatThrownBy(
+            () ->
+                TranslatorConfig.builder()
+                    .promoteResourceAttributes(List.of("a"))
+                    .promoteAllResourceAttributes(true)
+                    .build())
         .hasMessageContaining("mutually exclusive");
-    assertThatThrownBy(() -> TranslatorConfig.builder().ignoreResourceAttributes(List.of("a")).build())
+    assertThatThrownBy(
+            () -> TranslatorConfig.builder().ignoreResourceAttributes(List.of("a")).build())
         .hasMessage("ignoreResourceAttributes needs promoteAllResourceAttributes=true, got [a]");
   }
 

@@ -18,8 +18,10 @@ abstract class TranslatorTestBase {
   final ManualClock clock = new ManualClock(Otlp.T0_MS + Duration.ofMinutes(1).toMillis());
   final RecordingAppender appender = new RecordingAppender();
   Translator translator = new Translator(appender, config(), clock);
+
   /** Off for tests whose requests run concurrently (their interleaving is not reproducible). */
   boolean checkInPlace = true;
+
   private Translator twinOf;
   private Equivalence.Twin twin;
 

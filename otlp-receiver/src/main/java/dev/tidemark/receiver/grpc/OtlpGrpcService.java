@@ -30,24 +30,24 @@ import java.util.Objects;
  * <p><b>Registering.</b> Prefer {@code serverBuilder.addService(service.serviceDefinition())}: that
  * binding takes the message bytes from the runtime and decodes them itself, after admission
  * control, so an undecodable message gets {@code INVALID_ARGUMENT}. {@code
- * serverBuilder.addService(service)} (the generated binding) also works, but grpc-java then
- * decodes before the service runs and answers an undecodable message with {@code UNKNOWN}
- * ("Application error processing RPC"), which clients also do not retry. The server configures
- * on its builder: {@code maxInboundMessageSize(config.maxGrpcMessageBytes())} (larger messages,
- * also after gzip decompression, get {@code RESOURCE_EXHAUSTED} without RetryInfo, so clients do
- * not retry them); gzip request decompression is built into grpc-java.
+ * serverBuilder.addService(service)} (the generated binding) also works, but grpc-java then decodes
+ * before the service runs and answers an undecodable message with {@code UNKNOWN} ("Application
+ * error processing RPC"), which clients also do not retry. The server configures on its builder:
+ * {@code maxInboundMessageSize(config.maxGrpcMessageBytes())} (larger messages, also after gzip
+ * decompression, get {@code RESOURCE_EXHAUSTED} without RetryInfo, so clients do not retry them);
+ * gzip request decompression is built into grpc-java.
  *
- * <p><b>Answers.</b> Full success: an empty {@link ExportMetricsServiceResponse}. Partial
- * success: {@code partial_success{rejected_data_points, error_message}}, the message naming each
- * reason with its count and an example metric. Undecodable message: {@code INVALID_ARGUMENT}.
- * Overload (in-flight bytes limit, out of memory) and storage unavailable (engine failure, head memory limit,
- * shutdown): {@code UNAVAILABLE} with {@code google.rpc.RetryInfo{retry_delay =
+ * <p><b>Answers.</b> Full success: an empty {@link ExportMetricsServiceResponse}. Partial success:
+ * {@code partial_success{rejected_data_points, error_message}}, the message naming each reason with
+ * its count and an example metric. Undecodable message: {@code INVALID_ARGUMENT}. Overload
+ * (in-flight bytes limit, out of memory) and storage unavailable (engine failure, head memory
+ * limit, shutdown): {@code UNAVAILABLE} with {@code google.rpc.RetryInfo{retry_delay =
  * config.retryAfter()}} in the trailers. Unexpected failure: {@code INTERNAL}. A call already
  * cancelled by the client when it reaches the service is not processed.
  *
- * <p><b>Threading.</b> {@code Export} blocks its thread until the accepted samples are durable
- * (one group commit, typically a few milliseconds); run the server with a bounded executor sized
- * for the concurrent exports expected.
+ * <p><b>Threading.</b> {@code Export} blocks its thread until the accepted samples are durable (one
+ * group commit, typically a few milliseconds); run the server with a bounded executor sized for the
+ * concurrent exports expected.
  */
 public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImplBase {
   private final OtlpIngestor ingestor;
@@ -57,7 +57,10 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     this.ingestor = Objects.requireNonNull(ingestor, "ingestor");
     Duration d = ingestor.config().retryAfter();
     this.retryDelay =
-        com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()).build();
+        com.google.protobuf.Duration.newBuilder()
+            .setSeconds(d.getSeconds())
+            .setNanos(d.getNano())
+            .build();
   }
 
   /**
@@ -69,7 +72,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     MethodDescriptor<ExportMetricsServiceRequest, ExportMetricsServiceResponse> generated =
         MetricsServiceGrpc.getExportMethod();
     MethodDescriptor<RawRequest, ExportMetricsServiceResponse> method =
-        generated.toBuilder(RawRequest.Marshaller.INSTANCE, generated.getResponseMarshaller()).build();
+        generated.toBuilder(RawRequest.Marshaller.INSTANCE, generated.getResponseMarshaller())
+            .build();
     ServiceDescriptor service = MetricsServiceGrpc.getServiceDescriptor();
     ServiceDescriptor descriptor =
         ServiceDescriptor.newBuilder(service.getName())
@@ -83,7 +87,9 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
 
   /** The generated binding's entry point: the runtime has decoded the message already. */
   @Override
-  public void export(ExportMetricsServiceRequest request, StreamObserver<ExportMetricsServiceResponse> responseObserver) {
+  public void export(
+      ExportMetricsServiceRequest request,
+      StreamObserver<ExportMetricsServiceResponse> responseObserver) {
     if (cancelled(responseObserver)) {
       record(Outcome.CANCELLED);
       return;
@@ -101,7 +107,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     answer(result, responseObserver);
   }
 
-  private void exportRaw(RawRequest raw, StreamObserver<ExportMetricsServiceResponse> responseObserver) {
+  private void exportRaw(
+      RawRequest raw, StreamObserver<ExportMetricsServiceResponse> responseObserver) {
     if (cancelled(responseObserver)) {
       record(Outcome.CANCELLED);
       return;
@@ -135,7 +142,9 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     } catch (InvalidProtocolBufferException e) {
       return ex.fail(
           Outcome.INVALID,
-          "cannot decode ExportMetricsServiceRequest (" + bytes.length + " bytes): "
+          "cannot decode ExportMetricsServiceRequest ("
+              + bytes.length
+              + " bytes): "
               + ErrorMessages.describe(e, "malformed"));
     }
   }
@@ -162,14 +171,23 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
         observer.onCompleted();
       }
       case OVERLOADED, STORAGE_UNAVAILABLE -> observer.onError(unavailable(result.message()));
-      case INVALID -> observer.onError(Status.INVALID_ARGUMENT.withDescription(result.message()).asRuntimeException());
-      case TOO_LARGE -> observer.onError(Status.RESOURCE_EXHAUSTED.withDescription(result.message()).asRuntimeException());
-      case CANCELLED -> observer.onError(Status.CANCELLED.withDescription(result.message()).asRuntimeException());
-      default -> observer.onError(Status.INTERNAL.withDescription(result.message()).asRuntimeException());
+      case INVALID ->
+          observer.onError(
+              Status.INVALID_ARGUMENT.withDescription(result.message()).asRuntimeException());
+      case TOO_LARGE ->
+          observer.onError(
+              Status.RESOURCE_EXHAUSTED.withDescription(result.message()).asRuntimeException());
+      case CANCELLED ->
+          observer.onError(Status.CANCELLED.withDescription(result.message()).asRuntimeException());
+      default ->
+          observer.onError(Status.INTERNAL.withDescription(result.message()).asRuntimeException());
     }
   }
 
-  /** {@code UNAVAILABLE} with {@code google.rpc.RetryInfo} in the {@code grpc-status-details-bin} trailer. */
+  /**
+   * {@code UNAVAILABLE} with {@code google.rpc.RetryInfo} in the {@code grpc-status-details-bin}
+   * trailer.
+   */
   private StatusRuntimeException unavailable(String message) {
     com.google.rpc.Status status =
         com.google.rpc.Status.newBuilder()

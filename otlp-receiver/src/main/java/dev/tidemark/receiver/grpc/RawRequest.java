@@ -11,9 +11,9 @@ import java.io.InputStream;
 
 /**
  * An Export request as the gRPC runtime delivered it: the message bytes (already decompressed and
- * checked against {@code maxInboundMessageSize} by the runtime), or the status of a failure to
- * read them. Parsing happens in {@link OtlpGrpcService}, after admission, so an undecodable message
- * is answered with {@code INVALID_ARGUMENT} rather than grpc-java's {@code UNKNOWN}.
+ * checked against {@code maxInboundMessageSize} by the runtime), or the status of a failure to read
+ * them. Parsing happens in {@link OtlpGrpcService}, after admission, so an undecodable message is
+ * answered with {@code INVALID_ARGUMENT} rather than grpc-java's {@code UNKNOWN}.
  */
 record RawRequest(byte[] bytes, Status error) {
 
@@ -38,8 +38,9 @@ record RawRequest(byte[] bytes, Status error) {
         // The runtime's own limit on the decompressed size (RESOURCE_EXHAUSTED).
         return failed(e.getStatus());
       } catch (IOException e) {
-        return failed(Status.INVALID_ARGUMENT.withDescription(
-            "cannot read the message: " + ErrorMessages.describe(e, "read failure")));
+        return failed(
+            Status.INVALID_ARGUMENT.withDescription(
+                "cannot read the message: " + ErrorMessages.describe(e, "read failure")));
       }
     }
 

@@ -11,15 +11,15 @@ import java.util.function.LongPredicate;
  * A request body (after decompression) accumulated as it arrives, in segments that are never
  * copied, bounded by a byte limit.
  *
- * <p><b>Memory.</b> Nothing is allocated before the first byte arrives. The first segment is
- * {@code firstSegmentBytes}; each further one is as large as all before it together (capacity
- * doubles without copying), the last one cut so that the capacity never exceeds {@code limit + 1}
- * bytes. So one body never holds more than {@code limit + 1} bytes however it arrives (a gzip
- * bomb included), and a client that has sent little holds little. Every segment is admitted through
- * {@code reserve} (the in-flight limit) before it is allocated.
+ * <p><b>Memory.</b> Nothing is allocated before the first byte arrives. The first segment is {@code
+ * firstSegmentBytes}; each further one is as large as all before it together (capacity doubles
+ * without copying), the last one cut so that the capacity never exceeds {@code limit + 1} bytes. So
+ * one body never holds more than {@code limit + 1} bytes however it arrives (a gzip bomb included),
+ * and a client that has sent little holds little. Every segment is admitted through {@code reserve}
+ * (the in-flight limit) before it is allocated.
  *
- * <p><b>Limit.</b> The moment the body holds more than {@code limit} bytes, {@link BodyTooLarge}
- * is thrown: at most {@code limit + 1} bytes are ever written.
+ * <p><b>Limit.</b> The moment the body holds more than {@code limit} bytes, {@link BodyTooLarge} is
+ * thrown: at most {@code limit + 1} bytes are ever written.
  *
  * <p>Not thread-safe: one request's reads, one thread at a time.
  */
@@ -42,8 +42,8 @@ final class BoundedBody {
 
   /**
    * @param limit the most bytes the body may have
-   * @param firstSegmentBytes size of the first segment (e.g. a known {@code Content-Length}),
-   *     at least 1
+   * @param firstSegmentBytes size of the first segment (e.g. a known {@code Content-Length}), at
+   *     least 1
    * @param reserve admits bytes against the in-flight limit; false refuses ({@link Overloaded})
    */
   BoundedBody(long limit, int firstSegmentBytes, LongPredicate reserve) {
@@ -66,8 +66,8 @@ final class BoundedBody {
   }
 
   /**
-   * Free bytes in the current segment ({@link #segment()} from {@link #position()}), allocating
-   * a new segment when it is full; always at least 1.
+   * Free bytes in the current segment ({@link #segment()} from {@link #position()}), allocating a
+   * new segment when it is full; always at least 1.
    */
   int room() throws Overloaded {
     if (current == null || position == current.length) {
@@ -121,8 +121,8 @@ final class BoundedBody {
   }
 
   /**
-   * The body, without copying: one array-backed string when it fits one segment (the fast
-   * decoding path), else a rope over the segments.
+   * The body, without copying: one array-backed string when it fits one segment (the fast decoding
+   * path), else a rope over the segments.
    */
   ByteString bytes() {
     if (current == null) {

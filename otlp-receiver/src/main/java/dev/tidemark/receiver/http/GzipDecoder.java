@@ -10,10 +10,10 @@ import java.util.zip.Inflater;
 import java.util.zip.ZipException;
 
 /**
- * A push decoder for gzip (RFC 1952) that inflates into a {@link BoundedBody} as compressed
- * bytes arrive, in whatever pieces they come: no thread waits for input, and inflation stops the
- * moment the body passes its limit (at most {@code limit + 1} bytes are ever inflated, so a
- * "gzip bomb" costs no more than a legitimate body of the limit's size).
+ * A push decoder for gzip (RFC 1952) that inflates into a {@link BoundedBody} as compressed bytes
+ * arrive, in whatever pieces they come: no thread waits for input, and inflation stops the moment
+ * the body passes its limit (at most {@code limit + 1} bytes are ever inflated, so a "gzip bomb"
+ * costs no more than a legitimate body of the limit's size).
  *
  * <p>Accepted as {@link java.util.zip.GZIPInputStream} accepts it: header flags {@code FEXTRA},
  * {@code FNAME}, {@code FCOMMENT} and {@code FHCRC} (checked), the trailer's CRC-32 and size
@@ -126,7 +126,8 @@ final class GzipDecoder implements AutoCloseable {
         if (members > 0 && state.compareTo(State.INFLATE) < 0) {
           return; // a cut header after a complete member: ignored, as GZIPInputStream does
         }
-        throw new ZipException(inputBytes == 0 ? "empty body" : "unexpected end of the gzip stream");
+        throw new ZipException(
+            inputBytes == 0 ? "empty body" : "unexpected end of the gzip stream");
       }
     }
   }
@@ -202,7 +203,8 @@ final class GzipDecoder implements AutoCloseable {
       try {
         n = inflater.inflate(segment, at, room);
       } catch (DataFormatException e) {
-        throw new ZipException("invalid deflate data" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
+        throw new ZipException(
+            "invalid deflate data" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
       }
       if (n > 0) {
         crc.update(segment, at, n);
@@ -227,7 +229,8 @@ final class GzipDecoder implements AutoCloseable {
   private void trailer() throws ZipException {
     long expectedCrc = le32(0);
     long expectedSize = le32(4);
-    if (expectedCrc != crc.getValue() || expectedSize != (inflater.getBytesWritten() & 0xffffffffL)) {
+    if (expectedCrc != crc.getValue()
+        || expectedSize != (inflater.getBytesWritten() & 0xffffffffL)) {
       throw new ZipException("corrupt gzip trailer (checksum or size mismatch)");
     }
     members++;

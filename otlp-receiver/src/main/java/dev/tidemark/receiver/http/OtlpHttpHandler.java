@@ -1,21 +1,21 @@
 package dev.tidemark.receiver.http;
 
 import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.util.JsonFormat;
 import com.google.rpc.Code;
 import com.google.rpc.RetryInfo;
+import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.ExportResult;
 import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.OtlpIngestor.Exchange;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
-import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
-import com.google.protobuf.ByteString;
-import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
 import dev.tidemark.receiver.http.BoundedBody.Overloaded;
+import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -48,10 +48,10 @@ import org.eclipse.jetty.util.Callback;
  * body is read without blocking and, if gzipped, inflated as it arrives ({@link GzipDecoder}) into
  * a {@link BoundedBody}: segments allocated only as bytes arrive, counted against the in-flight
  * bytes limit as they are allocated and against {@link ReceiverConfig#maxHttpBodyBytes()} after
- * decompression. Inflation stops the moment the body passes the limit, so one body never holds
- * more than the limit plus one byte, gzip bomb or not. JSON follows OTLP/JSON: unknown fields
- * ignored, 64-bit integers as strings or numbers, enums as integers, {@code traceId}/{@code
- * spanId} as hex (see {@link OtlpJson}).
+ * decompression. Inflation stops the moment the body passes the limit, so one body never holds more
+ * than the limit plus one byte, gzip bomb or not. JSON follows OTLP/JSON: unknown fields ignored,
+ * 64-bit integers as strings or numbers, enums as integers, {@code traceId}/{@code spanId} as hex
+ * (see {@link OtlpJson}).
  *
  * <p><b>Answers</b> (every error body is a {@code google.rpc.Status}; bodies use the request's
  * content type, or protobuf when that is not one of ours):
@@ -61,11 +61,11 @@ import org.eclipse.jetty.util.Callback;
  *       JSON) or partial success ({@code partialSuccess.rejectedDataPoints}, a string in JSON, and
  *       {@code errorMessage});
  *   <li>400: body undecodable (garbage, truncated protobuf, malformed JSON, broken gzip, a body
- *       that could not be read, a client silent for the connector's idle timeout while sending
- *       the body);
+ *       that could not be read, a client silent for the connector's idle timeout while sending the
+ *       body);
  *   <li>405 + {@code Allow: POST}: any other method;
- *   <li>413: body over the limit after decompression (checked against {@code Content-Length}
- *       first when not compressed);
+ *   <li>413: body over the limit after decompression (checked against {@code Content-Length} first
+ *       when not compressed);
  *   <li>415: other content types; other content encodings (with {@code Accept-Encoding: gzip,
  *       identity}, RFC 9110 §15.5.16);
  *   <li>503 + {@code Retry-After} (seconds, {@link ReceiverConfig#retryAfterSeconds()}) and a
@@ -87,9 +87,9 @@ import org.eclipse.jetty.util.Callback;
  * {@link Content.Source} API: {@code request.read()} until it returns null, then {@code
  * request.demand(callback)} and return. No thread waits while the client is silent: a slow or
  * stalled client costs a socket and the bytes it has sent, not a thread, so any number of them
- * cannot delay a fast client. Jetty runs the demand callback on a pool thread when bytes arrive
- * (a plain {@code Runnable} is {@code BLOCKING} too). The thread that reads the last bytes decodes
- * the body and runs the export, and blocks until the accepted samples are durable; only then is the
+ * cannot delay a fast client. Jetty runs the demand callback on a pool thread when bytes arrive (a
+ * plain {@code Runnable} is {@code BLOCKING} too). The thread that reads the last bytes decodes the
+ * body and runs the export, and blocks until the accepted samples are durable; only then is the
  * answer sent. So the pool needs a thread per request being decoded or made durable, not per open
  * connection. A connection that stays silent for the connector's idle timeout while sending its
  * body gets a 400 and is closed (Jetty delivers the timeout to the pending read). Thread-safe; the
@@ -104,7 +104,8 @@ public final class OtlpHttpHandler extends Handler.Abstract {
   private static final JsonFormat.Printer JSON_PRINTER =
       JsonFormat.printer()
           .omittingInsignificantWhitespace()
-          .usingTypeRegistry(JsonFormat.TypeRegistry.newBuilder().add(RetryInfo.getDescriptor()).build());
+          .usingTypeRegistry(
+              JsonFormat.TypeRegistry.newBuilder().add(RetryInfo.getDescriptor()).build());
 
   private final OtlpIngestor ingestor;
   private final String path;
@@ -117,7 +118,8 @@ public final class OtlpHttpHandler extends Handler.Abstract {
   }
 
   /**
-   * @param path the exact request path to serve (in the handler's context), e.g. {@code /v1/metrics}
+   * @param path the exact request path to serve (in the handler's context), e.g. {@code
+   *     /v1/metrics}
    */
   public OtlpHttpHandler(OtlpIngestor ingestor, String path) {
     this.ingestor = Objects.requireNonNull(ingestor, "ingestor");
@@ -133,7 +135,10 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     this.retryInfo =
         Any.pack(
             RetryInfo.newBuilder()
-                .setRetryDelay(com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()))
+                .setRetryDelay(
+                    com.google.protobuf.Duration.newBuilder()
+                        .setSeconds(d.getSeconds())
+                        .setNanos(d.getNano()))
                 .build());
   }
 
@@ -164,6 +169,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     private final Exchange ex;
     private BoundedBody body;
     private GzipDecoder gzip;
+
     /** The body was read to its end, or its reading failed: nothing to drain. */
     private boolean bodyDone;
 
@@ -211,29 +217,45 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     /** A refusal decided from the request line and headers alone, or null to read the body. */
     private Reply checkHeaders() {
       if (!HttpMethod.POST.is(request.getMethod())) {
-        return error(ex.fail(Outcome.METHOD_NOT_ALLOWED, "method " + request.getMethod() + " not allowed; use POST"), encoding)
+        return error(
+                ex.fail(
+                    Outcome.METHOD_NOT_ALLOWED,
+                    "method " + request.getMethod() + " not allowed; use POST"),
+                encoding)
             .header(HttpHeader.ALLOW, "POST");
       }
       if (encoding == null) {
         String type = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
-        return error(ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE,
-            "unsupported content type " + (type == null ? "(none)" : "\"" + type + "\"")
-                + "; use " + PROTOBUF + " or " + JSON), null);
+        return error(
+            ex.fail(
+                Outcome.UNSUPPORTED_MEDIA_TYPE,
+                "unsupported content type "
+                    + (type == null ? "(none)" : "\"" + type + "\"")
+                    + "; use "
+                    + PROTOBUF
+                    + " or "
+                    + JSON),
+            null);
       }
       Boolean gzipped = gzip(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
       if (gzipped == null) {
-        return error(ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE,
-            "unsupported content encoding \"" + request.getHeaders().get(HttpHeader.CONTENT_ENCODING)
-                + "\"; use gzip or identity"), encoding)
+        return error(
+                ex.fail(
+                    Outcome.UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported content encoding \""
+                        + request.getHeaders().get(HttpHeader.CONTENT_ENCODING)
+                        + "\"; use gzip or identity"),
+                encoding)
             .header(HttpHeader.ACCEPT_ENCODING, "gzip, identity");
       }
       long contentLength = request.getLength();
       if (!gzipped && contentLength > maxBodyBytes) {
         return tooLarge(ex, encoding, contentLength);
       }
-      int firstSegment = !gzipped && contentLength >= 0
-          ? (int) Math.min(contentLength, BoundedBody.FIRST_SEGMENT_BYTES)
-          : BoundedBody.FIRST_SEGMENT_BYTES;
+      int firstSegment =
+          !gzipped && contentLength >= 0
+              ? (int) Math.min(contentLength, BoundedBody.FIRST_SEGMENT_BYTES)
+              : BoundedBody.FIRST_SEGMENT_BYTES;
       body = new BoundedBody(maxBodyBytes, firstSegment, ex::reserve);
       if (gzipped) {
         gzip = new GzipDecoder(body);
@@ -241,7 +263,9 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       return null;
     }
 
-    /** The answer once the body is read (or refused), or null after registering for more content. */
+    /**
+     * The answer once the body is read (or refused), or null after registering for more content.
+     */
     private Reply readAvailable() {
       try {
         while (true) {
@@ -310,20 +334,37 @@ public final class OtlpHttpHandler extends Handler.Abstract {
         try {
           result = ex.export(raw);
         } catch (InvalidProtocolBufferException e) {
-          return error(ex.fail(Outcome.INVALID,
-              "cannot decode protobuf ExportMetricsServiceRequest (" + length + " bytes): "
-                  + ErrorMessages.describe(e, "malformed")), encoding);
+          return error(
+              ex.fail(
+                  Outcome.INVALID,
+                  "cannot decode protobuf ExportMetricsServiceRequest ("
+                      + length
+                      + " bytes): "
+                      + ErrorMessages.describe(e, "malformed")),
+              encoding);
         }
-        return result.response() != null ? new Reply(200, encoding, result.response()) : error(result, encoding);
+        return result.response() != null
+            ? new Reply(200, encoding, result.response())
+            : error(result, encoding);
       }
       ExportMetricsServiceRequest otlp;
       try {
         otlp = decode(encoding, bytes);
       } catch (InvalidProtocolBufferException | RuntimeException | StackOverflowError e) {
-        String why = e instanceof StackOverflowError ? "nested too deeply" : ErrorMessages.describe(e, "malformed");
-        return error(ex.fail(Outcome.INVALID,
-            "cannot decode " + (encoding == Encoding.JSON ? "JSON" : "protobuf") + " ExportMetricsServiceRequest ("
-                + length + " bytes): " + why), encoding);
+        String why =
+            e instanceof StackOverflowError
+                ? "nested too deeply"
+                : ErrorMessages.describe(e, "malformed");
+        return error(
+            ex.fail(
+                Outcome.INVALID,
+                "cannot decode "
+                    + (encoding == Encoding.JSON ? "JSON" : "protobuf")
+                    + " ExportMetricsServiceRequest ("
+                    + length
+                    + " bytes): "
+                    + why),
+            encoding);
       }
       bytes = null;
       ExportResult result = ex.export(otlp);
@@ -334,8 +375,8 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     }
 
     /**
-     * Closes the exchange (releasing its in-flight bytes), then drains what is left of the body
-     * if it is not too long, then sends {@code reply}.
+     * Closes the exchange (releasing its in-flight bytes), then drains what is left of the body if
+     * it is not too long, then sends {@code reply}.
      */
     private void answer(Reply reply) {
       if (gzip != null) {
@@ -357,10 +398,10 @@ public final class OtlpHttpHandler extends Handler.Abstract {
 
   /**
    * Reads and discards what is left of the body (at most {@link ReceiverConfig#maxHttpBodyBytes()}
-   * more bytes, outside admission control), without blocking, then sends the answer: a client
-   * still sending gets the answer rather than a broken pipe, e.g. a 413 or 503 decided before the
-   * body was read. Beyond that, or when the connection fails, Jetty closes the connection after
-   * the answer.
+   * more bytes, outside admission control), without blocking, then sends the answer: a client still
+   * sending gets the answer rather than a broken pipe, e.g. a 413 or 503 decided before the body
+   * was read. Beyond that, or when the connection fails, Jetty closes the connection after the
+   * answer.
    */
   private static final class Drain implements Runnable {
     private final Request request;
@@ -404,12 +445,21 @@ public final class OtlpHttpHandler extends Handler.Abstract {
   }
 
   private Reply tooLarge(Exchange ex, Encoding encoding, long contentLength) {
-    String size = contentLength >= 0 ? contentLength + " bytes" : "more than " + maxBodyBytes + " bytes";
-    return error(ex.fail(Outcome.TOO_LARGE,
-        "request body of " + size + " (after decompression) exceeds the limit of " + maxBodyBytes + " bytes"), encoding);
+    String size =
+        contentLength >= 0 ? contentLength + " bytes" : "more than " + maxBodyBytes + " bytes";
+    return error(
+        ex.fail(
+            Outcome.TOO_LARGE,
+            "request body of "
+                + size
+                + " (after decompression) exceeds the limit of "
+                + maxBodyBytes
+                + " bytes"),
+        encoding);
   }
 
-  private static ExportMetricsServiceRequest decode(Encoding encoding, ByteString body) throws InvalidProtocolBufferException {
+  private static ExportMetricsServiceRequest decode(Encoding encoding, ByteString body)
+      throws InvalidProtocolBufferException {
     if (encoding == Encoding.PROTOBUF) {
       return ExportMetricsServiceRequest.parseFrom(body);
     }
@@ -461,7 +511,8 @@ public final class OtlpHttpHandler extends Handler.Abstract {
         return null;
       }
       int semi = contentType.indexOf(';');
-      String type = (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase(Locale.ROOT);
+      String type =
+          (semi < 0 ? contentType : contentType.substring(0, semi)).trim().toLowerCase(Locale.ROOT);
       return switch (type) {
         case OtlpHttpHandler.PROTOBUF -> PROTOBUF;
         case OtlpHttpHandler.JSON -> JSON;
@@ -494,12 +545,30 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     int status;
     Code code;
     switch (o) {
-      case INVALID -> { status = 400; code = Code.INVALID_ARGUMENT; }
-      case METHOD_NOT_ALLOWED -> { status = 405; code = Code.UNIMPLEMENTED; }
-      case TOO_LARGE -> { status = 413; code = Code.RESOURCE_EXHAUSTED; }
-      case UNSUPPORTED_MEDIA_TYPE -> { status = 415; code = Code.INVALID_ARGUMENT; }
-      case OVERLOADED, STORAGE_UNAVAILABLE -> { status = 503; code = Code.UNAVAILABLE; }
-      default -> { status = 500; code = Code.INTERNAL; }
+      case INVALID -> {
+        status = 400;
+        code = Code.INVALID_ARGUMENT;
+      }
+      case METHOD_NOT_ALLOWED -> {
+        status = 405;
+        code = Code.UNIMPLEMENTED;
+      }
+      case TOO_LARGE -> {
+        status = 413;
+        code = Code.RESOURCE_EXHAUSTED;
+      }
+      case UNSUPPORTED_MEDIA_TYPE -> {
+        status = 415;
+        code = Code.INVALID_ARGUMENT;
+      }
+      case OVERLOADED, STORAGE_UNAVAILABLE -> {
+        status = 503;
+        code = Code.UNAVAILABLE;
+      }
+      default -> {
+        status = 500;
+        code = Code.INTERNAL;
+      }
     }
     com.google.rpc.Status.Builder body =
         com.google.rpc.Status.newBuilder().setCode(code.getNumber()).setMessage(result.message());
@@ -528,9 +597,10 @@ public final class OtlpHttpHandler extends Handler.Abstract {
   private static void write(Request request, Response response, Callback callback, Reply reply) {
     byte[] bytes;
     try {
-      bytes = reply.encoding == Encoding.JSON
-          ? JSON_PRINTER.print(reply.body).getBytes(StandardCharsets.UTF_8)
-          : reply.body.toByteArray();
+      bytes =
+          reply.encoding == Encoding.JSON
+              ? JSON_PRINTER.print(reply.body).getBytes(StandardCharsets.UTF_8)
+              : reply.body.toByteArray();
     } catch (InvalidProtocolBufferException e) {
       // Only Any with an unregistered type can fail, and the registry holds every detail we add.
       throw new IllegalStateException(e);

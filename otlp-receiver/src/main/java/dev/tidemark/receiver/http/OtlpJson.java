@@ -69,7 +69,9 @@ final class OtlpJson {
     return out.append(json, copied, n).toString();
   }
 
-  /** Index after the closing quote of the string opening at {@code quote}, or -1 if unterminated. */
+  /**
+   * Index after the closing quote of the string opening at {@code quote}, or -1 if unterminated.
+   */
   private static int endOfString(String s, int quote) {
     int n = s.length();
     for (int k = quote + 1; k < n; k++) {
@@ -103,7 +105,9 @@ final class OtlpJson {
         || (len == 7 && s.startsWith("span_id", from));
   }
 
-  /** The base64 form of {@code s[from, to)} if it is a non-empty even run of hex digits, else null. */
+  /**
+   * The base64 form of {@code s[from, to)} if it is a non-empty even run of hex digits, else null.
+   */
   private static String hexToBase64(String s, int from, int to) {
     int len = to - from;
     if (len == 0 || (len & 1) != 0) {
@@ -113,7 +117,10 @@ final class OtlpJson {
     for (int k = 0; k < bytes.length; k++) {
       int hi = Character.digit(s.charAt(from + 2 * k), 16);
       int lo = Character.digit(s.charAt(from + 2 * k + 1), 16);
-      if (hi < 0 || lo < 0 || !isAsciiHex(s.charAt(from + 2 * k)) || !isAsciiHex(s.charAt(from + 2 * k + 1))) {
+      if (hi < 0
+          || lo < 0
+          || !isAsciiHex(s.charAt(from + 2 * k))
+          || !isAsciiHex(s.charAt(from + 2 * k + 1))) {
         return null;
       }
       bytes[k] = (byte) ((hi << 4) | lo);
@@ -138,7 +145,9 @@ final class OtlpJson {
       return List.of();
     }
     List<Object[]> found = new ArrayList<>();
-    Object[] frames = new Object[16]; // per open container: its current key (String, may be null) or index (int[])
+    Object[] frames =
+        new Object
+            [16]; // per open container: its current key (String, may be null) or index (int[])
     int depth = 0;
     int n = json.length();
     int i = 0;
@@ -220,7 +229,9 @@ final class OtlpJson {
     int next = at + 1;
     boolean message = f.getJavaType() == FieldDescriptor.JavaType.MESSAGE;
     if (f.isRepeated()) {
-      if (next >= path.length || !(path[next] instanceof Integer index) || index >= b.getRepeatedFieldCount(f)) {
+      if (next >= path.length
+          || !(path[next] instanceof Integer index)
+          || index >= b.getRepeatedFieldCount(f)) {
         return;
       }
       if (message) {
@@ -274,7 +285,10 @@ final class OtlpJson {
     return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
   }
 
-  /** True if {@code s[from, to)} is a number with a minus sign whose digits are all zeros ({@code -0}, {@code -0.00e5}). */
+  /**
+   * True if {@code s[from, to)} is a number with a minus sign whose digits are all zeros ({@code
+   * -0}, {@code -0.00e5}).
+   */
   private static boolean isNegativeZero(String s, int from, int to) {
     if (to - from < 2 || s.charAt(from) != '-') {
       return false;

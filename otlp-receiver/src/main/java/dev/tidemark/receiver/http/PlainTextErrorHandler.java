@@ -34,7 +34,8 @@ public final class PlainTextErrorHandler implements Request.Handler {
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
     int code = response.getStatus();
-    String message = request.getAttribute(ErrorHandler.ERROR_MESSAGE) instanceof String m ? m : null;
+    String message =
+        request.getAttribute(ErrorHandler.ERROR_MESSAGE) instanceof String m ? m : null;
     if (request.getAttribute(ErrorHandler.ERROR_EXCEPTION) instanceof HttpException e) {
       code = e.getCode();
       response.setStatus(code);
@@ -66,7 +67,9 @@ public final class PlainTextErrorHandler implements Request.Handler {
       if (detail.length() > MAX_DETAIL_CHARS) {
         detail = detail.substring(0, MAX_DETAIL_CHARS) + "...";
       }
-      if (!detail.isEmpty() && !detail.equalsIgnoreCase(reason) && !detail.equals(Integer.toString(code))) {
+      if (!detail.isEmpty()
+          && !detail.equalsIgnoreCase(reason)
+          && !detail.equals(Integer.toString(code))) {
         sb.append(": ").append(detail);
       }
     }

@@ -52,7 +52,8 @@ class OtlpGrpcServiceTest {
   private ManagedChannel channel;
   private ExecutorService executor;
 
-  private MetricsServiceBlockingStub start(ReceiverConfig config, boolean generatedBinding) throws IOException {
+  private MetricsServiceBlockingStub start(ReceiverConfig config, boolean generatedBinding)
+      throws IOException {
     fixture = new ReceiverFixture(config);
     OtlpGrpcService service = new OtlpGrpcService(fixture.ingestor);
     executor = Executors.newFixedThreadPool(4);
@@ -71,7 +72,12 @@ class OtlpGrpcServiceTest {
   }
 
   private MetricsServiceBlockingStub start() throws IOException {
-    return start(ReceiverConfig.builder().maxGrpcMessageBytes(MAX_MESSAGE).retryAfter(Duration.ofMillis(2500)).build(), false);
+    return start(
+        ReceiverConfig.builder()
+            .maxGrpcMessageBytes(MAX_MESSAGE)
+            .retryAfter(Duration.ofMillis(2500))
+            .build(),
+        false);
   }
 
   @AfterEach
@@ -99,36 +105,53 @@ class OtlpGrpcServiceTest {
     assertThat(fixture.appender.named("temp")).hasSize(2);
     assertThat(fixture.appender.named("hits_total")).hasSize(1);
     assertThat(fixture.requests("grpc", Outcome.SUCCESS)).isEqualTo(1);
-    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "grpc")).isEqualTo(3);
+    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "grpc"))
+        .isEqualTo(3);
   }
 
   @Test
   void emptyRequestSucceeds() throws IOException {
     MetricsServiceBlockingStub stub = start();
-    assertThat(stub.export(ExportMetricsServiceRequest.getDefaultInstance()).hasPartialSuccess()).isFalse();
+    assertThat(stub.export(ExportMetricsServiceRequest.getDefaultInstance()).hasPartialSuccess())
+        .isFalse();
   }
 
   @Test
-  void partialSuccessNamesEachReasonWithCountAndExampleAndStoresTheValidPoints() throws IOException {
+  void partialSuccessNamesEachReasonWithCountAndExampleAndStoresTheValidPoints()
+      throws IOException {
     MetricsServiceBlockingStub stub = start();
     fixture.appender.reject("dup", RejectReason.DUPLICATE);
     ExportMetricsServiceResponse r =
-        stub.export(request(gauge("good", 1, 2, 3), gauge("dup", 1, 2), gauge("no_time", dp(0, 5))));
+        stub.export(
+            request(gauge("good", 1, 2, 3), gauge("dup", 1, 2), gauge("no_time", dp(0, 5))));
     assertThat(r.getPartialSuccess().getRejectedDataPoints()).isEqualTo(3);
     assertThat(r.getPartialSuccess().getErrorMessage())
         .contains("2 duplicate sample for timestamp (DUPLICATE, e.g. metric \"dup\")")
-        .contains("1 data point without timestamp (time_unix_nano is 0) (ZERO_TIMESTAMP, e.g. metric \"no_time\")");
+        .contains(
+            "1 data point without timestamp (time_unix_nano is 0) (ZERO_TIMESTAMP, e.g. metric \"no_time\")");
     assertThat(fixture.appender.named("good")).hasSize(3);
     assertThat(fixture.requests("grpc", Outcome.PARTIAL_SUCCESS)).isEqualTo(1);
-    assertThat(fixture.counter("tidemark_otlp_data_points_rejected", "protocol", "grpc", "reason", "duplicate")).isEqualTo(2);
-    assertThat(fixture.counter("tidemark_otlp_data_points_rejected", "protocol", "grpc", "reason", "zero_timestamp")).isEqualTo(1);
-    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "grpc")).isEqualTo(3);
+    assertThat(
+            fixture.counter(
+                "tidemark_otlp_data_points_rejected", "protocol", "grpc", "reason", "duplicate"))
+        .isEqualTo(2);
+    assertThat(
+            fixture.counter(
+                "tidemark_otlp_data_points_rejected",
+                "protocol",
+                "grpc",
+                "reason",
+                "zero_timestamp"))
+        .isEqualTo(1);
+    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "grpc"))
+        .isEqualTo(3);
   }
 
   @Test
   void gzipRequestsAreDecompressed() throws IOException {
     MetricsServiceBlockingStub stub = start().withCompression("gzip");
-    ExportMetricsServiceRequest req = Otlp.bigRequest("zipped", 200, 100); // ~30 KB, compresses well
+    ExportMetricsServiceRequest req =
+        Otlp.bigRequest("zipped", 200, 100); // ~30 KB, compresses well
     assertThat(stub.export(req).hasPartialSuccess()).isFalse();
     assertThat(fixture.appender.named("zipped")).hasSize(200);
   }
@@ -139,19 +162,23 @@ class OtlpGrpcServiceTest {
     ExportMetricsServiceRequest big = Otlp.bigRequest("big", 700, 100);
     assertThat(big.getSerializedSize()).isGreaterThan(MAX_MESSAGE);
     assertThatThrownBy(() -> stub.export(big))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
-          assertThat(retryInfo(e)).isNull();
-        });
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+              assertThat(retryInfo(e)).isNull();
+            });
     assertThat(fixture.appender.samples()).isEmpty();
   }
 
   @Test
   void oversizeAfterGzipDecompressionGetsResourceExhausted() throws IOException {
     MetricsServiceBlockingStub stub = start().withCompression("gzip");
-    ExportMetricsServiceRequest big = Otlp.bigRequest("big", 700, 100); // ~90 KB, a few KB compressed
+    ExportMetricsServiceRequest big =
+        Otlp.bigRequest("big", 700, 100); // ~90 KB, a few KB compressed
     assertThatThrownBy(() -> stub.export(big))
-        .isInstanceOfSatisfying(StatusRuntimeException.class,
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
     assertThat(fixture.appender.samples()).isEmpty();
   }
@@ -159,14 +186,20 @@ class OtlpGrpcServiceTest {
   @Test
   void undecodableMessageGetsInvalidArgument() throws IOException {
     start();
-    for (byte[] bad : new byte[][] {
-        "this is not protobuf".getBytes(),
-        truncated(request(gauge("temp", 1, 2, 3)).toByteArray())}) {
-      assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(channel, rawExport(), CallOptions.DEFAULT, bad))
-          .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-            assertThat(e.getStatus().getDescription()).contains("cannot decode ExportMetricsServiceRequest");
-          });
+    for (byte[] bad :
+        new byte[][] {
+          "this is not protobuf".getBytes(),
+          truncated(request(gauge("temp", 1, 2, 3)).toByteArray())
+        }) {
+      assertThatThrownBy(
+              () -> ClientCalls.blockingUnaryCall(channel, rawExport(), CallOptions.DEFAULT, bad))
+          .isInstanceOfSatisfying(
+              StatusRuntimeException.class,
+              e -> {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                assertThat(e.getStatus().getDescription())
+                    .contains("cannot decode ExportMetricsServiceRequest");
+              });
     }
     assertThat(fixture.requests("grpc", Outcome.INVALID)).isEqualTo(2);
     assertThat(fixture.appender.samples()).isEmpty();
@@ -177,7 +210,12 @@ class OtlpGrpcServiceTest {
     ExportMetricsServiceRequest held = Otlp.bigRequest("held", 100, 50);
     long size = held.getSerializedSize();
     MetricsServiceBlockingStub stub =
-        start(ReceiverConfig.builder().maxInFlightBytes(size + size / 2).retryAfter(Duration.ofMillis(2500)).build(), false);
+        start(
+            ReceiverConfig.builder()
+                .maxInFlightBytes(size + size / 2)
+                .retryAfter(Duration.ofMillis(2500))
+                .build(),
+            false);
     fixture.appender.holdOn("held");
     Future<ExportMetricsServiceResponse> first = executor.submit(() -> stub.export(held));
     assertThat(fixture.appender.awaitHeld()).isTrue();
@@ -185,14 +223,16 @@ class OtlpGrpcServiceTest {
 
     ExportMetricsServiceRequest second = Otlp.bigRequest("second", 100, 50);
     assertThatThrownBy(() -> stub.export(second))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-          assertThat(e.getStatus().getDescription()).contains("overloaded");
-          RetryInfo info = retryInfo(e);
-          assertThat(info).isNotNull();
-          assertThat(info.getRetryDelay().getSeconds()).isEqualTo(2);
-          assertThat(info.getRetryDelay().getNanos()).isEqualTo(500_000_000);
-        });
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+              assertThat(e.getStatus().getDescription()).contains("overloaded");
+              RetryInfo info = retryInfo(e);
+              assertThat(info).isNotNull();
+              assertThat(info.getRetryDelay().getSeconds()).isEqualTo(2);
+              assertThat(info.getRetryDelay().getNanos()).isEqualTo(500_000_000);
+            });
 
     fixture.appender.release();
     assertThat(first.get(20, TimeUnit.SECONDS).hasPartialSuccess()).isFalse();
@@ -209,11 +249,13 @@ class OtlpGrpcServiceTest {
     MetricsServiceBlockingStub stub = start();
     fixture.appender.unavailable(true);
     assertThatThrownBy(() -> stub.export(request(gauge("temp", 1))))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-          assertThat(e.getStatus().getDescription()).contains("storage unavailable");
-          assertThat(retryInfo(e)).isNotNull();
-        });
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+              assertThat(e.getStatus().getDescription()).contains("storage unavailable");
+              assertThat(retryInfo(e)).isNotNull();
+            });
     assertThat(fixture.requests("grpc", Outcome.STORAGE_UNAVAILABLE)).isEqualTo(1);
 
     fixture.appender.unavailable(false);
@@ -231,14 +273,18 @@ class OtlpGrpcServiceTest {
 
     fixture.appender.unavailable(true);
     assertThatThrownBy(() -> stub.export(request(gauge("temp", 1))))
-        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-          assertThat(retryInfo(e)).isNotNull();
-        });
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+              assertThat(retryInfo(e)).isNotNull();
+            });
 
     byte[] bad = "this is not protobuf".getBytes();
-    assertThatThrownBy(() -> ClientCalls.blockingUnaryCall(channel, rawExport(), CallOptions.DEFAULT, bad))
-        .isInstanceOfSatisfying(StatusRuntimeException.class,
+    assertThatThrownBy(
+            () -> ClientCalls.blockingUnaryCall(channel, rawExport(), CallOptions.DEFAULT, bad))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
             e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNKNOWN));
   }
 
@@ -246,10 +292,12 @@ class OtlpGrpcServiceTest {
   void serviceDefinitionKeepsTheOtlpNamesAndSchema() {
     fixture = new ReceiverFixture();
     ServerServiceDefinition def = new OtlpGrpcService(fixture.ingestor).serviceDefinition();
-    assertThat(def.getServiceDescriptor().getName()).isEqualTo("opentelemetry.proto.collector.metrics.v1.MetricsService");
+    assertThat(def.getServiceDescriptor().getName())
+        .isEqualTo("opentelemetry.proto.collector.metrics.v1.MetricsService");
     assertThat(def.getServiceDescriptor().getSchemaDescriptor())
         .isSameAs(MetricsServiceGrpc.getServiceDescriptor().getSchemaDescriptor());
-    assertThat(def.getMethod("opentelemetry.proto.collector.metrics.v1.MetricsService/Export")).isNotNull();
+    assertThat(def.getMethod("opentelemetry.proto.collector.metrics.v1.MetricsService/Export"))
+        .isNotNull();
   }
 
   // ------------------------------------------------------------------ helpers
@@ -278,7 +326,9 @@ class OtlpGrpcServiceTest {
     return t;
   }
 
-  /** The Export method with raw bytes both ways: lets the test send bytes that are not a request. */
+  /**
+   * The Export method with raw bytes both ways: lets the test send bytes that are not a request.
+   */
   private static MethodDescriptor<byte[], byte[]> rawExport() {
     MethodDescriptor.Marshaller<byte[]> bytes =
         new MethodDescriptor.Marshaller<>() {

@@ -25,7 +25,8 @@ class GzipDecoderTest {
     long limit = 1L << 20; // 1 MiB
     byte[] bomb = gzipZeros(256L << 20); // 256 MiB of zeros, ~256 KiB compressed
     AtomicLong reserved = new AtomicLong();
-    BoundedBody body = new BoundedBody(limit, BoundedBody.FIRST_SEGMENT_BYTES, n -> reserved.addAndGet(n) >= 0);
+    BoundedBody body =
+        new BoundedBody(limit, BoundedBody.FIRST_SEGMENT_BYTES, n -> reserved.addAndGet(n) >= 0);
     try (GzipDecoder gz = new GzipDecoder(body)) {
       assertThatThrownBy(() -> feed(gz, bomb, 8192)).isInstanceOf(BodyTooLarge.class);
     }
@@ -63,7 +64,9 @@ class GzipDecoderTest {
         feed(d, gz, piece);
         d.finish();
       }
-      assertThat(body.bytes().toByteArray()).as("seed %d round %d piece %d", SEED, round, piece).isEqualTo(data);
+      assertThat(body.bytes().toByteArray())
+          .as("seed %d round %d piece %d", SEED, round, piece)
+          .isEqualTo(data);
     }
   }
 
@@ -96,7 +99,8 @@ class GzipDecoderTest {
     byte[] good = gzip(randomBytes(10_000, 7));
     assertThat(error(new byte[0])).isEqualTo("empty body");
     assertThat(error("not gzip at all".getBytes())).isEqualTo("not in gzip format");
-    assertThat(error(Arrays.copyOf(good, good.length / 2))).isEqualTo("unexpected end of the gzip stream");
+    assertThat(error(Arrays.copyOf(good, good.length / 2)))
+        .isEqualTo("unexpected end of the gzip stream");
     assertThat(error(Arrays.copyOf(good, 5))).isEqualTo("unexpected end of the gzip stream");
     byte[] badTrailer = good.clone();
     badTrailer[badTrailer.length - 6] ^= 1;
@@ -124,7 +128,8 @@ class GzipDecoderTest {
     throw new AssertionError("no ZipException");
   }
 
-  private static void feed(GzipDecoder d, byte[] stream, int piece) throws ZipException, BodyTooLarge, Overloaded {
+  private static void feed(GzipDecoder d, byte[] stream, int piece)
+      throws ZipException, BodyTooLarge, Overloaded {
     for (int at = 0; at < stream.length; at += piece) {
       ByteBuffer b = ByteBuffer.wrap(stream, at, Math.min(piece, stream.length - at)).slice();
       d.write(b);
@@ -140,7 +145,10 @@ class GzipDecoderTest {
     return out.toByteArray();
   }
 
-  /** A member with FEXTRA, FNAME, FCOMMENT and FHCRC set, built by hand (GZIPOutputStream sets none). */
+  /**
+   * A member with FEXTRA, FNAME, FCOMMENT and FHCRC set, built by hand (GZIPOutputStream sets
+   * none).
+   */
   private static byte[] gzipWithHeaderFields(byte[] data) throws IOException {
     byte[] plain = gzip(data);
     ByteArrayOutputStream header = new ByteArrayOutputStream();

@@ -49,7 +49,10 @@ class OtlpHttpHandlerTest {
   private Server server;
   private URI uri;
   private final HttpClient client =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(10))
+          .build();
 
   private int port;
 
@@ -72,7 +75,11 @@ class OtlpHttpHandlerTest {
   }
 
   private void start() throws Exception {
-    start(ReceiverConfig.builder().maxHttpBodyBytes(MAX_BODY).retryAfter(Duration.ofMillis(1500)).build());
+    start(
+        ReceiverConfig.builder()
+            .maxHttpBodyBytes(MAX_BODY)
+            .retryAfter(Duration.ofMillis(1500))
+            .build());
   }
 
   @AfterEach
@@ -90,7 +97,8 @@ class OtlpHttpHandlerTest {
   @Test
   void protobufFullSuccess() throws Exception {
     start();
-    HttpResponse<byte[]> r = post(PROTOBUF, null, request(gauge("temp", 1, 2), counter("hits", 3)).toByteArray());
+    HttpResponse<byte[]> r =
+        post(PROTOBUF, null, request(gauge("temp", 1, 2), counter("hits", 3)).toByteArray());
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.headers().firstValue("Content-Type")).hasValue(PROTOBUF);
     assertThat(r.headers().firstValue("Content-Encoding")).isEmpty();
@@ -99,8 +107,10 @@ class OtlpHttpHandlerTest {
     assertThat(fixture.appender.named("temp")).hasSize(2);
     assertThat(fixture.appender.named("hits_total")).hasSize(1);
     assertThat(fixture.requests("http", Outcome.SUCCESS)).isEqualTo(1);
-    assertThat(fixture.counter("tidemark_otlp_data_points_received", "protocol", "http")).isEqualTo(3);
-    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "http")).isEqualTo(3);
+    assertThat(fixture.counter("tidemark_otlp_data_points_received", "protocol", "http"))
+        .isEqualTo(3);
+    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "http"))
+        .isEqualTo(3);
     assertThat(fixture.durationCount("http")).isEqualTo(1);
   }
 
@@ -115,17 +125,23 @@ class OtlpHttpHandlerTest {
   @Test
   void jsonInTheOtlpShapeWithCharsetParameter() throws Exception {
     start();
-    HttpResponse<byte[]> r = post("application/json; charset=utf-8", null, otlpJson().getBytes(StandardCharsets.UTF_8));
+    HttpResponse<byte[]> r =
+        post("application/json; charset=utf-8", null, otlpJson().getBytes(StandardCharsets.UTF_8));
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.headers().firstValue("Content-Type")).hasValue(JSON);
     assertThat(new String(r.body(), StandardCharsets.UTF_8)).isEqualTo("{}");
-    assertThat(fixture.appender.named("my_counter_total")).singleElement()
-        .satisfies(s -> {
-          assertThat(s.value()).isEqualTo(5.0);
-          assertThat(s.timestampMillis()).isEqualTo(Otlp.T0_MS);
-        });
-    assertThat(fixture.appender.named("my_gauge")).singleElement().satisfies(s -> assertThat(s.value()).isEqualTo(10.0));
-    assertThat(fixture.appender.named("my_histogram_seconds_count")).singleElement()
+    assertThat(fixture.appender.named("my_counter_total"))
+        .singleElement()
+        .satisfies(
+            s -> {
+              assertThat(s.value()).isEqualTo(5.0);
+              assertThat(s.timestampMillis()).isEqualTo(Otlp.T0_MS);
+            });
+    assertThat(fixture.appender.named("my_gauge"))
+        .singleElement()
+        .satisfies(s -> assertThat(s.value()).isEqualTo(10.0));
+    assertThat(fixture.appender.named("my_histogram_seconds_count"))
+        .singleElement()
         .satisfies(s -> assertThat(s.value()).isEqualTo(3.0));
     assertThat(fixture.appender.named("my_histogram_seconds_bucket")).hasSize(3);
   }
@@ -138,7 +154,10 @@ class OtlpHttpHandlerTest {
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.headers().firstValue("Content-Type")).hasValue(JSON);
     String body = new String(r.body(), StandardCharsets.UTF_8);
-    assertThat(body).contains("\"rejectedDataPoints\":\"1\"").contains("TOO_OLD").contains("e.g. metric \\\"my_gauge\\\"");
+    assertThat(body)
+        .contains("\"rejectedDataPoints\":\"1\"")
+        .contains("TOO_OLD")
+        .contains("e.g. metric \\\"my_gauge\\\"");
     ExportMetricsServiceResponse.Builder parsed = ExportMetricsServiceResponse.newBuilder();
     JsonFormat.parser().merge(body, parsed);
     assertThat(parsed.getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
@@ -150,7 +169,11 @@ class OtlpHttpHandlerTest {
     start();
     fixture.appender.reject("late", RejectReason.OUT_OF_ORDER);
     ExportMetricsServiceRequest req =
-        request(gauge("good", 1, 2), gauge("late", 1, 2, 3), gauge("no_time", dp(0, 1)), gauge("nan", Double.NaN));
+        request(
+            gauge("good", 1, 2),
+            gauge("late", 1, 2, 3),
+            gauge("no_time", dp(0, 1)),
+            gauge("nan", Double.NaN));
     HttpResponse<byte[]> r = post(PROTOBUF, null, req.toByteArray());
     assertThat(r.statusCode()).isEqualTo(200);
     ExportMetricsServiceResponse resp = ExportMetricsServiceResponse.parseFrom(r.body());
@@ -161,7 +184,10 @@ class OtlpHttpHandlerTest {
     assertThat(fixture.appender.named("good")).hasSize(2);
     assertThat(fixture.appender.named("nan")).hasSize(1);
     assertThat(fixture.requests("http", Outcome.PARTIAL_SUCCESS)).isEqualTo(1);
-    assertThat(fixture.counter("tidemark_otlp_data_points_rejected", "protocol", "http", "reason", "out_of_order")).isEqualTo(3);
+    assertThat(
+            fixture.counter(
+                "tidemark_otlp_data_points_rejected", "protocol", "http", "reason", "out_of_order"))
+        .isEqualTo(3);
   }
 
   @Test
@@ -173,15 +199,31 @@ class OtlpHttpHandlerTest {
     HttpResponse<byte[]> plain = post(PROTOBUF, "gzip", body);
     assertThat(plain.statusCode()).isEqualTo(200);
     assertThat(plain.headers().firstValue("Content-Encoding")).isEmpty();
-    assertThat(ExportMetricsServiceResponse.parseFrom(plain.body()).getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
+    assertThat(
+            ExportMetricsServiceResponse.parseFrom(plain.body())
+                .getPartialSuccess()
+                .getRejectedDataPoints())
+        .isEqualTo(1);
 
-    HttpResponse<byte[]> zipped = send(builder(PROTOBUF, "gzip").header("Accept-Encoding", "gzip").POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+    HttpResponse<byte[]> zipped =
+        send(
+            builder(PROTOBUF, "gzip")
+                .header("Accept-Encoding", "gzip")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
     assertThat(zipped.statusCode()).isEqualTo(200);
     assertThat(zipped.headers().firstValue("Content-Encoding")).hasValue("gzip");
     assertThat(zipped.headers().firstValue("Content-Type")).hasValue(PROTOBUF);
-    assertThat(ExportMetricsServiceResponse.parseFrom(gunzip(zipped.body())).getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
+    assertThat(
+            ExportMetricsServiceResponse.parseFrom(gunzip(zipped.body()))
+                .getPartialSuccess()
+                .getRejectedDataPoints())
+        .isEqualTo(1);
 
-    HttpResponse<byte[]> refused = send(builder(PROTOBUF, "gzip").header("Accept-Encoding", "gzip;q=0, br").POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+    HttpResponse<byte[]> refused =
+        send(
+            builder(PROTOBUF, "gzip")
+                .header("Accept-Encoding", "gzip;q=0, br")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)));
     assertThat(refused.headers().firstValue("Content-Encoding")).isEmpty();
     assertThat(fixture.appender.named("zipped")).hasSize(9);
   }
@@ -191,7 +233,8 @@ class OtlpHttpHandlerTest {
   @Test
   void garbageBytesGet400WithAStatusBody() throws Exception {
     start();
-    HttpResponse<byte[]> r = post(PROTOBUF, null, "this is not protobuf".getBytes(StandardCharsets.UTF_8));
+    HttpResponse<byte[]> r =
+        post(PROTOBUF, null, "this is not protobuf".getBytes(StandardCharsets.UTF_8));
     assertThat(r.statusCode()).isEqualTo(400);
     assertThat(r.headers().firstValue("Content-Type")).hasValue(PROTOBUF);
     com.google.rpc.Status status = com.google.rpc.Status.parseFrom(r.body());
@@ -212,7 +255,8 @@ class OtlpHttpHandlerTest {
   @Test
   void malformedJsonGets400WithAJsonStatusBody() throws Exception {
     start();
-    HttpResponse<byte[]> r = post(JSON, null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
+    HttpResponse<byte[]> r =
+        post(JSON, null, "{\"resourceMetrics\": [".getBytes(StandardCharsets.UTF_8));
     assertThat(r.statusCode()).isEqualTo(400);
     assertThat(r.headers().firstValue("Content-Type")).hasValue(JSON);
     com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder();
@@ -225,11 +269,16 @@ class OtlpHttpHandlerTest {
   void deeplyNestedInputGets400NotAServerError() throws Exception {
     start();
     String deepJson = "[".repeat(100_000) + "]".repeat(100_000);
-    assertThat(post(JSON, null, deepJson.getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(400);
-    String deepValue = "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"k\",\"value\":"
-        + "{\"kvlistValue\":{\"values\":[{\"key\":\"k\",\"value\":".repeat(5_000) + "{}" + "}]}}".repeat(5_000)
-        + "}]}}]}";
-    assertThat(post(JSON, null, deepValue.getBytes(StandardCharsets.UTF_8)).statusCode()).isEqualTo(400);
+    assertThat(post(JSON, null, deepJson.getBytes(StandardCharsets.UTF_8)).statusCode())
+        .isEqualTo(400);
+    String deepValue =
+        "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"k\",\"value\":"
+            + "{\"kvlistValue\":{\"values\":[{\"key\":\"k\",\"value\":".repeat(5_000)
+            + "{}"
+            + "}]}}".repeat(5_000)
+            + "}]}}]}";
+    assertThat(post(JSON, null, deepValue.getBytes(StandardCharsets.UTF_8)).statusCode())
+        .isEqualTo(400);
     assertThat(fixture.requests("http", Outcome.INTERNAL_ERROR)).isZero();
   }
 
@@ -239,7 +288,8 @@ class OtlpHttpHandlerTest {
     byte[] good = gzip(request(gauge("temp", 1)).toByteArray());
     HttpResponse<byte[]> notGzip = post(PROTOBUF, "gzip", request(gauge("temp", 1)).toByteArray());
     assertThat(notGzip.statusCode()).isEqualTo(400);
-    assertThat(com.google.rpc.Status.parseFrom(notGzip.body()).getMessage()).contains("invalid gzip body");
+    assertThat(com.google.rpc.Status.parseFrom(notGzip.body()).getMessage())
+        .contains("invalid gzip body");
     HttpResponse<byte[]> cut = post(PROTOBUF, "gzip", Arrays.copyOf(good, good.length / 2));
     assertThat(cut.statusCode()).isEqualTo(400);
     byte[] corrupt = good.clone();
@@ -260,7 +310,8 @@ class OtlpHttpHandlerTest {
     assertThat(get.statusCode()).isEqualTo(405);
     assertThat(get.headers().firstValue("Allow")).hasValue("POST");
     assertThat(com.google.rpc.Status.parseFrom(get.body()).getMessage()).contains("GET");
-    HttpResponse<byte[]> put = send(builder(PROTOBUF, null).PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[0])));
+    HttpResponse<byte[]> put =
+        send(builder(PROTOBUF, null).PUT(HttpRequest.BodyPublishers.ofByteArray(new byte[0])));
     assertThat(put.statusCode()).isEqualTo(405);
     assertThat(fixture.requests("http", Outcome.METHOD_NOT_ALLOWED)).isEqualTo(2);
   }
@@ -273,12 +324,17 @@ class OtlpHttpHandlerTest {
     assertThat(text.statusCode()).isEqualTo(415);
     assertThat(text.headers().firstValue("Content-Type")).hasValue(PROTOBUF);
     assertThat(com.google.rpc.Status.parseFrom(text.body()).getMessage()).contains("text/plain");
-    assertThat(send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofByteArray(body))).statusCode())
-        .as("no content type").isEqualTo(415);
+    assertThat(
+            send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofByteArray(body)))
+                .statusCode())
+        .as("no content type")
+        .isEqualTo(415);
     HttpResponse<byte[]> br = post(PROTOBUF, "br", body);
     assertThat(br.statusCode()).isEqualTo(415);
     assertThat(br.headers().firstValue("Accept-Encoding")).hasValue("gzip, identity");
-    assertThat(post("Application/X-Protobuf ; foo=bar", "identity", body).statusCode()).as("case and parameters").isEqualTo(200);
+    assertThat(post("Application/X-Protobuf ; foo=bar", "identity", body).statusCode())
+        .as("case and parameters")
+        .isEqualTo(200);
     assertThat(fixture.requests("http", Outcome.UNSUPPORTED_MEDIA_TYPE)).isEqualTo(3);
   }
 
@@ -286,8 +342,10 @@ class OtlpHttpHandlerTest {
   void otherPathsAreLeftToTheNextHandler() throws Exception {
     start();
     HttpResponse<byte[]> r =
-        send(HttpRequest.newBuilder(uri.resolve("/v1/traces")).header("Content-Type", PROTOBUF)
-            .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[0])));
+        send(
+            HttpRequest.newBuilder(uri.resolve("/v1/traces"))
+                .header("Content-Type", PROTOBUF)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(new byte[0])));
     assertThat(r.statusCode()).isEqualTo(404);
     assertThat(fixture.durationCount("http")).isZero();
   }
@@ -301,7 +359,8 @@ class OtlpHttpHandlerTest {
     assertThat((long) big.getSerializedSize()).isGreaterThan(MAX_BODY);
     HttpResponse<byte[]> r = post(PROTOBUF, null, big.toByteArray());
     assertThat(r.statusCode()).isEqualTo(413);
-    assertThat(com.google.rpc.Status.parseFrom(r.body()).getMessage()).contains("exceeds the limit of " + MAX_BODY);
+    assertThat(com.google.rpc.Status.parseFrom(r.body()).getMessage())
+        .contains("exceeds the limit of " + MAX_BODY);
     assertThat(fixture.appender.samples()).isEmpty();
     assertThat(fixture.requests("http", Outcome.TOO_LARGE)).isEqualTo(1);
   }
@@ -310,14 +369,22 @@ class OtlpHttpHandlerTest {
   void chunkedBodiesWithoutContentLengthAreReadUpToTheLimit() throws Exception {
     start();
     byte[] ok = Otlp.bigRequest("chunked", 1000, 100).toByteArray();
-    HttpResponse<byte[]> r = send(builder(PROTOBUF, null)
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(ok))));
+    HttpResponse<byte[]> r =
+        send(
+            builder(PROTOBUF, null)
+                .POST(
+                    HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(ok))));
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(fixture.appender.named("chunked")).hasSize(1000);
 
     byte[] big = Otlp.bigRequest("big", 3000, 100).toByteArray();
-    HttpResponse<byte[]> tooBig = send(builder(PROTOBUF, null)
-        .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(big))));
+    HttpResponse<byte[]> tooBig =
+        send(
+            builder(PROTOBUF, null)
+                .POST(
+                    HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(big))));
     assertThat(tooBig.statusCode()).isEqualTo(413);
     assertThat(fixture.appender.named("big")).isEmpty();
     assertThat(fixture.ingestor.inFlightBytes()).isZero();
@@ -353,7 +420,9 @@ class OtlpHttpHandlerTest {
       long t0 = System.nanoTime();
       HttpResponse<byte[]> r = post(PROTOBUF, null, request(gauge("fast", 1)).toByteArray());
       assertThat(r.statusCode()).isEqualTo(200);
-      assertThat((System.nanoTime() - t0) / 1_000_000).as("ms to answer the fast client").isLessThan(10_000);
+      assertThat((System.nanoTime() - t0) / 1_000_000)
+          .as("ms to answer the fast client")
+          .isLessThan(10_000);
       assertThat(fixture.appender.named("fast")).hasSize(1);
       // A silent client that finally sends its body is served as usual.
       byte[] body = request(gauge("late_body", 1, 2)).toByteArray();
@@ -385,15 +454,23 @@ class OtlpHttpHandlerTest {
     }
     assertThat(fixture.requests("http", Outcome.INVALID)).isEqualTo(1);
     assertThat(fixture.ingestor.inFlightBytes()).isZero();
-    assertThat(post(PROTOBUF, null, request(gauge("after", 1)).toByteArray()).statusCode()).isEqualTo(200);
+    assertThat(post(PROTOBUF, null, request(gauge("after", 1)).toByteArray()).statusCode())
+        .isEqualTo(200);
   }
 
-  /** Opens a connection and sends complete POST headers announcing {@code contentLength} bytes, and no body. */
+  /**
+   * Opens a connection and sends complete POST headers announcing {@code contentLength} bytes, and
+   * no body.
+   */
   private Socket sendHeadersOnly(int contentLength) throws IOException {
     Socket s = new Socket("127.0.0.1", port);
     s.setSoTimeout(20_000);
-    String head = "POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + PROTOBUF
-        + "\r\nContent-Length: " + contentLength + "\r\n\r\n";
+    String head =
+        "POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+            + PROTOBUF
+            + "\r\nContent-Length: "
+            + contentLength
+            + "\r\n\r\n";
     s.getOutputStream().write(head.getBytes(StandardCharsets.US_ASCII));
     s.getOutputStream().flush();
     return s;
@@ -417,7 +494,12 @@ class OtlpHttpHandlerTest {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (connector.getConnectedEndPoints().size() < n) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("only " + connector.getConnectedEndPoints().size() + " of " + n + " connections accepted");
+        throw new AssertionError(
+            "only "
+                + connector.getConnectedEndPoints().size()
+                + " of "
+                + n
+                + " connections accepted");
       }
       Thread.sleep(10); // polling a count the server keeps; there is no event to wait on
     }
@@ -428,11 +510,16 @@ class OtlpHttpHandlerTest {
   @Test
   void overloadGets503WithRetryAfter() throws Exception {
     byte[] held = Otlp.bigRequest("held", 100, 50).toByteArray();
-    start(ReceiverConfig.builder().maxInFlightBytes(held.length + held.length / 2).retryAfter(Duration.ofMillis(1500)).build());
+    start(
+        ReceiverConfig.builder()
+            .maxInFlightBytes(held.length + held.length / 2)
+            .retryAfter(Duration.ofMillis(1500))
+            .build());
     TestAppender appender = fixture.appender;
     appender.holdOn("held");
     CompletableFuture<HttpResponse<byte[]>> first =
-        client.sendAsync(builder(PROTOBUF, null).POST(HttpRequest.BodyPublishers.ofByteArray(held)).build(),
+        client.sendAsync(
+            builder(PROTOBUF, null).POST(HttpRequest.BodyPublishers.ofByteArray(held)).build(),
             HttpResponse.BodyHandlers.ofByteArray());
     assertThat(appender.awaitHeld()).isTrue();
 
@@ -442,7 +529,8 @@ class OtlpHttpHandlerTest {
     assertThat(r.headers().firstValue("Retry-After")).hasValue("2");
     com.google.rpc.Status status = com.google.rpc.Status.parseFrom(r.body());
     assertThat(status.getMessage()).contains("overloaded");
-    assertThat(status.getDetails(0).unpack(RetryInfo.class).getRetryDelay().getNanos()).isEqualTo(500_000_000);
+    assertThat(status.getDetails(0).unpack(RetryInfo.class).getRetryDelay().getNanos())
+        .isEqualTo(500_000_000);
 
     appender.release();
     assertThat(first.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
@@ -462,18 +550,21 @@ class OtlpHttpHandlerTest {
     assertThat(r.headers().firstValue("Retry-After")).hasValue("2");
     assertThat(r.headers().firstValue("Content-Type")).hasValue(JSON);
     String body = new String(r.body(), StandardCharsets.UTF_8);
-    assertThat(body).contains("storage unavailable").contains("type.googleapis.com/google.rpc.RetryInfo");
+    assertThat(body)
+        .contains("storage unavailable")
+        .contains("type.googleapis.com/google.rpc.RetryInfo");
     assertThat(fixture.requests("http", Outcome.STORAGE_UNAVAILABLE)).isEqualTo(1);
-    assertThat(fixture.counter("tidemark_otlp_data_points_received", "protocol", "http")).isEqualTo(3);
+    assertThat(fixture.counter("tidemark_otlp_data_points_received", "protocol", "http"))
+        .isEqualTo(3);
     assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "http")).isZero();
   }
 
   // ------------------------------------------------------------------ helpers
 
   /**
-   * The OTLP/JSON shape of opentelemetry-proto's {@code examples/metrics.json}: lowerCamelCase keys,
-   * 64-bit integers as strings (and one as a number), enums as integers, hex trace and span ids in
-   * an exemplar, base64 bytes in an attribute, and unknown fields at several levels.
+   * The OTLP/JSON shape of opentelemetry-proto's {@code examples/metrics.json}: lowerCamelCase
+   * keys, 64-bit integers as strings (and one as a number), enums as integers, hex trace and span
+   * ids in an exemplar, base64 bytes in an attribute, and unknown fields at several levels.
    */
   static String otlpJson() {
     String t = Long.toString(Otlp.T0);
@@ -528,7 +619,8 @@ class OtlpHttpHandlerTest {
             }]
           }]
         }
-        """.formatted(t, start);
+        """
+        .formatted(t, start);
   }
 
   private HttpRequest.Builder builder(String contentType, String contentEncoding) {
@@ -542,8 +634,10 @@ class OtlpHttpHandlerTest {
     return b;
   }
 
-  private HttpResponse<byte[]> post(String contentType, String contentEncoding, byte[] body) throws Exception {
-    return send(builder(contentType, contentEncoding).POST(HttpRequest.BodyPublishers.ofByteArray(body)));
+  private HttpResponse<byte[]> post(String contentType, String contentEncoding, byte[] body)
+      throws Exception {
+    return send(
+        builder(contentType, contentEncoding).POST(HttpRequest.BodyPublishers.ofByteArray(body)));
   }
 
   private HttpResponse<byte[]> send(HttpRequest.Builder b) throws Exception {

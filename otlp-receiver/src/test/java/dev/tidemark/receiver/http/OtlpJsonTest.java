@@ -37,17 +37,29 @@ class OtlpJsonTest {
     assertThat(metrics.get(1).getGauge().getDataPoints(0).getTimeUnixNano()).isEqualTo(Otlp.T0);
     assertThat(metrics.get(1).getGauge().getDataPoints(0).getAsInt()).isEqualTo(10);
     // bytesValue stays base64
-    assertThat(metrics.get(1).getGauge().getDataPoints(0).getAttributes(0).getValue().getBytesValue().toStringUtf8())
+    assertThat(
+            metrics
+                .get(1)
+                .getGauge()
+                .getDataPoints(0)
+                .getAttributes(0)
+                .getValue()
+                .getBytesValue()
+                .toStringUtf8())
         .isEqualTo("hello");
-    assertThat(metrics.get(2).getHistogram().getDataPoints(0).getBucketCountsList()).containsExactly(1L, 1L, 1L);
+    assertThat(metrics.get(2).getHistogram().getDataPoints(0).getBucketCountsList())
+        .containsExactly(1L, 1L, 1L);
     assertThat(metrics.get(2).getHistogram().getDataPoints(0).getCount()).isEqualTo(3);
   }
 
   @Test
   void rewriteTouchesOnlyIdValues() {
-    assertThat(OtlpJson.hexIdsToBase64("{\"traceId\":\"0102\"}")).isEqualTo("{\"traceId\":\"AQI=\"}");
-    assertThat(OtlpJson.hexIdsToBase64("{ \"spanId\" :\n \"ff\" , \"x\":1}")).isEqualTo("{ \"spanId\" :\n \"/w==\" , \"x\":1}");
-    assertThat(OtlpJson.hexIdsToBase64("{\"trace_id\":\"00\",\"span_id\":\"FF\"}")).isEqualTo("{\"trace_id\":\"AA==\",\"span_id\":\"/w==\"}");
+    assertThat(OtlpJson.hexIdsToBase64("{\"traceId\":\"0102\"}"))
+        .isEqualTo("{\"traceId\":\"AQI=\"}");
+    assertThat(OtlpJson.hexIdsToBase64("{ \"spanId\" :\n \"ff\" , \"x\":1}"))
+        .isEqualTo("{ \"spanId\" :\n \"/w==\" , \"x\":1}");
+    assertThat(OtlpJson.hexIdsToBase64("{\"trace_id\":\"00\",\"span_id\":\"FF\"}"))
+        .isEqualTo("{\"trace_id\":\"AA==\",\"span_id\":\"/w==\"}");
     // Not keys, not hex, odd length, empty: unchanged (the same instance when nothing changes).
     String untouched =
         "{\"key\":\"traceId\",\"value\":{\"stringValue\":\"abcd\"},\"spanId\":\"xyz1\",\"traceId\":\"abc\","
@@ -60,16 +72,21 @@ class OtlpJsonTest {
 
   @Test
   void invalidIdsAndMalformedJsonAreDecodeErrors() {
-    assertThatThrownBy(() -> OtlpHttpHandler.parseJson(
-        "{\"resourceMetrics\":[{\"scopeMetrics\":[{\"metrics\":[{\"name\":\"x\",\"sum\":{\"dataPoints\":[{\"exemplars\":[{\"traceId\":\"not hex!\"}]}]}}]}]}]}"))
+    assertThatThrownBy(
+            () ->
+                OtlpHttpHandler.parseJson(
+                    "{\"resourceMetrics\":[{\"scopeMetrics\":[{\"metrics\":[{\"name\":\"x\",\"sum\":{\"dataPoints\":[{\"exemplars\":[{\"traceId\":\"not hex!\"}]}]}}]}]}]}"))
         .isInstanceOf(InvalidProtocolBufferException.class);
-    assertThatThrownBy(() -> OtlpHttpHandler.parseJson("[1, 2]")).isInstanceOf(InvalidProtocolBufferException.class);
-    assertThatThrownBy(() -> OtlpHttpHandler.parseJson("")).isInstanceOf(InvalidProtocolBufferException.class);
+    assertThatThrownBy(() -> OtlpHttpHandler.parseJson("[1, 2]"))
+        .isInstanceOf(InvalidProtocolBufferException.class);
+    assertThatThrownBy(() -> OtlpHttpHandler.parseJson(""))
+        .isInstanceOf(InvalidProtocolBufferException.class);
   }
 
   @Test
   void negativeZeroKeepsItsSignInEveryDoubleField() throws Exception {
-    String json = """
+    String json =
+        """
         {"resourceMetrics": [{"resource": {"attributes": [{"key": "r", "value": {"doubleValue": -0.0}}]},
           "scopeMetrics": [{"metrics": [
             {"name": "g", "gauge": {"dataPoints": [
@@ -89,9 +106,13 @@ class OtlpJsonTest {
     var points = metrics.get(0).getGauge().getDataPointsList();
     assertThat(bits(points.get(0).getAsDouble())).isEqualTo(0x8000000000000000L);
     assertThat(bits(points.get(1).getAsDouble())).isZero();
-    assertThat(bits(points.get(2).getAsDouble())).as("numeric string").isEqualTo(0x8000000000000000L);
+    assertThat(bits(points.get(2).getAsDouble()))
+        .as("numeric string")
+        .isEqualTo(0x8000000000000000L);
     assertThat(points.get(3).getAsDouble()).isEqualTo(-0.5);
-    assertThat(bits(points.get(4).getAsDouble())).as("proto name, exponent").isEqualTo(0x8000000000000000L);
+    assertThat(bits(points.get(4).getAsDouble()))
+        .as("proto name, exponent")
+        .isEqualTo(0x8000000000000000L);
     assertThat(bits(points.get(4).getExemplars(0).getAsDouble())).isEqualTo(0x8000000000000000L);
     assertThat(points.get(5).getAsInt()).isZero();
     var h = metrics.get(1).getHistogram().getDataPoints(0);
@@ -99,16 +120,24 @@ class OtlpJsonTest {
     assertThat(bits(h.getMin())).isEqualTo(0x8000000000000000L);
     assertThat(bits(h.getMax())).isZero();
     assertThat(bits(h.getExplicitBounds(1))).isEqualTo(0x8000000000000000L);
-    assertThat(bits(req.getResourceMetrics(0).getResource().getAttributes(0).getValue().getDoubleValue()))
+    assertThat(
+            bits(
+                req.getResourceMetrics(0)
+                    .getResource()
+                    .getAttributes(0)
+                    .getValue()
+                    .getDoubleValue()))
         .isEqualTo(0x8000000000000000L);
   }
 
   @Test
   void negativeZeroScanNeverThrowsOnBrokenText() {
-    for (String s : new String[] {"-0", "[-0", "{\"a\": -0", "}}]]-0.0,,", "{\"a\":\"-0", "\"-0\":-0"}) {
+    for (String s :
+        new String[] {"-0", "[-0", "{\"a\": -0", "}}]]-0.0,,", "{\"a\":\"-0", "\"-0\":-0"}) {
       assertThat(OtlpJson.negativeZeros(s)).isNotNull();
     }
-    assertThat(OtlpJson.negativeZeros("{\"a\": [1, {\"b\": -0.0}]}")).singleElement()
+    assertThat(OtlpJson.negativeZeros("{\"a\": [1, {\"b\": -0.0}]}"))
+        .singleElement()
         .satisfies(p -> assertThat(p).containsExactly("a", 1, "b"));
   }
 

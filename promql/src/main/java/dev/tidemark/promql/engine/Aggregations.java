@@ -67,7 +67,8 @@ final class Aggregations {
     int[] groupOf = new int[input.size()];
     // With "by", series with the same values of the grouping labels share a group: the group's
     // labels are built once per group, not once per series.
-    String[] byNames = a.without() ? null : new java.util.TreeSet<>(a.grouping()).toArray(new String[0]);
+    String[] byNames =
+        a.without() ? null : new java.util.TreeSet<>(a.grouping()).toArray(new String[0]);
     Map<List<String>, Integer> byValues = new HashMap<>();
     for (int s = 0; s < input.size(); s++) {
       List<String> key = null;
@@ -121,10 +122,14 @@ final class Aggregations {
             ev.warn("quantile value should be between 0 and 1, got NaN", a.param().positionRange());
           }
           if (!nan && max > 1) {
-            ev.warn("quantile value should be between 0 and 1, got " + GoFormat.g(max), a.param().positionRange());
+            ev.warn(
+                "quantile value should be between 0 and 1, got " + GoFormat.g(max),
+                a.param().positionRange());
           }
           if (!nan && min < 0) {
-            ev.warn("quantile value should be between 0 and 1, got " + GoFormat.g(min), a.param().positionRange());
+            ev.warn(
+                "quantile value should be between 0 and 1, got " + GoFormat.g(min),
+                a.param().positionRange());
           }
         }
         List<StepSeries> out = new ArrayList<>();
@@ -172,11 +177,12 @@ final class Aggregations {
 
   /**
    * {@code sum} of one group, member by member over whole step arrays instead of step by step over
-   * the members (each series' values are read in order, and nothing is gathered per step): at
-   * every step the present members are added in member order with the same Kahan steps as {@link
+   * the members (each series' values are read in order, and nothing is gathered per step): at every
+   * step the present members are added in member order with the same Kahan steps as {@link
    * #reduce}, so the bits are the same.
    */
-  static StepSeries sum(Evaluator ev, Labels labels, List<StepSeries> input, List<Integer> members, int n) {
+  static StepSeries sum(
+      Evaluator ev, Labels labels, List<StepSeries> input, List<Integer> members, int n) {
     StepSeries r = new StepSeries(labels, n);
     double[] sum = r.v;
     boolean[] has = r.has;
@@ -208,80 +214,85 @@ final class Aggregations {
 
   static double reduce(AggregateOp op, double[] v, int cnt, double param) {
     switch (op) {
-      case SUM: {
-        double sum = v[0];
-        double[] c = {0};
-        for (int i = 1; i < cnt; i++) {
-          sum = Functions.kahanInc(v[i], sum, c);
-        }
-        return sum + c[0];
-      }
-      case AVG: {
-        double sum = v[0];
-        double mean = v[0];
-        double[] c = {0};
-        boolean incremental = false;
-        double count = 1;
-        for (int i = 1; i < cnt; i++) {
-          count++;
-          double f = v[i];
-          if (!incremental) {
-            double[] c2 = {c[0]};
-            double ns = Functions.kahanInc(f, sum, c2);
-            if (!Double.isInfinite(ns)) {
-              sum = ns;
-              c[0] = c2[0];
-              continue;
-            }
-            incremental = true;
-            mean = sum / (count - 1);
-            c[0] /= count - 1;
+      case SUM:
+        {
+          double sum = v[0];
+          double[] c = {0};
+          for (int i = 1; i < cnt; i++) {
+            sum = Functions.kahanInc(v[i], sum, c);
           }
-          double q = (count - 1) / count;
-          c[0] = q * c[0];
-          mean = Functions.kahanInc(f / count, q * mean, c);
+          return sum + c[0];
         }
-        if (incremental) {
-          return mean + c[0];
+      case AVG:
+        {
+          double sum = v[0];
+          double mean = v[0];
+          double[] c = {0};
+          boolean incremental = false;
+          double count = 1;
+          for (int i = 1; i < cnt; i++) {
+            count++;
+            double f = v[i];
+            if (!incremental) {
+              double[] c2 = {c[0]};
+              double ns = Functions.kahanInc(f, sum, c2);
+              if (!Double.isInfinite(ns)) {
+                sum = ns;
+                c[0] = c2[0];
+                continue;
+              }
+              incremental = true;
+              mean = sum / (count - 1);
+              c[0] /= count - 1;
+            }
+            double q = (count - 1) / count;
+            c[0] = q * c[0];
+            mean = Functions.kahanInc(f / count, q * mean, c);
+          }
+          if (incremental) {
+            return mean + c[0];
+          }
+          return sum / count + c[0] / count;
         }
-        return sum / count + c[0] / count;
-      }
       case COUNT:
         return cnt;
       case GROUP:
         return 1;
-      case MIN: {
-        double m = v[0];
-        for (int i = 1; i < cnt; i++) {
-          if (m > v[i] || Double.isNaN(m)) {
-            m = v[i];
+      case MIN:
+        {
+          double m = v[0];
+          for (int i = 1; i < cnt; i++) {
+            if (m > v[i] || Double.isNaN(m)) {
+              m = v[i];
+            }
           }
+          return m;
         }
-        return m;
-      }
-      case MAX: {
-        double m = v[0];
-        for (int i = 1; i < cnt; i++) {
-          if (m < v[i] || Double.isNaN(m)) {
-            m = v[i];
+      case MAX:
+        {
+          double m = v[0];
+          for (int i = 1; i < cnt; i++) {
+            if (m < v[i] || Double.isNaN(m)) {
+              m = v[i];
+            }
           }
+          return m;
         }
-        return m;
-      }
       case STDDEV:
-      case STDVAR: {
-        double mean = v[0];
-        double value = (Double.isNaN(v[0]) || Double.isInfinite(v[0])) ? Double.NaN : 0;
-        double count = 1;
-        for (int i = 1; i < cnt; i++) {
-          count++;
-          double delta = v[i] - mean;
-          mean += delta / count;
-          value += delta * (v[i] - mean);
+      case STDVAR:
+        {
+          double mean = v[0];
+          double value = (Double.isNaN(v[0]) || Double.isInfinite(v[0])) ? Double.NaN : 0;
+          double count = 1;
+          for (int i = 1; i < cnt; i++) {
+            count++;
+            double delta = v[i] - mean;
+            mean += delta / count;
+            value += delta * (v[i] - mean);
+          }
+          double var = value / count;
+          return op == AggregateOp.STDVAR ? var : Math.sqrt(var);
         }
-        double var = value / count;
-        return op == AggregateOp.STDVAR ? var : Math.sqrt(var);
-      }
       case QUANTILE:
         return Functions.quantile(param, java.util.Arrays.copyOf(v, cnt));
       default:
@@ -289,7 +300,8 @@ final class Aggregations {
     }
   }
 
-  static Vec countValues(Evaluator ev, String label, List<StepSeries> input, List<Labels> groupLabels, int[] groupOf) {
+  static Vec countValues(
+      Evaluator ev, String label, List<StepSeries> input, List<Labels> groupLabels, int[] groupOf) {
     Map<Labels, StepSeries> out = new LinkedHashMap<>();
     for (int i = 0; i < ev.n; i++) {
       for (int s = 0; s < input.size(); s++) {
@@ -305,7 +317,12 @@ final class Aggregations {
     return new Vec(new ArrayList<>(out.values()));
   }
 
-  static Vec selectK(Evaluator ev, AggregateExpr a, Scal param, List<StepSeries> input, List<List<Integer>> members) {
+  static Vec selectK(
+      Evaluator ev,
+      AggregateExpr a,
+      Scal param,
+      List<StepSeries> input,
+      List<List<Integer>> members) {
     AggregateOp op = a.op();
     int n = ev.n;
     double max = Double.NEGATIVE_INFINITY;
@@ -324,10 +341,14 @@ final class Aggregations {
         throw QueryException.execution("Ratio value is NaN");
       }
       if (max > 1.0) {
-        ev.warn("ratio value should be between -1 and 1, got " + GoFormat.g(max) + ", capping to 1", a.param().positionRange());
+        ev.warn(
+            "ratio value should be between -1 and 1, got " + GoFormat.g(max) + ", capping to 1",
+            a.param().positionRange());
       }
       if (min < -1.0) {
-        ev.warn("ratio value should be between -1 and 1, got " + GoFormat.g(min) + ", capping to -1", a.param().positionRange());
+        ev.warn(
+            "ratio value should be between -1 and 1, got " + GoFormat.g(min) + ", capping to -1",
+            a.param().positionRange());
       }
     } else {
       if (max < 1) {
@@ -378,16 +399,17 @@ final class Aggregations {
           } else {
             final int step = i;
             List<Integer> sorted = new ArrayList<>(present);
-            sorted.sort((x, y) -> {
-              double vx = input.get(x).v[step];
-              double vy = input.get(y).v[step];
-              boolean nx = Double.isNaN(vx);
-              boolean ny = Double.isNaN(vy);
-              if (nx || ny) {
-                return Boolean.compare(nx, ny);
-              }
-              return bottom ? Double.compare(vx, vy) : Double.compare(vy, vx);
-            });
+            sorted.sort(
+                (x, y) -> {
+                  double vx = input.get(x).v[step];
+                  double vy = input.get(y).v[step];
+                  boolean nx = Double.isNaN(vx);
+                  boolean ny = Double.isNaN(vy);
+                  if (nx || ny) {
+                    return Boolean.compare(nx, ny);
+                  }
+                  return bottom ? Double.compare(vx, vy) : Double.compare(vy, vx);
+                });
             chosen = sorted.subList(0, (int) Math.min(k, sorted.size()));
           }
         }

@@ -42,7 +42,12 @@ final class BinaryOps {
     Vec rv = (Vec) r;
     VectorMatching m = b.matching();
     if (m == null) {
-      m = new VectorMatching(op.isSetOperator() ? Cardinality.MANY_TO_MANY : Cardinality.ONE_TO_ONE, List.of(), false, List.of());
+      m =
+          new VectorMatching(
+              op.isSetOperator() ? Cardinality.MANY_TO_MANY : Cardinality.ONE_TO_ONE,
+              List.of(),
+              false,
+              List.of());
     }
     Object res;
     if (op.isSetOperator()) {
@@ -70,7 +75,9 @@ final class BinaryOps {
       case LSS -> a < b ? 1 : 0;
       case GTE -> a >= b ? 1 : 0;
       case LTE -> a <= b ? 1 : 0;
-      default -> throw QueryException.execution("operator \"" + op.symbol() + "\" not allowed for Scalar operations");
+      default ->
+          throw QueryException.execution(
+              "operator \"" + op.symbol() + "\" not allowed for Scalar operations");
     };
   }
 
@@ -91,7 +98,8 @@ final class BinaryOps {
     };
   }
 
-  static Vec vectorScalar(Evaluator ev, BinaryOp op, Vec v, double[] s, boolean swap, boolean bool) {
+  static Vec vectorScalar(
+      Evaluator ev, BinaryOp op, Vec v, double[] s, boolean swap, boolean bool) {
     int n = ev.n;
     for (StepSeries ss : v.series()) {
       for (int i = 0; i < n; i++) {
@@ -125,7 +133,9 @@ final class BinaryOps {
     return new Vec(out);
   }
 
-  /** The matching signature of a series: the {@code on} labels, or all but the ignored and the name. */
+  /**
+   * The matching signature of a series: the {@code on} labels, or all but the ignored and the name.
+   */
   static Labels signature(Labels l, VectorMatching m) {
     Labels.Builder b = Labels.builder();
     if (m.on()) {
@@ -214,7 +224,8 @@ final class BinaryOps {
     return new Vec(ev.mergeSameLabels(out, false));
   }
 
-  static Vec vectorVector(Evaluator ev, BinaryOp op, Vec lv, Vec rv, VectorMatching m, boolean bool) {
+  static Vec vectorVector(
+      Evaluator ev, BinaryOp op, Vec lv, Vec rv, VectorMatching m, boolean bool) {
     int n = ev.n;
     Cardinality card = m.card();
     List<StepSeries> many = lv.series();
@@ -251,8 +262,14 @@ final class BinaryOps {
                 d2 = t;
               }
               throw QueryException.execution(
-                  "found duplicate series for the match group " + Evaluator.promString(e.getKey())
-                      + " on the " + side + " hand-side of the operation: [" + d1 + ", " + d2
+                  "found duplicate series for the match group "
+                      + Evaluator.promString(e.getKey())
+                      + " on the "
+                      + side
+                      + " hand-side of the operation: ["
+                      + d1
+                      + ", "
+                      + d2
                       + "];many-to-many matching not allowed: matching labels must be unique on one side");
             }
             found = j;
@@ -304,7 +321,8 @@ final class BinaryOps {
           }
         } else {
           if (!insertedBySig.computeIfAbsent(sig, x -> new HashSet<>()).add(res)) {
-            throw QueryException.execution("multiple matches for labels: grouping labels must ensure unique matches");
+            throw QueryException.execution(
+                "multiple matches for labels: grouping labels must ensure unique matches");
           }
         }
         if (!keep && !bool) {

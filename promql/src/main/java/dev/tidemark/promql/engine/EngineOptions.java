@@ -11,18 +11,29 @@ import java.util.Objects;
  * @param timeout wall-clock budget of one query
  * @param defaultSubqueryStep resolution of a subquery written without step ({@code [5m:]}); as
  *     Prometheus' global evaluation interval (1m)
- * @param parallelism threads one query may use for a range function over many series (the
- *     caller's thread plus common-pool workers); 1 evaluates on the caller's thread only
+ * @param parallelism threads one query may use for a range function over many series (the caller's
+ *     thread plus common-pool workers); 1 evaluates on the caller's thread only
  */
 public record EngineOptions(
-    Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep, int parallelism) {
+    Duration lookbackDelta,
+    long maxSamples,
+    Duration timeout,
+    Duration defaultSubqueryStep,
+    int parallelism) {
 
   public static final EngineOptions DEFAULTS =
-      new EngineOptions(Duration.ofMinutes(5), 50_000_000L, Duration.ofMinutes(2), Duration.ofMinutes(1));
+      new EngineOptions(
+          Duration.ofMinutes(5), 50_000_000L, Duration.ofMinutes(2), Duration.ofMinutes(1));
 
   /** Options with {@code parallelism} = the machine's processors. */
-  public EngineOptions(Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep) {
-    this(lookbackDelta, maxSamples, timeout, defaultSubqueryStep, Runtime.getRuntime().availableProcessors());
+  public EngineOptions(
+      Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep) {
+    this(
+        lookbackDelta,
+        maxSamples,
+        timeout,
+        defaultSubqueryStep,
+        Runtime.getRuntime().availableProcessors());
   }
 
   public EngineOptions {
@@ -36,7 +47,8 @@ public record EngineOptions(
       throw new IllegalArgumentException("maxSamples must be positive, was " + maxSamples);
     }
     if (defaultSubqueryStep.toMillis() <= 0) {
-      throw new IllegalArgumentException("defaultSubqueryStep must be positive, was " + defaultSubqueryStep);
+      throw new IllegalArgumentException(
+          "defaultSubqueryStep must be positive, was " + defaultSubqueryStep);
     }
     if (parallelism < 1) {
       throw new IllegalArgumentException("parallelism must be at least 1, was " + parallelism);

@@ -17,10 +17,10 @@ import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.CallerRunsParallel;
 import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
 import dev.tidemark.tsdb.query.SeriesSet;
-import dev.tidemark.tsdb.query.Querier;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -40,7 +40,9 @@ final class Evaluator {
   /** Points a {@link Window} reads from its cursor at once, at first (it grows with the window). */
   static final int INITIAL_WINDOW_BUFFER = 256;
 
-  /** Slices per thread of a parallel range function: enough to even out threads slowed by others. */
+  /**
+   * Slices per thread of a parallel range function: enough to even out threads slowed by others.
+   */
   static final int SLICES_PER_THREAD = 4;
 
   /** A range function runs in parallel slices only with at least this many series per slice. */
@@ -122,7 +124,13 @@ final class Evaluator {
   }
 
   static Evaluator top(
-      Querier q, EngineOptions opt, QueryControl control, String query, long start, long end, long step) {
+      Querier q,
+      EngineOptions opt,
+      QueryControl control,
+      String query,
+      long start,
+      long end,
+      long step) {
     Shared sh = new Shared();
     sh.querier = q;
     sh.options = opt;
@@ -150,7 +158,9 @@ final class Evaluator {
         if (w.hi > w.lo) {
           acquire(w.hi - w.lo); // a range-vector result is held whole, as in Prometheus
           Labels l = src.dropName(s) ? dropName(src.labels(s)) : src.labels(s);
-          out.add(new Value.Series(l, Arrays.copyOfRange(w.t, w.lo, w.hi), Arrays.copyOfRange(w.v, w.lo, w.hi)));
+          out.add(
+              new Value.Series(
+                  l, Arrays.copyOfRange(w.t, w.lo, w.hi), Arrays.copyOfRange(w.v, w.lo, w.hi)));
         }
       }
       out.sort(Comparator.comparing(Value.Series::labels));
@@ -161,7 +171,9 @@ final class Evaluator {
         if (instant) {
           value = new Value.Scalar(start, s.v()[0]);
         } else {
-          value = new Value.Matrix(List.of(new Value.Series(Labels.empty(), times.clone(), s.v().clone())));
+          value =
+              new Value.Matrix(
+                  List.of(new Value.Series(Labels.empty(), times.clone(), s.v().clone())));
         }
       } else if (r instanceof Str s) {
         value = new Value.StringValue(start, s.s());
@@ -179,7 +191,8 @@ final class Evaluator {
           for (StepSeries ss : series) {
             if (ss.has[0]) {
               if (!seen.add(ss.labels)) {
-                throw QueryException.execution("vector cannot contain metrics with the same labelset");
+                throw QueryException.execution(
+                    "vector cannot contain metrics with the same labelset");
               }
               samples.add(new Value.Sample(ss.labels, start, ss.v[0]));
             }
@@ -221,10 +234,12 @@ final class Evaluator {
 
   void checkNow() {
     if (sh.control.isCanceled()) {
-      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+      throw new QueryException(
+          QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
     }
     if (System.nanoTime() - sh.deadlineNanos > 0) {
-      throw new QueryException(QueryException.ErrorType.TIMEOUT, "query timed out in expression evaluation");
+      throw new QueryException(
+          QueryException.ErrorType.TIMEOUT, "query timed out in expression evaluation");
     }
   }
 
@@ -396,7 +411,10 @@ final class Evaluator {
      */
     int read(Window w, int off, int max);
 
-    /** Skips to the first point at or after {@code t} (never backwards), then reads as {@link #read}. */
+    /**
+     * Skips to the first point at or after {@code t} (never backwards), then reads as {@link
+     * #read}.
+     */
     int seekAndRead(long t, Window w, int off, int max);
   }
 
@@ -437,7 +455,9 @@ final class Evaluator {
       return n + read(w, off + n, max - n);
     }
 
-    /** Turns {@code got} points at {@code from} into values, dropping stale markers; how many stay. */
+    /**
+     * Turns {@code got} points at {@code from} into values, dropping stale markers; how many stay.
+     */
     private static int keepFresh(Window w, int from, int got) {
       long[] t = w.t;
       double[] v = w.v;
@@ -494,6 +514,7 @@ final class Evaluator {
     AtModifier at;
     Expr selectorExpr;
     PositionRange argPos;
+
     /** Samples of a subquery's inner result, counted against the budget until the call is done. */
     long held;
 
@@ -508,7 +529,6 @@ final class Evaluator {
     boolean dropName(int i) {
       return dropNames.get(i);
     }
-
   }
 
   long windowEnd(RangeSource src, int i) {
@@ -527,7 +547,8 @@ final class Evaluator {
       src.selectorExpr = ms;
       long a = windowEnd(src, 0);
       long b = windowEnd(src, n - 1);
-      SeriesSet set = sh.querier.select(Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers());
+      SeriesSet set =
+          sh.querier.select(Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers());
       while (set.next()) {
         Series s = set.at();
         src.labels.add(s.labels());
@@ -606,17 +627,27 @@ final class Evaluator {
   final class Window {
     long[] t = new long[INITIAL_WINDOW_BUFFER];
     double[] v = new double[INITIAL_WINDOW_BUFFER];
+
     /** Scratch for value bits as read, before stale markers are dropped. */
     long[] bits = new long[INITIAL_WINDOW_BUFFER];
+
     int lo;
     int hi;
+
     /** End of the points read from the cursor. */
     int filled;
-    /** How many points of the window are below their predecessor ({@code v[i] < v[i-1]}, lo < i < hi). */
+
+    /**
+     * How many points of the window are below their predecessor ({@code v[i] < v[i-1]}, lo < i <
+     * hi).
+     */
     int decreases;
+
     Cursor cur;
+
     /** Whether the cursor may have points after {@code t[filled-1]}. */
     boolean more;
+
     final IteratorCursor iteratorCursor = new IteratorCursor();
     SampleIterator iterator;
     long start;
@@ -724,7 +755,8 @@ final class Evaluator {
     return rangeCall(c, matrixArg, k, dropName, p0, p1, false);
   }
 
-  Vec rangeCall(Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+  Vec rangeCall(
+      Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
     RangeSource src = rangeSource(c.args().get(matrixArg));
     int size = src.size();
     int parts = Math.min(sh.options.parallelism(), size / MIN_SERIES_PER_PART);
@@ -739,8 +771,8 @@ final class Evaluator {
   }
 
   /**
-   * Series are independent until something combines them, so a range function over many series
-   * runs on {@code threads} threads: the caller's and common-pool workers. The series are cut into
+   * Series are independent until something combines them, so a range function over many series runs
+   * on {@code threads} threads: the caller's and common-pool workers. The series are cut into
    * contiguous slices, a few per thread, which the threads take in turn from a shared counter, so a
    * thread slowed down by other work on the machine takes fewer; a worker that has not started when
    * the caller ran out of slices is told not to (the caller never waits for an idle pool). The
@@ -749,7 +781,13 @@ final class Evaluator {
    * (each thread holds one window at a time).
    */
   private List<StepSeries> rangeParallel(
-      RangeSource src, int threads, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+      RangeSource src,
+      int threads,
+      Kernel k,
+      boolean dropName,
+      Scal p0,
+      Scal p1,
+      boolean stepDependent) {
     int size = src.size();
     int slices = Math.min(size / MIN_SERIES_PER_PART, threads * SLICES_PER_THREAD);
     int per = (size + slices - 1) / slices;
@@ -762,12 +800,24 @@ final class Evaluator {
         () -> {
           Window w = new Window();
           for (int i; (i = next.getAndIncrement()) < count; ) {
-            results[i] = rangeSlice(src, w, i * per, Math.min(size, (i + 1) * per), k, dropName, p0, p1, stepDependent);
+            results[i] =
+                rangeSlice(
+                    src,
+                    w,
+                    i * per,
+                    Math.min(size, (i + 1) * per),
+                    k,
+                    dropName,
+                    p0,
+                    p1,
+                    stepDependent);
           }
         };
-    CallerRunsParallel.run(work, threads - 1, () -> next.set(count)); // the others stop after their slice
+    CallerRunsParallel.run(
+        work, threads - 1, () -> next.set(count)); // the others stop after their slice
     if (Thread.currentThread().isInterrupted()) { // as a Future.get() interrupted while waiting
-      throw new QueryException(QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+      throw new QueryException(
+          QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
     }
     List<StepSeries> out = new ArrayList<>(size);
     for (List<StepSeries> r : results) {
@@ -778,7 +828,15 @@ final class Evaluator {
 
   /** Series {@code [from, to)} of a range function, each in one pass with a sliding window. */
   private List<StepSeries> rangeSlice(
-      RangeSource src, Window w, int from, int to, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
+      RangeSource src,
+      Window w,
+      int from,
+      int to,
+      Kernel k,
+      boolean dropName,
+      Scal p0,
+      Scal p1,
+      boolean stepDependent) {
     List<StepSeries> out = new ArrayList<>();
     w.rangeMs = src.rangeMs;
     // With @ every step sees the same window: the value is reused unless the kernel reads the
@@ -862,8 +920,8 @@ final class Evaluator {
   }
 
   /**
-   * Series with the same labels become one (after name dropping two may collide); two values at
-   * one step are an error when {@code strict}, else the first wins.
+   * Series with the same labels become one (after name dropping two may collide); two values at one
+   * step are an error when {@code strict}, else the first wins.
    */
   List<StepSeries> mergeSameLabels(List<StepSeries> in, boolean strict) {
     if (in.size() <= 1) {
@@ -880,7 +938,8 @@ final class Evaluator {
           if (s.has[i]) {
             if (prev.has[i]) {
               if (strict) {
-                throw QueryException.execution("vector cannot contain metrics with the same labelset");
+                throw QueryException.execution(
+                    "vector cannot contain metrics with the same labelset");
               }
               continue;
             }
@@ -925,5 +984,4 @@ final class Evaluator {
     }
     return null;
   }
-
 }

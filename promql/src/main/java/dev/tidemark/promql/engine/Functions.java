@@ -52,18 +52,23 @@ final class Functions {
           Map.entry("count_over_time", new RangeFn(0, w -> out(w, w.size()), true)),
           Map.entry("min_over_time", new RangeFn(0, w -> compareOverTime(w, false, false), true)),
           Map.entry("max_over_time", new RangeFn(0, w -> compareOverTime(w, true, false), true)),
-          Map.entry("ts_of_min_over_time", new RangeFn(0, w -> compareOverTime(w, false, true), true)),
-          Map.entry("ts_of_max_over_time", new RangeFn(0, w -> compareOverTime(w, true, true), true)),
+          Map.entry(
+              "ts_of_min_over_time", new RangeFn(0, w -> compareOverTime(w, false, true), true)),
+          Map.entry(
+              "ts_of_max_over_time", new RangeFn(0, w -> compareOverTime(w, true, true), true)),
           Map.entry("last_over_time", new RangeFn(0, w -> out(w, w.v[w.hi - 1]), false)),
           Map.entry("first_over_time", new RangeFn(0, w -> out(w, w.v[w.lo]), false)),
-          Map.entry("ts_of_last_over_time", new RangeFn(0, w -> out(w, w.t[w.hi - 1] / 1000.0), true)),
+          Map.entry(
+              "ts_of_last_over_time", new RangeFn(0, w -> out(w, w.t[w.hi - 1] / 1000.0), true)),
           Map.entry("ts_of_first_over_time", new RangeFn(0, w -> out(w, w.t[w.lo] / 1000.0), true)),
           Map.entry("present_over_time", new RangeFn(0, w -> out(w, 1), true)),
           Map.entry("stddev_over_time", new RangeFn(0, w -> out(w, Math.sqrt(variance(w))), true)),
           Map.entry("stdvar_over_time", new RangeFn(0, w -> out(w, variance(w)), true)),
           Map.entry("mad_over_time", new RangeFn(0, Functions::madOverTime, true)),
-          Map.entry("quantile_over_time", new RangeFn(1, w -> out(w, quantile(w.p0, window(w))), true)),
-          Map.entry("double_exponential_smoothing", new RangeFn(0, Functions::doubleExpSmoothing, true)));
+          Map.entry(
+              "quantile_over_time", new RangeFn(1, w -> out(w, quantile(w.p0, window(w))), true)),
+          Map.entry(
+              "double_exponential_smoothing", new RangeFn(0, Functions::doubleExpSmoothing, true)));
 
   static final Map<String, DoubleUnaryOperator> MATH =
       Map.ofEntries(
@@ -124,7 +129,9 @@ final class Functions {
       if (name.equals("quantile_over_time")) {
         for (double q : p0.v()) {
           if (Double.isNaN(q) || q < 0 || q > 1) {
-            ev.warn("quantile value should be between 0 and 1, got " + GoFormat.g(q), args.get(0).positionRange());
+            ev.warn(
+                "quantile value should be between 0 and 1, got " + GoFormat.g(q),
+                args.get(0).positionRange());
           }
         }
       }
@@ -142,13 +149,19 @@ final class Functions {
           }
         }
       }
-      Vec out = ev.rangeCall(c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1, name.equals("predict_linear"));
+      Vec out =
+          ev.rangeCall(
+              c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1, name.equals("predict_linear"));
       if (name.equals("rate") || name.equals("increase")) {
         Set<String> seen = new HashSet<>();
         for (StepSeries s : out.series()) {
           String m = s.labels.get(Labels.METRIC_NAME);
-          if (m != null && !m.endsWith("_total") && !m.endsWith("_sum") && !m.endsWith("_count")
-              && !m.endsWith("_bucket") && seen.add(m)) {
+          if (m != null
+              && !m.endsWith("_total")
+              && !m.endsWith("_sum")
+              && !m.endsWith("_count")
+              && !m.endsWith("_bucket")
+              && seen.add(m)) {
             ev.info(
                 "metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "
                     + GoQuote.quote(m),
@@ -186,156 +199,170 @@ final class Functions {
         return scal(ev, i -> (ev.sh.queryEnd - ev.sh.queryStart) / 1000.0);
       case "step":
         return scal(ev, i -> ev.interval / 1000.0);
-      case "vector": {
-        Scal s = ev.evalScalar(args.get(0));
-        StepSeries r = new StepSeries(Labels.empty(), ev.n);
-        for (int i = 0; i < ev.n; i++) {
-          r.set(i, s.v()[i]);
-        }
-        return ev.track(new Vec(List.of(r)));
-      }
-      case "scalar": {
-        Vec v = ev.evalVector(args.get(0));
-        double[] out = new double[ev.n];
-        for (int i = 0; i < ev.n; i++) {
-          int cnt = 0;
-          double val = Double.NaN;
-          for (StepSeries s : v.series()) {
-            if (s.has[i]) {
-              cnt++;
-              val = s.v[i];
-            }
-          }
-          out[i] = cnt == 1 ? val : Double.NaN;
-        }
-        ev.done(v);
-        return new Scal(out);
-      }
-      case "timestamp": {
-        Expr a = Evaluator.unwrap(args.get(0));
-        Vec v;
-        if (a instanceof VectorSelector vs) {
-          v = ev.track(ev.selectVector(vs, true));
-        } else {
-          v = ev.evalVector(a);
-          for (StepSeries s : v.series()) {
-            for (int i = 0; i < ev.n; i++) {
-              s.v[i] = ev.times[i] / 1000.0;
-            }
-          }
-        }
-        for (StepSeries s : v.series()) {
-          s.dropName = true;
-        }
-        return v;
-      }
-      case "round": {
-        Scal to = args.size() > 1 ? ev.evalScalar(args.get(1)) : null;
-        Vec v = ev.evalVector(args.get(0));
-        for (StepSeries s : v.series()) {
-          s.dropName = true;
+      case "vector":
+        {
+          Scal s = ev.evalScalar(args.get(0));
+          StepSeries r = new StepSeries(Labels.empty(), ev.n);
           for (int i = 0; i < ev.n; i++) {
-            double inv = 1.0 / (to == null ? 1.0 : to.v()[i]);
-            s.v[i] = Math.floor(s.v[i] * inv + 0.5) / inv;
+            r.set(i, s.v()[i]);
           }
+          return ev.track(new Vec(List.of(r)));
         }
-        return v;
-      }
+      case "scalar":
+        {
+          Vec v = ev.evalVector(args.get(0));
+          double[] out = new double[ev.n];
+          for (int i = 0; i < ev.n; i++) {
+            int cnt = 0;
+            double val = Double.NaN;
+            for (StepSeries s : v.series()) {
+              if (s.has[i]) {
+                cnt++;
+                val = s.v[i];
+              }
+            }
+            out[i] = cnt == 1 ? val : Double.NaN;
+          }
+          ev.done(v);
+          return new Scal(out);
+        }
+      case "timestamp":
+        {
+          Expr a = Evaluator.unwrap(args.get(0));
+          Vec v;
+          if (a instanceof VectorSelector vs) {
+            v = ev.track(ev.selectVector(vs, true));
+          } else {
+            v = ev.evalVector(a);
+            for (StepSeries s : v.series()) {
+              for (int i = 0; i < ev.n; i++) {
+                s.v[i] = ev.times[i] / 1000.0;
+              }
+            }
+          }
+          for (StepSeries s : v.series()) {
+            s.dropName = true;
+          }
+          return v;
+        }
+      case "round":
+        {
+          Scal to = args.size() > 1 ? ev.evalScalar(args.get(1)) : null;
+          Vec v = ev.evalVector(args.get(0));
+          for (StepSeries s : v.series()) {
+            s.dropName = true;
+            for (int i = 0; i < ev.n; i++) {
+              double inv = 1.0 / (to == null ? 1.0 : to.v()[i]);
+              s.v[i] = Math.floor(s.v[i] * inv + 0.5) / inv;
+            }
+          }
+          return v;
+        }
       case "clamp":
       case "clamp_min":
-      case "clamp_max": {
-        Vec v = ev.evalVector(args.get(0));
-        Scal a1 = ev.evalScalar(args.get(1));
-        Scal a2 = name.equals("clamp") ? ev.evalScalar(args.get(2)) : null;
-        for (StepSeries s : v.series()) {
-          s.dropName = true;
+      case "clamp_max":
+        {
+          Vec v = ev.evalVector(args.get(0));
+          Scal a1 = ev.evalScalar(args.get(1));
+          Scal a2 = name.equals("clamp") ? ev.evalScalar(args.get(2)) : null;
+          for (StepSeries s : v.series()) {
+            s.dropName = true;
+            for (int i = 0; i < ev.n; i++) {
+              double lo = name.equals("clamp_max") ? Double.NEGATIVE_INFINITY : a1.v()[i];
+              double hi =
+                  name.equals("clamp")
+                      ? a2.v()[i]
+                      : name.equals("clamp_max") ? a1.v()[i] : Double.POSITIVE_INFINITY;
+              if (name.equals("clamp") && hi < lo) {
+                s.has[i] = false;
+                continue;
+              }
+              double x = s.v[i];
+              if (name.equals("clamp_max")) {
+                s.v[i] = Math.min(hi, x);
+              } else if (name.equals("clamp_min")) {
+                s.v[i] = Math.max(lo, x);
+              } else {
+                s.v[i] = Math.max(lo, Math.min(hi, x));
+              }
+            }
+          }
+          return v;
+        }
+      case "absent":
+        {
+          Vec v = ev.evalVector(args.get(0));
+          StepSeries r = new StepSeries(absentLabels(args.get(0)), ev.n);
           for (int i = 0; i < ev.n; i++) {
-            double lo = name.equals("clamp_max") ? Double.NEGATIVE_INFINITY : a1.v()[i];
-            double hi = name.equals("clamp") ? a2.v()[i] : name.equals("clamp_max") ? a1.v()[i] : Double.POSITIVE_INFINITY;
-            if (name.equals("clamp") && hi < lo) {
-              s.has[i] = false;
-              continue;
+            boolean any = false;
+            for (StepSeries s : v.series()) {
+              any |= s.has[i];
             }
-            double x = s.v[i];
-            if (name.equals("clamp_max")) {
-              s.v[i] = Math.min(hi, x);
-            } else if (name.equals("clamp_min")) {
-              s.v[i] = Math.max(lo, x);
-            } else {
-              s.v[i] = Math.max(lo, Math.min(hi, x));
+            if (!any) {
+              r.set(i, 1);
             }
           }
+          ev.done(v);
+          return ev.track(new Vec(r.count() > 0 ? List.of(r) : List.of()));
         }
-        return v;
-      }
-      case "absent": {
-        Vec v = ev.evalVector(args.get(0));
-        StepSeries r = new StepSeries(absentLabels(args.get(0)), ev.n);
-        for (int i = 0; i < ev.n; i++) {
-          boolean any = false;
-          for (StepSeries s : v.series()) {
-            any |= s.has[i];
+      case "absent_over_time":
+        {
+          Vec v = ev.rangeCall(c, 0, w -> out(w, 1), true, null, null);
+          StepSeries r = new StepSeries(absentLabels(args.get(0)), ev.n);
+          for (int i = 0; i < ev.n; i++) {
+            boolean any = false;
+            for (StepSeries s : v.series()) {
+              any |= s.has[i];
+            }
+            if (!any) {
+              r.set(i, 1);
+            }
           }
-          if (!any) {
-            r.set(i, 1);
-          }
+          ev.done(v);
+          return ev.track(new Vec(r.count() > 0 ? List.of(r) : List.of()));
         }
-        ev.done(v);
-        return ev.track(new Vec(r.count() > 0 ? List.of(r) : List.of()));
-      }
-      case "absent_over_time": {
-        Vec v = ev.rangeCall(c, 0, w -> out(w, 1), true, null, null);
-        StepSeries r = new StepSeries(absentLabels(args.get(0)), ev.n);
-        for (int i = 0; i < ev.n; i++) {
-          boolean any = false;
-          for (StepSeries s : v.series()) {
-            any |= s.has[i];
-          }
-          if (!any) {
-            r.set(i, 1);
-          }
-        }
-        ev.done(v);
-        return ev.track(new Vec(r.count() > 0 ? List.of(r) : List.of()));
-      }
       case "sort":
-      case "sort_desc": {
-        Vec v = ev.evalVector(args.get(0));
-        boolean desc = name.equals("sort_desc");
-        List<StepSeries> l = new ArrayList<>(v.series());
-        // NaN last in both directions, as Prometheus.
-        l.sort((a, b) -> {
-          double x = a.v[0];
-          double y = b.v[0];
-          if (Double.isNaN(x) || Double.isNaN(y)) {
-            return Boolean.compare(Double.isNaN(x), Double.isNaN(y));
-          }
-          return desc ? Double.compare(y, x) : Double.compare(x, y);
-        });
-        return new Vec(l);
-      }
-      case "sort_by_label":
-      case "sort_by_label_desc": {
-        Vec v = ev.evalVector(args.get(0));
-        List<String> names = new ArrayList<>();
-        for (int i = 1; i < args.size(); i++) {
-          names.add(((StringLiteral) Evaluator.unwrap(args.get(i))).value());
+      case "sort_desc":
+        {
+          Vec v = ev.evalVector(args.get(0));
+          boolean desc = name.equals("sort_desc");
+          List<StepSeries> l = new ArrayList<>(v.series());
+          // NaN last in both directions, as Prometheus.
+          l.sort(
+              (a, b) -> {
+                double x = a.v[0];
+                double y = b.v[0];
+                if (Double.isNaN(x) || Double.isNaN(y)) {
+                  return Boolean.compare(Double.isNaN(x), Double.isNaN(y));
+                }
+                return desc ? Double.compare(y, x) : Double.compare(x, y);
+              });
+          return new Vec(l);
         }
-        Comparator<StepSeries> cmp = (a, b) -> {
-          for (String ln : names) {
-            String x = a.labels.get(ln);
-            String y = b.labels.get(ln);
-            int r = NaturalSort.compare(x == null ? "" : x, y == null ? "" : y);
-            if (r != 0) {
-              return r;
-            }
+      case "sort_by_label":
+      case "sort_by_label_desc":
+        {
+          Vec v = ev.evalVector(args.get(0));
+          List<String> names = new ArrayList<>();
+          for (int i = 1; i < args.size(); i++) {
+            names.add(((StringLiteral) Evaluator.unwrap(args.get(i))).value());
           }
-          return a.labels.compareTo(b.labels);
-        };
-        List<StepSeries> l = new ArrayList<>(v.series());
-        l.sort(name.endsWith("_desc") ? cmp.reversed() : cmp);
-        return new Vec(l);
-      }
+          Comparator<StepSeries> cmp =
+              (a, b) -> {
+                for (String ln : names) {
+                  String x = a.labels.get(ln);
+                  String y = b.labels.get(ln);
+                  int r = NaturalSort.compare(x == null ? "" : x, y == null ? "" : y);
+                  if (r != 0) {
+                    return r;
+                  }
+                }
+                return a.labels.compareTo(b.labels);
+              };
+          List<StepSeries> l = new ArrayList<>(v.series());
+          l.sort(name.endsWith("_desc") ? cmp.reversed() : cmp);
+          return new Vec(l);
+        }
       case "label_replace":
         return labelReplace(ev, c);
       case "label_join":
@@ -347,13 +374,14 @@ final class Functions {
       case "histogram_avg":
       case "histogram_stddev":
       case "histogram_stdvar":
-      case "histogram_fraction": {
-        // These functions read native histograms, which Tidemark does not store: no float sample
-        // has a result.
-        Object o = ev.eval(args.get(args.size() - 1));
-        ev.done(o);
-        return new Vec(List.of());
-      }
+      case "histogram_fraction":
+        {
+          // These functions read native histograms, which Tidemark does not store: no float sample
+          // has a result.
+          Object o = ev.eval(args.get(args.size() - 1));
+          ev.done(o);
+          return new Vec(List.of());
+        }
       default:
         throw QueryException.execution("function " + name + "() is not supported by this engine");
     }
@@ -504,7 +532,9 @@ final class Functions {
     for (int i = 0; i < s.length(); i++) {
       char ch = s.charAt(i);
       if (Character.isSurrogate(ch)) {
-        if (Character.isHighSurrogate(ch) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        if (Character.isHighSurrogate(ch)
+            && i + 1 < s.length()
+            && Character.isLowSurrogate(s.charAt(i + 1))) {
           i++;
           continue;
         }

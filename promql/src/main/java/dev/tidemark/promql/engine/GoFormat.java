@@ -6,7 +6,9 @@ import java.math.BigDecimal;
 final class GoFormat {
   private GoFormat() {}
 
-  /** {@code strconv.FormatFloat(f, 'f', -1, 64)}: shortest, no exponent; {@code +Inf}, {@code NaN}. */
+  /**
+   * {@code strconv.FormatFloat(f, 'f', -1, 64)}: shortest, no exponent; {@code +Inf}, {@code NaN}.
+   */
   static String f(double v) {
     if (Double.isNaN(v)) {
       return "NaN";
@@ -68,7 +70,11 @@ final class GoFormat {
       default:
         break;
     }
-    if (t.isEmpty() || !t.equals(s) || l.endsWith("d") || l.endsWith("f") || l.contains("infinity")) {
+    if (t.isEmpty()
+        || !t.equals(s)
+        || l.endsWith("d")
+        || l.endsWith("f")
+        || l.contains("infinity")) {
       throw new NumberFormatException(s);
     }
     if (l.startsWith("0x") || l.startsWith("-0x") || l.startsWith("+0x")) {

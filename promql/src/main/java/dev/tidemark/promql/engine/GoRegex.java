@@ -3,16 +3,23 @@ package dev.tidemark.promql.engine;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The bits of Go's {@code regexp} that label_replace needs: RE2 syntax to Java, and {@code Expand}. */
+/**
+ * The bits of Go's {@code regexp} that label_replace needs: RE2 syntax to Java, and {@code Expand}.
+ */
 final class GoRegex {
   private GoRegex() {}
 
-  /** RE2 and Java agree on the syntax PromQL users write; named groups {@code (?P<n>...)} differ. */
+  /**
+   * RE2 and Java agree on the syntax PromQL users write; named groups {@code (?P<n>...)} differ.
+   */
   static String toJava(String re) {
     return re.replace("(?P<", "(?<");
   }
 
-  /** Go's {@code Regexp.ExpandString}: {@code $1}, {@code ${1}}, {@code $name}, {@code ${name}}, {@code $$}. */
+  /**
+   * Go's {@code Regexp.ExpandString}: {@code $1}, {@code ${1}}, {@code $name}, {@code ${name}},
+   * {@code $$}.
+   */
   static String expand(String template, Matcher m, Pattern p) {
     StringBuilder sb = new StringBuilder();
     int i = 0;
@@ -40,7 +47,8 @@ final class GoRegex {
         }
         name = template.substring(i + 2, close);
         next = close + 1;
-        if (name.isEmpty() || !name.chars().allMatch(ch -> Character.isLetterOrDigit(ch) || ch == '_')) {
+        if (name.isEmpty()
+            || !name.chars().allMatch(ch -> Character.isLetterOrDigit(ch) || ch == '_')) {
           sb.append(c);
           i++;
           continue;

@@ -28,17 +28,22 @@ final class HistogramQuantile {
       } catch (NumberFormatException e) {
         String m = s.labels.get(Labels.METRIC_NAME);
         ev.warn(
-            "bucket label \"le\" is missing or has a malformed value of " + GoQuote.quote(le == null ? "" : le)
+            "bucket label \"le\" is missing or has a malformed value of "
+                + GoQuote.quote(le == null ? "" : le)
                 + (m == null ? "" : " for metric name " + GoQuote.quote(m)),
             c.args().get(1).positionRange());
         continue;
       }
       bounds.put(s, ub);
-      groups.computeIfAbsent(s.labels.toBuilder().remove("le").build(), k -> new ArrayList<>()).add(s);
+      groups
+          .computeIfAbsent(s.labels.toBuilder().remove("le").build(), k -> new ArrayList<>())
+          .add(s);
     }
     for (double qq : q.v()) {
       if (Double.isNaN(qq) || qq < 0 || qq > 1) {
-        ev.warn("quantile value should be between 0 and 1, got " + GoFormat.g(qq), c.args().get(0).positionRange());
+        ev.warn(
+            "quantile value should be between 0 and 1, got " + GoFormat.g(qq),
+            c.args().get(0).positionRange());
       }
     }
     List<StepSeries> out = new ArrayList<>();

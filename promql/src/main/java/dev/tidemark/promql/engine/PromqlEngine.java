@@ -15,8 +15,8 @@ import java.util.Objects;
  *
  * <p>Errors are {@link QueryException}s whose {@link QueryException#errorType()} is the Prometheus
  * API error type: a query that does not parse or has bad parameters is {@code BAD_DATA}, a failing
- * evaluation {@code EXECUTION}, an expired deadline {@code TIMEOUT}, a {@link QueryControl#cancel()}
- * {@code CANCELED}.
+ * evaluation {@code EXECUTION}, an expired deadline {@code TIMEOUT}, a {@link
+ * QueryControl#cancel()} {@code CANCELED}.
  */
 public final class PromqlEngine {
   private final EngineOptions options;
@@ -27,8 +27,8 @@ public final class PromqlEngine {
   }
 
   /**
-   * An engine whose parser accepts what {@code parserOptions} allow (the HTTP API turns
-   * Prometheus' experimental functions off unless configured).
+   * An engine whose parser accepts what {@code parserOptions} allow (the HTTP API turns Prometheus'
+   * experimental functions off unless configured).
    */
   public PromqlEngine(EngineOptions options, ParserOptions parserOptions) {
     this.options = Objects.requireNonNull(options, "options");
@@ -43,43 +43,56 @@ public final class PromqlEngine {
     return options;
   }
 
-  /** Evaluates {@code expr} at {@code timeMillis}: a vector, scalar, string or (for a range expression) matrix. */
+  /**
+   * Evaluates {@code expr} at {@code timeMillis}: a vector, scalar, string or (for a range
+   * expression) matrix.
+   */
   public QueryResult instantQuery(Querier querier, String expr, long timeMillis) {
     return instantQuery(querier, expr, timeMillis, new QueryControl());
   }
 
-  public QueryResult instantQuery(Querier querier, String expr, long timeMillis, QueryControl control) {
+  public QueryResult instantQuery(
+      Querier querier, String expr, long timeMillis, QueryControl control) {
     Expr e = parse(expr);
     Evaluator ev = Evaluator.top(querier, options, control, expr, timeMillis, timeMillis, 0);
     return ev.run(e, true);
   }
 
   /**
-   * Evaluates {@code expr} at {@code start}, {@code start + step}, ... up to {@code end}; the result
-   * is a matrix sorted by labels. The expression must be a scalar or an instant vector.
+   * Evaluates {@code expr} at {@code start}, {@code start + step}, ... up to {@code end}; the
+   * result is a matrix sorted by labels. The expression must be a scalar or an instant vector.
    */
-  public QueryResult rangeQuery(Querier querier, String expr, long startMillis, long endMillis, long stepMillis) {
+  public QueryResult rangeQuery(
+      Querier querier, String expr, long startMillis, long endMillis, long stepMillis) {
     return rangeQuery(querier, expr, startMillis, endMillis, stepMillis, new QueryControl());
   }
 
   public QueryResult rangeQuery(
-      Querier querier, String expr, long startMillis, long endMillis, long stepMillis, QueryControl control) {
+      Querier querier,
+      String expr,
+      long startMillis,
+      long endMillis,
+      long stepMillis,
+      QueryControl control) {
     if (stepMillis <= 0) {
       throw new QueryException(
           QueryException.ErrorType.BAD_DATA,
           "zero or negative query resolution step widths are not accepted. Try a positive integer");
     }
     if (endMillis < startMillis) {
-      throw new QueryException(QueryException.ErrorType.BAD_DATA, "end timestamp must not be before start time");
+      throw new QueryException(
+          QueryException.ErrorType.BAD_DATA, "end timestamp must not be before start time");
     }
     Expr e = parse(expr);
     if (e.type() != ValueType.VECTOR && e.type() != ValueType.SCALAR) {
       throw new QueryException(
           QueryException.ErrorType.BAD_DATA,
-          "invalid expression type \"" + e.type().documentedName()
+          "invalid expression type \""
+              + e.type().documentedName()
               + "\" for range query, must be Scalar or instant Vector");
     }
-    Evaluator ev = Evaluator.top(querier, options, control, expr, startMillis, endMillis, stepMillis);
+    Evaluator ev =
+        Evaluator.top(querier, options, control, expr, startMillis, endMillis, stepMillis);
     return ev.run(e, false);
   }
 

@@ -6,7 +6,10 @@ import java.util.List;
 /** A query result, as Prometheus' {@code parser.Value}: scalar, string, vector or matrix. */
 public sealed interface Value permits Value.Scalar, Value.StringValue, Value.Vector, Value.Matrix {
 
-  /** The Prometheus {@code resultType}: {@code scalar}, {@code string}, {@code vector}, {@code matrix}. */
+  /**
+   * The Prometheus {@code resultType}: {@code scalar}, {@code string}, {@code vector}, {@code
+   * matrix}.
+   */
   String resultType();
 
   /** A number at a time. */

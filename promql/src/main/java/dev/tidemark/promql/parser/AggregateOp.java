@@ -3,9 +3,9 @@ package dev.tidemark.promql.parser;
 import java.util.Locale;
 
 /**
- * The aggregation operators, with the type of their parameter (the first argument of {@code
- * topk(5, x)}, {@code count_values("v", x)}, {@code quantile(0.9, x)}). This enum is the
- * aggregation half of the function table; {@link Functions} is the other.
+ * The aggregation operators, with the type of their parameter (the first argument of {@code topk(5,
+ * x)}, {@code count_values("v", x)}, {@code quantile(0.9, x)}). This enum is the aggregation half
+ * of the function table; {@link Functions} is the other.
  */
 public enum AggregateOp {
   SUM(null, false),

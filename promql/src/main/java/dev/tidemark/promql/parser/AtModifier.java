@@ -5,8 +5,8 @@ package dev.tidemark.promql.parser;
  * start or end of the query range ({@code @ start()}, {@code @ end()}).
  *
  * @param kind which of the three forms
- * @param timestampMillis for {@link Kind#TIMESTAMP}: the time in epoch milliseconds (seconds
- *     × 1000, rounded); 0 for the other kinds
+ * @param timestampMillis for {@link Kind#TIMESTAMP}: the time in epoch milliseconds (seconds ×
+ *     1000, rounded); 0 for the other kinds
  */
 public record AtModifier(Kind kind, long timestampMillis) {
 

@@ -6,14 +6,13 @@ package dev.tidemark.promql.parser;
  * @param op the operator
  * @param lhs the left operand, a scalar or an instant vector
  * @param rhs the right operand, a scalar or an instant vector
- * @param matching how the operands are matched when both are instant vectors; null when either
- *     is a scalar (after type checking)
+ * @param matching how the operands are matched when both are instant vectors; null when either is a
+ *     scalar (after type checking)
  * @param returnBool whether {@code bool} was given (comparisons only): return 0/1 instead of
  *     filtering
  */
 public record BinaryExpr(
-    BinaryOp op, Expr lhs, Expr rhs, VectorMatching matching, boolean returnBool)
-    implements Expr {
+    BinaryOp op, Expr lhs, Expr rhs, VectorMatching matching, boolean returnBool) implements Expr {
 
   @Override
   public PositionRange positionRange() {

@@ -2,10 +2,10 @@ package dev.tidemark.promql.parser;
 
 /**
  * The binary operators, with Prometheus' precedence (higher binds tighter) and associativity:
- * {@code ^} (6, right-associative); {@code * / % atan2} (5); {@code + -} (4); {@code == != <= <
- * >= >} and the histogram trims {@code </ >/} (3); {@code and unless} (2); {@code or} (1). All but {@code ^} are left-associative. A
- * unary {@code -}/{@code +} binds like {@code *}: {@code -a ^ b} is {@code -(a ^ b)}, {@code -a * b}
- * is {@code (-a) * b}.
+ * {@code ^} (6, right-associative); {@code * / % atan2} (5); {@code + -} (4); {@code == != <= < >=
+ * >} and the histogram trims {@code </ >/} (3); {@code and unless} (2); {@code or} (1). All but
+ * {@code ^} are left-associative. A unary {@code -}/{@code +} binds like {@code *}: {@code -a ^ b}
+ * is {@code -(a ^ b)}, {@code -a * b} is {@code (-a) * b}.
  */
 public enum BinaryOp {
   POW("^", 6),

@@ -1,8 +1,8 @@
 package dev.tidemark.promql.parser;
 
 /**
- * A node of a parsed PromQL expression. Every node is an immutable record that knows where it
- * came from in the query ({@link #positionRange()}) and what it evaluates to ({@link #type()}).
+ * A node of a parsed PromQL expression. Every node is an immutable record that knows where it came
+ * from in the query ({@link #positionRange()}) and what it evaluates to ({@link #type()}).
  *
  * <p>{@link #toString()} of every node is its canonical PromQL text, Prometheus' {@code String()}
  * form ({@code sum by (job) (rate(foo{a="b"}[5m]))}); parsing that text again gives an expression

@@ -6,17 +6,22 @@ import java.util.List;
  * A PromQL function's signature, as an entry of Prometheus' {@code parser.Functions} table.
  *
  * @param name the name, case-sensitive ({@code rate}, never {@code RATE})
- * @param argTypes the type of each argument; with {@code variadic != 0} the last one is the type
- *     of every optional argument. Unmodifiable
+ * @param argTypes the type of each argument; with {@code variadic != 0} the last one is the type of
+ *     every optional argument. Unmodifiable
  * @param variadic 0: exactly {@code argTypes.size()} arguments; n &gt; 0: from {@code
  *     argTypes.size() - 1} to {@code argTypes.size() - 1 + n}; -1: at least {@code argTypes.size()
  *     - 1}, no upper bound
  * @param returnType the type of the call's value
  * @param experimental whether Prometheus 3 accepts it only with {@code
- *     --enable-feature=promql-experimental-functions} ({@link ParserOptions#experimentalFunctions()})
+ *     --enable-feature=promql-experimental-functions} ({@link
+ *     ParserOptions#experimentalFunctions()})
  */
 public record Function(
-    String name, List<ValueType> argTypes, int variadic, ValueType returnType, boolean experimental) {
+    String name,
+    List<ValueType> argTypes,
+    int variadic,
+    ValueType returnType,
+    boolean experimental) {
 
   public Function {
     argTypes = List.copyOf(argTypes);

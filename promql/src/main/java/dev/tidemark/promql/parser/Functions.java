@@ -12,13 +12,13 @@ import java.util.Optional;
 import java.util.TreeMap;
 
 /**
- * The function table: every function of Prometheus 3 ({@code promql/parser/functions.go} at
- * commit d15adb9ad7e5), with its argument types, variadicity and return type. Type checking is
- * driven by this table alone; the evaluator maps the same names to implementations. The
- * aggregation operators are in {@link AggregateOp}.
+ * The function table: every function of Prometheus 3 ({@code promql/parser/functions.go} at commit
+ * d15adb9ad7e5), with its argument types, variadicity and return type. Type checking is driven by
+ * this table alone; the evaluator maps the same names to implementations. The aggregation operators
+ * are in {@link AggregateOp}.
  *
- * <p>{@code holt_winters} is not here: Prometheus 3 renamed it {@code
- * double_exponential_smoothing} (experimental). Immutable and thread-safe.
+ * <p>{@code holt_winters} is not here: Prometheus 3 renamed it {@code double_exponential_smoothing}
+ * (experimental). Immutable and thread-safe.
  */
 public final class Functions {
 
@@ -29,32 +29,84 @@ public final class Functions {
     // Instant vector in, instant vector out.
     for (String name :
         List.of(
-            "abs", "absent", "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos",
-            "cosh", "deg", "exp", "floor", "histogram_avg", "histogram_count", "histogram_sum",
-            "histogram_stddev", "histogram_stdvar", "ln", "log10", "log2", "rad", "sgn", "sin",
-            "sinh", "sort", "sort_desc", "sqrt", "tan", "tanh", "timestamp")) {
+            "abs",
+            "absent",
+            "acos",
+            "acosh",
+            "asin",
+            "asinh",
+            "atan",
+            "atanh",
+            "ceil",
+            "cos",
+            "cosh",
+            "deg",
+            "exp",
+            "floor",
+            "histogram_avg",
+            "histogram_count",
+            "histogram_sum",
+            "histogram_stddev",
+            "histogram_stdvar",
+            "ln",
+            "log10",
+            "log2",
+            "rad",
+            "sgn",
+            "sin",
+            "sinh",
+            "sort",
+            "sort_desc",
+            "sqrt",
+            "tan",
+            "tanh",
+            "timestamp")) {
       add(t, name, List.of(VECTOR), 0, VECTOR, false);
     }
     // Range vector in, instant vector out.
     for (String name :
         List.of(
-            "absent_over_time", "avg_over_time", "changes", "count_over_time", "delta", "deriv",
-            "first_over_time", "idelta", "increase", "irate", "last_over_time", "max_over_time",
-            "min_over_time", "present_over_time", "rate", "resets", "stddev_over_time",
-            "stdvar_over_time", "sum_over_time")) {
+            "absent_over_time",
+            "avg_over_time",
+            "changes",
+            "count_over_time",
+            "delta",
+            "deriv",
+            "first_over_time",
+            "idelta",
+            "increase",
+            "irate",
+            "last_over_time",
+            "max_over_time",
+            "min_over_time",
+            "present_over_time",
+            "rate",
+            "resets",
+            "stddev_over_time",
+            "stdvar_over_time",
+            "sum_over_time")) {
       add(t, name, List.of(MATRIX), 0, VECTOR, false);
     }
     for (String name :
         List.of(
-            "mad_over_time", "ts_of_first_over_time", "ts_of_last_over_time",
-            "ts_of_max_over_time", "ts_of_min_over_time")) {
+            "mad_over_time",
+            "ts_of_first_over_time",
+            "ts_of_last_over_time",
+            "ts_of_max_over_time",
+            "ts_of_min_over_time")) {
       add(t, name, List.of(MATRIX), 0, VECTOR, true);
     }
     // Date functions: an optional instant vector (default vector(time())).
     for (String name :
         List.of(
-            "day_of_month", "day_of_week", "day_of_year", "days_in_month", "hour", "minute",
-            "month", "year")) {
+            "day_of_month",
+            "day_of_week",
+            "day_of_year",
+            "days_in_month",
+            "hour",
+            "minute",
+            "month",
+            "year")) {
       add(t, name, List.of(VECTOR), 1, VECTOR, false);
     }
     add(t, "clamp", List.of(VECTOR, SCALAR, SCALAR), 0, VECTOR, false);

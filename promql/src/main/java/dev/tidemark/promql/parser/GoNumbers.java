@@ -5,13 +5,14 @@ import java.math.BigDecimal;
 /**
  * Numbers and durations as Prometheus reads and prints them: {@code strconv.ParseInt(s, 0, 64)}
  * then {@code strconv.ParseFloat} for number literals, {@code model.ParseDuration} and {@code
- * model.Duration.String()} for durations, {@code strconv.FormatFloat(v, 'f', -1, 64)} for
- * printing numbers.
+ * model.Duration.String()} for durations, {@code strconv.FormatFloat(v, 'f', -1, 64)} for printing
+ * numbers.
  */
 final class GoNumbers {
 
   private static final long SECOND_NANOS = 1_000_000_000L;
   private static final long MILLI_NANOS = 1_000_000L;
+
   /** Units of {@code model.ParseDuration}, biggest first; a duration uses them in this order. */
   private static final String[] UNITS = {"y", "w", "d", "h", "m", "s", "ms"};
 
@@ -37,9 +38,9 @@ final class GoNumbers {
   }
 
   /**
-   * The value of a NUMBER token: an integer in Go syntax (decimal, {@code 0x} hex, leading-0
-   * octal, {@code _} separators) if it is one that fits 64 bits, else a Go float, else {@code
-   * Inf}/{@code NaN}.
+   * The value of a NUMBER token: an integer in Go syntax (decimal, {@code 0x} hex, leading-0 octal,
+   * {@code _} separators) if it is one that fits 64 bits, else a Go float, else {@code Inf}/{@code
+   * NaN}.
    *
    * @throws NumberFormatError with the text {@code strconv.ParseFloat: parsing "...": ...}
    */
@@ -123,9 +124,7 @@ final class GoNumbers {
     char saw = '^';
     int i = 0;
     boolean hex = false;
-    if (s.length() >= 2
-        && s.charAt(0) == '0'
-        && "bBoOxX".indexOf(s.charAt(1)) >= 0) {
+    if (s.length() >= 2 && s.charAt(0) == '0' && "bBoOxX".indexOf(s.charAt(1)) >= 0) {
       i = 2;
       saw = '0';
       hex = s.charAt(1) == 'x' || s.charAt(1) == 'X';
@@ -235,9 +234,9 @@ final class GoNumbers {
   }
 
   /**
-   * {@code model.Duration.String()}: {@code 1h30m}, {@code 90d} (years and weeks only when
-   * exact), {@code 1s500ms}; millisecond precision (truncated), {@code 0s} for zero, a leading
-   * {@code -} for negative durations.
+   * {@code model.Duration.String()}: {@code 1h30m}, {@code 90d} (years and weeks only when exact),
+   * {@code 1s500ms}; millisecond precision (truncated), {@code 0s} for zero, a leading {@code -}
+   * for negative durations.
    */
   static String formatDuration(long nanos) {
     long ms = nanos / MILLI_NANOS;
@@ -265,8 +264,8 @@ final class GoNumbers {
   }
 
   /**
-   * {@code strconv.FormatFloat(v, 'f', -1, 64)}: the shortest decimal that reads back as {@code
-   * v} (as far as {@link Double#toString} finds it), never in exponent form; {@code +Inf}, {@code
+   * {@code strconv.FormatFloat(v, 'f', -1, 64)}: the shortest decimal that reads back as {@code v}
+   * (as far as {@link Double#toString} finds it), never in exponent form; {@code +Inf}, {@code
    * -Inf}, {@code NaN}, {@code -0}.
    */
   static String formatNumber(double v) {

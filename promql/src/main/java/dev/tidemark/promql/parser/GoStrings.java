@@ -10,9 +10,9 @@ import java.util.Locale;
  * messages.
  *
  * <p>Go strings are bytes; Java strings are UTF-16. Escapes that produce bytes ({@code \xNN},
- * {@code \NNN}) are collected as bytes and the result decoded as UTF-8; a byte that is not part
- * of a valid UTF-8 sequence becomes the lone surrogate U+DC00+byte (PEP 383 "surrogateescape"),
- * and {@link #quote} prints such a char back as {@code \xNN}, so values survive print → parse.
+ * {@code \NNN}) are collected as bytes and the result decoded as UTF-8; a byte that is not part of
+ * a valid UTF-8 sequence becomes the lone surrogate U+DC00+byte (PEP 383 "surrogateescape"), and
+ * {@link #quote} prints such a char back as {@code \xNN}, so values survive print → parse.
  */
 final class GoStrings {
 
@@ -119,14 +119,15 @@ final class GoStrings {
           Character.MATH_SYMBOL,
           Character.CURRENCY_SYMBOL,
           Character.MODIFIER_SYMBOL,
-          Character.OTHER_SYMBOL -> true;
+          Character.OTHER_SYMBOL ->
+          true;
       default -> false;
     };
   }
 
   /**
-   * Prometheus' {@code strutil.Unquote}: the value of a literal written in single, double or
-   * back quotes (quotes included in {@code s}).
+   * Prometheus' {@code strutil.Unquote}: the value of a literal written in single, double or back
+   * quotes (quotes included in {@code s}).
    */
   static String unquote(String s) throws SyntaxException {
     int n = s.length();

@@ -3,18 +3,18 @@ package dev.tidemark.promql.parser;
 /**
  * The PromQL lexer: a modal scanner ported from Prometheus' {@code promql/parser/lex.go}.
  *
- * <p>Design: lex.go is a set of state functions; here the state is a mode ({@link Mode}) plus
- * the flags lex.go keeps ({@code parenDepth}, {@code braceOpen}, {@code bracketOpen}, {@code
- * gotColon}, {@code gotDuration}), and each call of {@link #next()} runs the mode's scanner until
- * it produces one token. The modes are the top level (operators, numbers, durations, strings,
- * identifiers and keywords), inside braces (label names are plain identifiers there: {@code
- * {on="x"}} is fine) and right after {@code [} (durations, {@code :}, duration-expression
- * operators). The first error ends the scan: it comes back as one {@link TokenType#ERROR} token
- * whose value is lex.go's message and whose position is the start of the token being scanned;
- * every later call returns {@link TokenType#EOF}.
+ * <p>Design: lex.go is a set of state functions; here the state is a mode ({@link Mode}) plus the
+ * flags lex.go keeps ({@code parenDepth}, {@code braceOpen}, {@code bracketOpen}, {@code gotColon},
+ * {@code gotDuration}), and each call of {@link #next()} runs the mode's scanner until it produces
+ * one token. The modes are the top level (operators, numbers, durations, strings, identifiers and
+ * keywords), inside braces (label names are plain identifiers there: {@code {on="x"}} is fine) and
+ * right after {@code [} (durations, {@code :}, duration-expression operators). The first error ends
+ * the scan: it comes back as one {@link TokenType#ERROR} token whose value is lex.go's message and
+ * whose position is the start of the token being scanned; every later call returns {@link
+ * TokenType#EOF}.
  *
- * <p>Comments ({@code # ...} to the end of the line) are skipped. Series descriptions and
- * histogram literals of the test-script language are not lexed (they are no part of queries).
+ * <p>Comments ({@code # ...} to the end of the line) are skipped. Series descriptions and histogram
+ * literals of the test-script language are not lexed (they are no part of queries).
  *
  * <p>Positions are char indexes. Not thread-safe; one lexer per query.
  */
@@ -286,7 +286,10 @@ final class Lexer {
         }
       }
       return error(
-          "unexpected character: " + GoStrings.quoteRune(r) + ", expected " + GoStrings.quoteRune(':'));
+          "unexpected character: "
+              + GoStrings.quoteRune(r)
+              + ", expected "
+              + GoStrings.quoteRune(':'));
     }
     return error("unexpected character: " + GoStrings.quoteRune(r));
   }

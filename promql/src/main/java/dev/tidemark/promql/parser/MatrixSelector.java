@@ -3,9 +3,9 @@ package dev.tidemark.promql.parser;
 import java.time.Duration;
 
 /**
- * A range vector selector: {@code foo{a="b"}[5m] @ 100 offset 1m}. The {@code offset} and
- * {@code @} written after the range belong to the inner {@link #selector()}; they may not be
- * written before the range.
+ * A range vector selector: {@code foo{a="b"}[5m] @ 100 offset 1m}. The {@code offset} and {@code @}
+ * written after the range belong to the inner {@link #selector()}; they may not be written before
+ * the range.
  *
  * @param selector the instant selector, carrying the offset and {@code @}
  * @param range the range, positive

@@ -1,8 +1,8 @@
 package dev.tidemark.promql.parser;
 
 /**
- * A number: {@code 1}, {@code 1.5e3}, {@code 0x1f}, {@code Inf}, {@code NaN}, or a duration used
- * as a number of seconds ({@code 5m} is 300). A leading {@code -} or {@code +} is folded into the
+ * A number: {@code 1}, {@code 1.5e3}, {@code 0x1f}, {@code Inf}, {@code NaN}, or a duration used as
+ * a number of seconds ({@code 5m} is 300). A leading {@code -} or {@code +} is folded into the
  * literal by the parser, as Prometheus does.
  *
  * @param value the value; for a duration, its seconds

@@ -4,9 +4,9 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A query that does not parse or does not type check. {@link #getMessage()} is Prometheus' form,
- * {@code 1:14: parse error: unexpected right parenthesis ')'}: line and column of the error's
- * start (both 1-based; the column counts UTF-8 bytes, as Prometheus does), then the reason in
- * Prometheus' wording where Prometheus has one.
+ * {@code 1:14: parse error: unexpected right parenthesis ')'}: line and column of the error's start
+ * (both 1-based; the column counts UTF-8 bytes, as Prometheus does), then the reason in Prometheus'
+ * wording where Prometheus has one.
  *
  * <p>Only the first error is reported, as Prometheus' {@code ParseErrors.Error()} does.
  */

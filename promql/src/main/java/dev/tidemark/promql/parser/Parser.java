@@ -8,8 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The PromQL parser: recursive descent with precedence climbing for binary operators, producing
- * the same trees as Prometheus' yacc grammar ({@code generated_parser.y}).
+ * The PromQL parser: recursive descent with precedence climbing for binary operators, producing the
+ * same trees as Prometheus' yacc grammar ({@code generated_parser.y}).
  *
  * <p>Design note. Prometheus resolves its grammar's ambiguities with yacc precedences; the same
  * decisions here, in order of binding strength:
@@ -28,10 +28,10 @@ import java.util.List;
  * {@code offset}, {@code and}... name metrics unless an aggregation (or function call) follows;
  * after an operand they are modifiers or operators.
  *
- * <p>The first error ends the parse with a {@link ParseException} in Prometheus' wording
- * ({@code unexpected <op:*>}, {@code unexpected identifier "b" in label matching, expected
- * string}); Prometheus collects several but reports the first. Type checking is a separate pass
- * ({@link TypeChecker}) run on a tree without syntax errors.
+ * <p>The first error ends the parse with a {@link ParseException} in Prometheus' wording ({@code
+ * unexpected <op:*>}, {@code unexpected identifier "b" in label matching, expected string});
+ * Prometheus collects several but reports the first. Type checking is a separate pass ({@link
+ * TypeChecker}) run on a tree without syntax errors.
  *
  * <p>Not thread-safe: one parser per query.
  */
@@ -41,6 +41,7 @@ final class Parser {
   private final Lexer lexer;
   private final ParserOptions options;
   private Token peeked;
+
   /** End of the last consumed token: where the node being built ends. */
   private int lastEnd;
 
@@ -268,7 +269,9 @@ final class Parser {
       return new NumberLiteral(GoNumbers.parseNumber(t.val()), false, t.range());
     } catch (GoNumbers.NumberFormatError e) {
       String reason =
-          t.type() == TokenType.DURATION ? e.getMessage() : "error parsing number: " + e.getMessage();
+          t.type() == TokenType.DURATION
+              ? e.getMessage()
+              : "error parsing number: " + e.getMessage();
       throw error(t.range(), reason);
     }
   }
@@ -393,8 +396,7 @@ final class Parser {
     if (peek().type() != TokenType.RIGHT_BRACKET) {
       step =
           toDuration(
-              bracketDuration(
-                      "subquery selector", "number, duration, step(), range(), or \"]\"")
+              bracketDuration("subquery selector", "number, duration, step(), range(), or \"]\"")
                   .value());
       Token rb = peek();
       if (rb.type() != TokenType.RIGHT_BRACKET) {
@@ -412,8 +414,8 @@ final class Parser {
   }
 
   /**
-   * A positive duration inside brackets: a number of seconds or a duration, with an optional
-   * sign. Duration arithmetic ({@code [5m * 2]}) is experimental in Prometheus and refused.
+   * A positive duration inside brackets: a number of seconds or a duration, with an optional sign.
+   * Duration arithmetic ({@code [5m * 2]}) is experimental in Prometheus and refused.
    */
   private NumberLiteral bracketDuration(String context, String expected) {
     Token sign = null;
@@ -561,8 +563,7 @@ final class Parser {
       next();
       double ts = signed(sign, literal(t)).value();
       if (Double.isNaN(ts) || Double.isInfinite(ts) || ts >= 0x1p63 || ts <= -0x1p63) {
-        throw error(
-            e.positionRange(), "timestamp out of bounds for @ modifier: " + goFormatF(ts));
+        throw error(e.positionRange(), "timestamp out of bounds for @ modifier: " + goFormatF(ts));
       }
       at = AtModifier.timestamp(goRound(ts * 1000));
     }
@@ -622,7 +623,8 @@ final class Parser {
         Functions.lookup(name.val())
             .orElseThrow(
                 () ->
-                    error(name.range(), "unknown function with name " + GoStrings.quote(name.val())));
+                    error(
+                        name.range(), "unknown function with name " + GoStrings.quote(name.val())));
     if (f.experimental() && !options.experimentalFunctions()) {
       throw error(name.range(), "function " + GoStrings.quote(name.val()) + " is not enabled");
     }

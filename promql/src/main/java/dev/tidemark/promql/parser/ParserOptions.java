@@ -7,10 +7,10 @@ package dev.tidemark.promql.parser;
  * {@code offset step()}), the {@code anchored}/{@code smoothed} range modifiers and the binary
  * {@code fill*} modifiers. The parser rejects them with Prometheus' own "not enabled" messages.
  *
- * @param experimentalFunctions accept the functions and aggregations Prometheus marks
- *     experimental ({@link Function#experimental()}, {@link AggregateOp#experimental()}): {@code
- *     mad_over_time}, {@code sort_by_label}, {@code double_exponential_smoothing}, {@code limitk},
- *     {@code limit_ratio}, ...
+ * @param experimentalFunctions accept the functions and aggregations Prometheus marks experimental
+ *     ({@link Function#experimental()}, {@link AggregateOp#experimental()}): {@code mad_over_time},
+ *     {@code sort_by_label}, {@code double_exponential_smoothing}, {@code limitk}, {@code
+ *     limit_ratio}, ...
  */
 public record ParserOptions(boolean experimentalFunctions) {
 

@@ -11,17 +11,16 @@ import java.util.List;
  * The canonical PromQL text of an expression, as Prometheus' {@code printer.go} {@code String()}:
  *
  * <ul>
- *   <li>binary operators with one space either side, modifiers after the operator ({@code a >
- *       bool on (x) group_left (y) b}); no parentheses are added, only {@link ParenExpr}s print
- *       them;
+ *   <li>binary operators with one space either side, modifiers after the operator ({@code a > bool
+ *       on (x) group_left (y) b}); no parentheses are added, only {@link ParenExpr}s print them;
  *   <li>aggregations with the grouping first: {@code sum by (job) (x)}, {@code topk(3, x)};
  *   <li>selectors with the name outside the braces and the other matchers sorted by their text:
  *       {@code foo{a="b",c=~"d"}}; {@code @} before {@code offset};
- *   <li>durations in canonical units ({@code 90m} prints {@code 1h30m}, {@code [90]} prints
- *       {@code [1m30s]}); numbers in the shortest form, never with an exponent ({@code 1e3}
- *       prints {@code 1000}); {@code @} times with three decimals;
- *   <li>strings and matcher values double-quoted with Go escapes; label names quoted when they
- *       are not plain ({@code "a.b"}).
+ *   <li>durations in canonical units ({@code 90m} prints {@code 1h30m}, {@code [90]} prints {@code
+ *       [1m30s]}); numbers in the shortest form, never with an exponent ({@code 1e3} prints {@code
+ *       1000}); {@code @} times with three decimals;
+ *   <li>strings and matcher values double-quoted with Go escapes; label names quoted when they are
+ *       not plain ({@code "a.b"}).
  * </ul>
  *
  * <p>Parsing the output gives a tree that prints the same text.
@@ -157,7 +156,10 @@ final class Printer {
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);
       boolean ok =
-          c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9');
+          c == '_'
+              || (c >= 'a' && c <= 'z')
+              || (c >= 'A' && c <= 'Z')
+              || (i > 0 && c >= '0' && c <= '9');
       if (!ok) {
         return false;
       }
@@ -188,7 +190,8 @@ final class Printer {
       b.append(')');
     }
     if (grouped) {
-      b.append(vm.card() == VectorMatching.Cardinality.MANY_TO_ONE ? " group_left (" : " group_right (");
+      b.append(
+          vm.card() == VectorMatching.Cardinality.MANY_TO_ONE ? " group_left (" : " group_right (");
       writeLabels(b, vm.include());
       b.append(')');
     }

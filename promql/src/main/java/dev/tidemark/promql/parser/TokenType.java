@@ -94,6 +94,7 @@ enum TokenType {
   }
 
   final Kind kind;
+
   /** Prometheus' {@code ItemTypeStr}: the canonical text, null for value tokens. */
   final String text;
 
@@ -122,10 +123,40 @@ enum TokenType {
   /** Whether a token of this type can name a metric: {@code sum}, {@code by}, {@code offset}... */
   boolean isMetricIdentifier() {
     return switch (this) {
-      case IDENTIFIER, METRIC_IDENTIFIER, AVG, BOTTOMK, BY, COUNT, COUNT_VALUES, FILL, FILL_LEFT,
-          FILL_RIGHT, GROUP, LAND, LOR, LUNLESS, MAX, MIN, OFFSET, QUANTILE, STDDEV, STDVAR, SUM,
-          TOPK, WITHOUT, START, END, LIMITK, LIMIT_RATIO, STEP, RANGE, ANCHORED, SMOOTHED, MAX_OF,
-          MIN_OF -> true;
+      case IDENTIFIER,
+          METRIC_IDENTIFIER,
+          AVG,
+          BOTTOMK,
+          BY,
+          COUNT,
+          COUNT_VALUES,
+          FILL,
+          FILL_LEFT,
+          FILL_RIGHT,
+          GROUP,
+          LAND,
+          LOR,
+          LUNLESS,
+          MAX,
+          MIN,
+          OFFSET,
+          QUANTILE,
+          STDDEV,
+          STDVAR,
+          SUM,
+          TOPK,
+          WITHOUT,
+          START,
+          END,
+          LIMITK,
+          LIMIT_RATIO,
+          STEP,
+          RANGE,
+          ANCHORED,
+          SMOOTHED,
+          MAX_OF,
+          MIN_OF ->
+          true;
       default -> false;
     };
   }

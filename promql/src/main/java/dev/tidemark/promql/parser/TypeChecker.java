@@ -10,9 +10,9 @@ import java.util.List;
  * argument types against {@link Functions} and {@link AggregateOp}, the rules of {@code bool},
  * vector matching and set operators, and selectors that would select everything.
  *
- * <p>Like {@code checkAST} it also normalizes the tree, returning a rewritten copy: set
- * operators get many-to-many matching, and a binary expression with a scalar operand loses its
- * vector matching ({@link BinaryExpr#matching()} is null).
+ * <p>Like {@code checkAST} it also normalizes the tree, returning a rewritten copy: set operators
+ * get many-to-many matching, and a binary expression with a scalar operand loses its vector
+ * matching ({@link BinaryExpr#matching()} is null).
  *
  * <p>Children are checked before their parent, left to right; the first error throws.
  */
@@ -62,7 +62,9 @@ final class TypeChecker {
       if (inner.type() != ValueType.VECTOR) {
         throw error(
             s.positionRange(),
-            "subquery is only allowed on instant vector, got " + inner.type().promName() + " instead");
+            "subquery is only allowed on instant vector, got "
+                + inner.type().promName()
+                + " instead");
       }
       return new SubqueryExpr(inner, s.range(), s.step(), s.offset(), s.at(), s.positionRange());
     }
@@ -119,11 +121,13 @@ final class TypeChecker {
     }
     if (lt != ValueType.SCALAR && lt != ValueType.VECTOR) {
       throw error(
-          lhs.positionRange(), "binary expression must contain only scalar and instant vector types");
+          lhs.positionRange(),
+          "binary expression must contain only scalar and instant vector types");
     }
     if (rt != ValueType.SCALAR && rt != ValueType.VECTOR) {
       throw error(
-          rhs.positionRange(), "binary expression must contain only scalar and instant vector types");
+          rhs.positionRange(),
+          "binary expression must contain only scalar and instant vector types");
     }
     if (lt != ValueType.VECTOR || rt != ValueType.VECTOR) {
       if (!vm.matchingLabels().isEmpty()) {
@@ -134,7 +138,8 @@ final class TypeChecker {
       if (vm.card() == VectorMatching.Cardinality.ONE_TO_MANY
           || vm.card() == VectorMatching.Cardinality.MANY_TO_ONE) {
         throw error(
-            n.positionRange(), "no grouping allowed for " + GoStrings.quote(op.symbol()) + " operation");
+            n.positionRange(),
+            "no grouping allowed for " + GoStrings.quote(op.symbol()) + " operation");
       }
       if (vm.card() != VectorMatching.Cardinality.MANY_TO_MANY) {
         throw error(n.positionRange(), "set operations must always be many-to-many");
@@ -143,7 +148,9 @@ final class TypeChecker {
     if ((lt == ValueType.SCALAR || rt == ValueType.SCALAR) && op.isSetOperator()) {
       throw error(
           n.positionRange(),
-          "set operator " + GoStrings.quote(op.symbol()) + " not allowed in binary scalar expression");
+          "set operator "
+              + GoStrings.quote(op.symbol())
+              + " not allowed in binary scalar expression");
     }
     return new BinaryExpr(op, lhs, rhs, vm, n.returnBool());
   }

@@ -1,8 +1,8 @@
 package dev.tidemark.promql.parser;
 
 /**
- * A unary {@code -} or {@code +} on anything but a number literal (the parser folds {@code -1}
- * into a {@link NumberLiteral}): {@code -foo}, {@code -(1 + 2)}, {@code -2 ^ 2}.
+ * A unary {@code -} or {@code +} on anything but a number literal (the parser folds {@code -1} into
+ * a {@link NumberLiteral}): {@code -foo}, {@code -(1 + 2)}, {@code -2 ^ 2}.
  *
  * @param negate true for {@code -}, false for {@code +}
  * @param expr the operand, a scalar or an instant vector

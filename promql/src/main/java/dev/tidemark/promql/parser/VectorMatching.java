@@ -10,8 +10,8 @@ import java.util.List;
  *     one-to-many with {@code group_right}, many-to-many for the set operators (always)
  * @param matchingLabels the labels of {@code on} or {@code ignoring}, unmodifiable
  * @param on true for {@code on}, false for {@code ignoring} (or neither)
- * @param include the labels of {@code group_left}/{@code group_right} copied from the "one"
- *     side, unmodifiable
+ * @param include the labels of {@code group_left}/{@code group_right} copied from the "one" side,
+ *     unmodifiable
  */
 public record VectorMatching(
     Cardinality card, List<String> matchingLabels, boolean on, List<String> include) {

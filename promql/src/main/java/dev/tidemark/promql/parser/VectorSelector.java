@@ -7,11 +7,11 @@ import java.util.List;
 /**
  * An instant vector selector: {@code foo{a="b", c=~"d.*"} @ 100 offset 5m}.
  *
- * @param name the metric name written before the braces, or "" when there is none
- *     ({@code {__name__="foo"}}, {@code {"foo"}})
+ * @param name the metric name written before the braces, or "" when there is none ({@code
+ *     {__name__="foo"}}, {@code {"foo"}})
  * @param matchers every matcher, in query order, with the implied {@code __name__="name"} matcher
- *     last when {@code name} is not empty; a name written inside the braces ({@code {"foo"}}) is
- *     a {@code __name__} matcher in its place. Unmodifiable
+ *     last when {@code name} is not empty; a name written inside the braces ({@code {"foo"}}) is a
+ *     {@code __name__} matcher in its place. Unmodifiable
  * @param offset the {@code offset} as written (negative for {@code offset -5m}); {@link
  *     Duration#ZERO} when there is none
  * @param at the {@code @} modifier, or null when there is none

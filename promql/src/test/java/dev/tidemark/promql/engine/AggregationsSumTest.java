@@ -17,8 +17,21 @@ import org.junit.jupiter.api.Test;
  */
 class AggregationsSumTest {
   static final double[] SPECIAL = {
-    0.0, -0.0, 1e308, -1e308, 1e-308, Double.MIN_VALUE, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY,
-    Double.NaN, Double.longBitsToDouble(0x7ff0000000000123L), 1.0, 1e16, -1e16, 0.1, 3.0
+    0.0,
+    -0.0,
+    1e308,
+    -1e308,
+    1e-308,
+    Double.MIN_VALUE,
+    Double.POSITIVE_INFINITY,
+    Double.NEGATIVE_INFINITY,
+    Double.NaN,
+    Double.longBitsToDouble(0x7ff0000000000123L),
+    1.0,
+    1e16,
+    -1e16,
+    0.1,
+    3.0
   };
 
   @Test
@@ -35,7 +48,11 @@ class AggregationsSumTest {
         StepSeries ss = new StepSeries(Labels.of("i", Integer.toString(s)), n);
         for (int i = 0; i < n; i++) {
           if (rnd.nextInt(4) > 0) {
-            ss.set(i, rnd.nextInt(3) == 0 ? SPECIAL[rnd.nextInt(SPECIAL.length)] : rnd.nextDouble(-1e6, 1e6) * Math.pow(10, rnd.nextInt(-20, 20)));
+            ss.set(
+                i,
+                rnd.nextInt(3) == 0
+                    ? SPECIAL[rnd.nextInt(SPECIAL.length)]
+                    : rnd.nextDouble(-1e6, 1e6) * Math.pow(10, rnd.nextInt(-20, 20)));
           }
         }
         input.add(ss);
@@ -56,7 +73,8 @@ class AggregationsSumTest {
         if (cnt > 0) {
           assertThat(Double.doubleToRawLongBits(got.v[i]))
               .as("seed %d round %d step %d", seed, round, i)
-              .isEqualTo(Double.doubleToRawLongBits(Aggregations.reduce(AggregateOp.SUM, buf, cnt, 0)));
+              .isEqualTo(
+                  Double.doubleToRawLongBits(Aggregations.reduce(AggregateOp.SUM, buf, cnt, 0)));
         }
       }
     }

@@ -1,7 +1,7 @@
 package dev.tidemark.promql.engine;
 
-import dev.tidemark.promql.parser.AtModifier;
 import dev.tidemark.promql.parser.AggregateExpr;
+import dev.tidemark.promql.parser.AtModifier;
 import dev.tidemark.promql.parser.BinaryExpr;
 import dev.tidemark.promql.parser.Call;
 import dev.tidemark.promql.parser.Expr;
@@ -36,12 +36,12 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Runs Prometheus' PromQL test-script language ({@code promql/promqltest/test.go}; the language
- * and the runner's extra checks are in {@code docs/promql-conformance.md}) against Tidemark: each {@code load} block is written
- * through the real {@link Engine} (an in-memory store per {@code clear} segment), each {@code eval}
- * goes through {@link PromqlEngine} over the engine's {@code Querier}. Like the reference runner it
- * reruns every instant eval as a range query around its time and with {@code @} pinned to each
- * selector at several other evaluation times.
+ * Runs Prometheus' PromQL test-script language ({@code promql/promqltest/test.go}; the language and
+ * the runner's extra checks are in {@code docs/promql-conformance.md}) against Tidemark: each
+ * {@code load} block is written through the real {@link Engine} (an in-memory store per {@code
+ * clear} segment), each {@code eval} goes through {@link PromqlEngine} over the engine's {@code
+ * Querier}. Like the reference runner it reruns every instant eval as a range query around its time
+ * and with {@code @} pinned to each selector at several other evaluation times.
  *
  * <p>{@code main} takes an optional folder (default: system property {@code
  * tidemark.promql.conformance}, else {@code ../../shared/conformance/promql} from the working
@@ -50,19 +50,34 @@ import java.util.stream.Stream;
 public final class PromqlConformanceRunner {
 
   static final Pattern EVAL_INSTANT =
-      Pattern.compile("^eval(?:_(fail|warn|ordered|info))?\\s+instant\\s+(?:at\\s+(.+?))?\\s+(.+)$");
+      Pattern.compile(
+          "^eval(?:_(fail|warn|ordered|info))?\\s+instant\\s+(?:at\\s+(.+?))?\\s+(.+)$");
   static final Pattern EVAL_RANGE =
       Pattern.compile(
           "^eval(?:_(fail|warn|info))?\\s+range\\s+from\\s+(.+)\\s+to\\s+(.+)\\s+step\\s+(.+?)\\s+(.+)$");
   static final Pattern EXPECT =
-      Pattern.compile("^expect\\s+(ordered|fail|warn|no_warn|info|no_info)(?:\\s+(regex|msg):\\s?(.+))?$");
+      Pattern.compile(
+          "^expect\\s+(ordered|fail|warn|no_warn|info|no_info)(?:\\s+(regex|msg):\\s?(.+))?$");
   static final Pattern EXPECT_RANGE_VECTOR =
-      Pattern.compile("^expect\\s+range\\s+vector\\s+from\\s+(\\S+)\\s+to\\s+(\\S+)\\s+step\\s+(\\S+)$");
-  static final Pattern EXPECT_STRING = Pattern.compile("^expect\\s+string\\s+(\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`)$");
+      Pattern.compile(
+          "^expect\\s+range\\s+vector\\s+from\\s+(\\S+)\\s+to\\s+(\\S+)\\s+step\\s+(\\S+)$");
+  static final Pattern EXPECT_STRING =
+      Pattern.compile("^expect\\s+string\\s+(\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`)$");
   static final Pattern CONTEXT_FUNCS = Pattern.compile("(start|end|range|step)\\(\\)");
   static final Set<String> AT_UNSAFE =
-      Set.of("days_in_month", "day_of_month", "day_of_week", "day_of_year", "hour", "minute", "month",
-          "year", "predict_linear", "time", "timestamp", "start_timestamp");
+      Set.of(
+          "days_in_month",
+          "day_of_month",
+          "day_of_week",
+          "day_of_year",
+          "hour",
+          "minute",
+          "month",
+          "year",
+          "predict_linear",
+          "time",
+          "timestamp",
+          "start_timestamp");
 
   /** The outcome of one file. */
   /** The system property naming another folder of scripts. */
@@ -72,14 +87,17 @@ public final class PromqlConformanceRunner {
 
   private final PromqlEngine promql =
       new PromqlEngine(
-          new EngineOptions(Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1)));
+          new EngineOptions(
+              Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1)));
 
   public static Path defaultFolder() {
     String p = System.getProperty(FOLDER_PROPERTY);
     if (p != null && !p.isBlank()) {
       return Path.of(p);
     }
-    return Path.of(System.getProperty("user.dir")).resolve("../../shared/conformance/promql").normalize();
+    return Path.of(System.getProperty("user.dir"))
+        .resolve("../../shared/conformance/promql")
+        .normalize();
   }
 
   public List<FileResult> runFolder(Path dir) throws IOException {
@@ -152,8 +170,9 @@ public final class PromqlConformanceRunner {
             j++;
           }
           SampleBatch batch = new SampleBatch();
-          block.forEach((labels, samples) -> samples.forEach(
-              (t, v) -> batch.addPoint(labels, MetricMetadata.UNKNOWN, t, v)));
+          block.forEach(
+              (labels, samples) ->
+                  samples.forEach((t, v) -> batch.addPoint(labels, MetricMetadata.UNKNOWN, t, v)));
           store.load(batch);
           i = j - 1;
         } else if (first.startsWith("eval")) {
@@ -241,16 +260,18 @@ public final class PromqlConformanceRunner {
         throw new IllegalArgumentException("bad duration " + s);
       }
       long v = Long.parseLong(m.group(1));
-      total += v * switch (m.group(2)) {
-        case "ms" -> 1L;
-        case "s" -> 1000L;
-        case "m" -> 60_000L;
-        case "h" -> 3_600_000L;
-        case "d" -> 86_400_000L;
-        case "w" -> 7 * 86_400_000L;
-        case "y" -> 365 * 86_400_000L;
-        default -> throw new IllegalArgumentException(s);
-      };
+      total +=
+          v
+              * switch (m.group(2)) {
+                case "ms" -> 1L;
+                case "s" -> 1000L;
+                case "m" -> 60_000L;
+                case "h" -> 3_600_000L;
+                case "d" -> 86_400_000L;
+                case "w" -> 7 * 86_400_000L;
+                case "y" -> 365 * 86_400_000L;
+                default -> throw new IllegalArgumentException(s);
+              };
       pos = m.end();
     }
     if (pos != s.length() || pos == 0) {
@@ -264,7 +285,10 @@ public final class PromqlConformanceRunner {
     int i = 0;
     int n = line.length();
     Labels.Builder b = Labels.builder();
-    while (i < n && (Character.isLetterOrDigit(line.charAt(i)) || line.charAt(i) == '_' || line.charAt(i) == ':')) {
+    while (i < n
+        && (Character.isLetterOrDigit(line.charAt(i))
+            || line.charAt(i) == '_'
+            || line.charAt(i) == ':')) {
       i++;
     }
     if (i > 0) {
@@ -273,7 +297,8 @@ public final class PromqlConformanceRunner {
     if (i < n && line.charAt(i) == '{') {
       i++;
       while (true) {
-        while (i < n && (line.charAt(i) == ' ' || line.charAt(i) == ',' || line.charAt(i) == '\t')) {
+        while (i < n
+            && (line.charAt(i) == ' ' || line.charAt(i) == ',' || line.charAt(i) == '\t')) {
           i++;
         }
         if (line.charAt(i) == '}') {
@@ -287,7 +312,10 @@ public final class PromqlConformanceRunner {
           i = end[0];
         } else {
           int s = i;
-          while (i < n && (Character.isLetterOrDigit(line.charAt(i)) || line.charAt(i) == '_' || line.charAt(i) == ':')) {
+          while (i < n
+              && (Character.isLetterOrDigit(line.charAt(i))
+                  || line.charAt(i) == '_'
+                  || line.charAt(i) == ':')) {
             i++;
           }
           lname = line.substring(s, i);
@@ -352,7 +380,10 @@ public final class PromqlConformanceRunner {
       Pattern.compile("^([+-]?[^+\\-x]+?|[+-]?\\d+(?:\\.\\d*)?e[+-]?\\d+)([+-])(.+)x(\\d+)$");
   static final Pattern REPEAT_ITEM = Pattern.compile("^(.+)x(\\d+)$");
 
-  /** Expands the value notation; {@code null} entries are omitted slots, STALE_NAN_BITS doubles stale. */
+  /**
+   * Expands the value notation; {@code null} entries are omitted slots, STALE_NAN_BITS doubles
+   * stale.
+   */
   static List<Double> parseValues(String items) {
     List<Double> out = new ArrayList<>();
     if (items.isEmpty()) {
@@ -425,7 +456,8 @@ public final class PromqlConformanceRunner {
    * Adds one series line of a load block; a series written twice in a block keeps the later value
    * at a timestamp written twice (the scripts rely on it, e.g. aggregators.test's {@code inf3}).
    */
-  static void parseLoadLine(String line, long interval, Map<Labels, java.util.TreeMap<Long, Double>> block) {
+  static void parseLoadLine(
+      String line, long interval, Map<Labels, java.util.TreeMap<Long, Double>> block) {
     Object[] p = parseSeries(line);
     Labels l = (Labels) p[0];
     List<Double> vals = parseValues((String) p[1]);
@@ -514,7 +546,8 @@ public final class PromqlConformanceRunner {
       Matcher es = EXPECT_STRING.matcher(b);
       if (es.matches()) {
         String q = es.group(1);
-        c.expectString = q.startsWith("`") ? q.substring(1, q.length() - 1) : unquote(q, 0, new int[1]);
+        c.expectString =
+            q.startsWith("`") ? q.substring(1, q.length() - 1) : unquote(q, 0, new int[1]);
         continue;
       }
       if (b.startsWith("expect")) {
@@ -565,7 +598,8 @@ public final class PromqlConformanceRunner {
     String at = atModifierCase(c.expr, c.start);
     if (at != null) {
       long t = c.start;
-      long[] extra = t == 0 ? new long[] {-1000, 0, 1000} : new long[] {-10 * t, 0, t / 5, t, 10 * t};
+      long[] extra =
+          t == 0 ? new long[] {-1000, 0, 1000} : new long[] {-10 * t, 0, t / 5, t, 10 * t};
       for (long e : extra) {
         exprs.add(at);
         times.add(e);
@@ -580,7 +614,9 @@ public final class PromqlConformanceRunner {
     return null;
   }
 
-  /** Prometheus' atModifierTestCases: the expression with {@code @ t} on every outermost selector. */
+  /**
+   * Prometheus' atModifierTestCases: the expression with {@code @ t} on every outermost selector.
+   */
   static String atModifierCase(String expr, long t) {
     Expr e;
     try {
@@ -603,11 +639,13 @@ public final class PromqlConformanceRunner {
       }
       return vs;
     } else if (e instanceof MatrixSelector ms) {
-      return new MatrixSelector((VectorSelector) pin(ms.selector(), at, unsafe), ms.range(), ms.positionRange());
+      return new MatrixSelector(
+          (VectorSelector) pin(ms.selector(), at, unsafe), ms.range(), ms.positionRange());
     } else if (e instanceof SubqueryExpr sq) {
       unsafe[0] |= containsUnsafe(sq.expr());
       if (sq.at() == null || sq.at().kind() != AtModifier.Kind.TIMESTAMP) {
-        return new SubqueryExpr(sq.expr(), sq.range(), sq.step(), sq.offset(), at, sq.positionRange());
+        return new SubqueryExpr(
+            sq.expr(), sq.range(), sq.step(), sq.offset(), at, sq.positionRange());
       }
       return sq;
     } else if (e instanceof ParenExpr p) {
@@ -615,11 +653,16 @@ public final class PromqlConformanceRunner {
     } else if (e instanceof UnaryExpr u) {
       return new UnaryExpr(u.negate(), pin(u.expr(), at, unsafe), u.start());
     } else if (e instanceof BinaryExpr b) {
-      return new BinaryExpr(b.op(), pin(b.lhs(), at, unsafe), pin(b.rhs(), at, unsafe), b.matching(), b.returnBool());
+      return new BinaryExpr(
+          b.op(), pin(b.lhs(), at, unsafe), pin(b.rhs(), at, unsafe), b.matching(), b.returnBool());
     } else if (e instanceof AggregateExpr a) {
       return new AggregateExpr(
-          a.op(), a.param() == null ? null : pin(a.param(), at, unsafe), pin(a.expr(), at, unsafe), a.grouping(),
-          a.without(), a.positionRange());
+          a.op(),
+          a.param() == null ? null : pin(a.param(), at, unsafe),
+          pin(a.expr(), at, unsafe),
+          a.grouping(),
+          a.without(),
+          a.positionRange());
     } else if (e instanceof Call c) {
       unsafe[0] |= AT_UNSAFE.contains(c.function().name());
       List<Expr> args = new ArrayList<>();
@@ -677,7 +720,10 @@ public final class PromqlConformanceRunner {
     if (err != null) {
       return err;
     }
-    if (c.ordered || c.rangeVector || c.expectString != null || CONTEXT_FUNCS.matcher(expr).find()) {
+    if (c.ordered
+        || c.rangeVector
+        || c.expectString != null
+        || CONTEXT_FUNCS.matcher(expr).find()) {
       return annotationErr;
     }
     QueryResult rr;
@@ -713,7 +759,8 @@ public final class PromqlConformanceRunner {
     return err != null ? "range mode: " + err : annotationErr;
   }
 
-  String runQuery(EvalCmd c, Store store, String expr, long start, long end, long step, boolean range) {
+  String runQuery(
+      EvalCmd c, Store store, String expr, long start, long end, long step, boolean range) {
     QueryResult res;
     try {
       res = promql.rangeQuery(store.engine, expr, start, end, step);
@@ -828,7 +875,11 @@ public final class PromqlConformanceRunner {
         for (int i = 0; i < exp.size(); i++) {
           long ts = s0 + i * st;
           if (ts > e0) {
-            return "expected " + exp.size() + " points for " + s.labels() + ", but query time range cannot return this many points";
+            return "expected "
+                + exp.size()
+                + " points for "
+                + s.labels()
+                + ", but query time range cannot return this many points";
           }
           if (exp.get(i) != null) {
             et.add(new long[] {ts});
@@ -836,14 +887,33 @@ public final class PromqlConformanceRunner {
           }
         }
         if (et.size() != s.size()) {
-          return "expected " + et.size() + " float points for " + s.labels() + ", but got " + describe(s);
+          return "expected "
+              + et.size()
+              + " float points for "
+              + s.labels()
+              + ", but got "
+              + describe(s);
         }
         for (int i = 0; i < et.size(); i++) {
           if (et.get(i)[0] != s.timestamps()[i]) {
-            return "expected timestamp " + et.get(i)[0] + " at index " + i + " for " + s.labels() + ", got " + describe(s);
+            return "expected timestamp "
+                + et.get(i)[0]
+                + " at index "
+                + i
+                + " for "
+                + s.labels()
+                + ", got "
+                + describe(s);
           }
           if (!almostEqual(ev.get(i), s.values()[i])) {
-            return "expected " + ev.get(i) + " at t=" + et.get(i)[0] + " for " + s.labels() + ", got " + describe(s);
+            return "expected "
+                + ev.get(i)
+                + " at t="
+                + et.get(i)[0]
+                + " for "
+                + s.labels()
+                + ", got "
+                + describe(s);
           }
         }
       }
@@ -866,10 +936,20 @@ public final class PromqlConformanceRunner {
           return "unexpected metric " + s.labels() + " in result, has value " + s.value();
         }
         if (c.ordered && c.position.get(s.labels()) != p + 1) {
-          return "expected metric " + s.labels() + " at position " + c.position.get(s.labels()) + " but was at " + (p + 1);
+          return "expected metric "
+              + s.labels()
+              + " at position "
+              + c.position.get(s.labels())
+              + " but was at "
+              + (p + 1);
         }
         if (exp.isEmpty() || exp.get(0) == null || !almostEqual(exp.get(0), s.value())) {
-          return "expected " + (exp.isEmpty() ? "nothing" : exp.get(0)) + " for " + s.labels() + " but got " + s.value();
+          return "expected "
+              + (exp.isEmpty() ? "nothing" : exp.get(0))
+              + " for "
+              + s.labels()
+              + " but got "
+              + s.value();
         }
         seen.add(s.labels());
       }

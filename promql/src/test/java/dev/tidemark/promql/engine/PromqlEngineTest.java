@@ -25,8 +25,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Seeded property tests of the evaluator against brute-force references computed straight from
- * the loaded samples, plus the limits (sample budget, cancellation, deadline).
+ * Seeded property tests of the evaluator against brute-force references computed straight from the
+ * loaded samples, plus the limits (sample budget, cancellation, deadline).
  */
 class PromqlEngineTest {
   static final long MIN = 60_000;
@@ -171,7 +171,10 @@ class PromqlEngineTest {
     compared += want.size();
     assertThat(got.keySet()).as(what).isEqualTo(want.keySet());
     want.forEach(
-        (l, v) -> assertThat(got.get(l)).as(what + " " + l).isCloseTo(v, within(Math.abs(v) * 1e-9 + 1e-9)));
+        (l, v) ->
+            assertThat(got.get(l))
+                .as(what + " " + l)
+                .isCloseTo(v, within(Math.abs(v) * 1e-9 + 1e-9)));
   }
 
   static Labels noName(Labels l) {
@@ -204,7 +207,8 @@ class PromqlEngineTest {
           Double v = instant(d, t);
           if (v != null) {
             sel.put(d.labels, v);
-            double[] acc = byG.computeIfAbsent(Labels.of("g", d.labels.get("g")), k -> new double[2]);
+            double[] acc =
+                byG.computeIfAbsent(Labels.of("g", d.labels.get("g")), k -> new double[2]);
             acc[0] += v;
             acc[1]++;
           }
@@ -232,21 +236,43 @@ class PromqlEngineTest {
         }
         Map<Labels, Double> sumBy = new HashMap<>();
         Map<Labels, Double> avgBy = new HashMap<>();
-        byG.forEach((g, acc) -> {
-          sumBy.put(g, acc[0]);
-          avgBy.put(g, acc[0] / acc[1]);
-        });
+        byG.forEach(
+            (g, acc) -> {
+              sumBy.put(g, acc[0]);
+              avgBy.put(g, acc[0] / acc[1]);
+            });
 
         assertClose(vector(promql.instantQuery(e, "m_total", t)), sel, what + " selector");
-        assertClose(vector(promql.instantQuery(e, "rate(m_total[" + rs + "])", t)), rate, what + " rate");
-        assertClose(vector(promql.instantQuery(e, "sum_over_time(m_total[" + rs + "])", t)), sum, what + " sum_over_time");
-        assertClose(vector(promql.instantQuery(e, "avg_over_time(m_total[" + rs + "])", t)), avg, what + " avg_over_time");
-        assertClose(vector(promql.instantQuery(e, "min_over_time(m_total[" + rs + "])", t)), min, what + " min_over_time");
-        assertClose(vector(promql.instantQuery(e, "max_over_time(m_total[" + rs + "])", t)), max, what + " max_over_time");
-        assertClose(vector(promql.instantQuery(e, "count_over_time(m_total[" + rs + "])", t)), cnt, what + " count_over_time");
-        assertClose(vector(promql.instantQuery(e, "last_over_time(m_total[" + rs + "])", t)), last, what + " last_over_time");
-        assertClose(vector(promql.instantQuery(e, "sum by (g) (m_total)", t)), sumBy, what + " sum by");
-        assertClose(vector(promql.instantQuery(e, "avg by (g) (m_total)", t)), avgBy, what + " avg by");
+        assertClose(
+            vector(promql.instantQuery(e, "rate(m_total[" + rs + "])", t)), rate, what + " rate");
+        assertClose(
+            vector(promql.instantQuery(e, "sum_over_time(m_total[" + rs + "])", t)),
+            sum,
+            what + " sum_over_time");
+        assertClose(
+            vector(promql.instantQuery(e, "avg_over_time(m_total[" + rs + "])", t)),
+            avg,
+            what + " avg_over_time");
+        assertClose(
+            vector(promql.instantQuery(e, "min_over_time(m_total[" + rs + "])", t)),
+            min,
+            what + " min_over_time");
+        assertClose(
+            vector(promql.instantQuery(e, "max_over_time(m_total[" + rs + "])", t)),
+            max,
+            what + " max_over_time");
+        assertClose(
+            vector(promql.instantQuery(e, "count_over_time(m_total[" + rs + "])", t)),
+            cnt,
+            what + " count_over_time");
+        assertClose(
+            vector(promql.instantQuery(e, "last_over_time(m_total[" + rs + "])", t)),
+            last,
+            what + " last_over_time");
+        assertClose(
+            vector(promql.instantQuery(e, "sum by (g) (m_total)", t)), sumBy, what + " sum by");
+        assertClose(
+            vector(promql.instantQuery(e, "avg by (g) (m_total)", t)), avgBy, what + " avg by");
       }
     }
     assertThat(compared).isGreaterThan(5_000);
@@ -259,8 +285,14 @@ class PromqlEngineTest {
       Random r = new Random(seed);
       Engine e = load(randomData(r, 5));
       for (String q :
-          List.of("m_total", "rate(m_total[3m])", "sum by (g) (increase(m_total[7m]))", "max_over_time(m_total[2m] offset 1m)",
-              "avg_over_time(m_total[10m:30s])", "m_total > 100", "resets(m_total[20m])")) {
+          List.of(
+              "m_total",
+              "rate(m_total[3m])",
+              "sum by (g) (increase(m_total[7m]))",
+              "max_over_time(m_total[2m] offset 1m)",
+              "avg_over_time(m_total[10m:30s])",
+              "m_total > 100",
+              "resets(m_total[20m])")) {
         long start = r.nextInt(60) * MIN + r.nextInt(60_000);
         long step = (1 + r.nextInt(120)) * 1000L;
         long end = start + 40 * step;
@@ -274,7 +306,10 @@ class PromqlEngineTest {
               }
             }
           }
-          assertClose(fromRange, vector(promql.instantQuery(e, q, t)), "seed " + seed + " " + q + " at " + t);
+          assertClose(
+              fromRange,
+              vector(promql.instantQuery(e, q, t)),
+              "seed " + seed + " " + q + " at " + t);
         }
       }
     }
@@ -286,8 +321,14 @@ class PromqlEngineTest {
     Engine e = load(randomData(new Random(21), 70));
     PromqlEngine serial = new PromqlEngine(EngineOptions.DEFAULTS.withParallelism(1));
     PromqlEngine parallel = new PromqlEngine(EngineOptions.DEFAULTS.withParallelism(4));
-    for (String q : List.of("rate(m_total[3m])", "sum by (g) (increase(m_total[7m]))", "max_over_time(m_total[2m] offset 1m)",
-        "avg_over_time(m_total[10m:30s])", "quantile_over_time(0.3, m_total[9m])", "resets(m_total[20m])")) {
+    for (String q :
+        List.of(
+            "rate(m_total[3m])",
+            "sum by (g) (increase(m_total[7m]))",
+            "max_over_time(m_total[2m] offset 1m)",
+            "avg_over_time(m_total[10m:30s])",
+            "quantile_over_time(0.3, m_total[9m])",
+            "resets(m_total[20m])")) {
       Value.Matrix a = (Value.Matrix) serial.rangeQuery(e, q, 0, 120 * MIN, 20_000).value();
       Value.Matrix b = (Value.Matrix) parallel.rangeQuery(e, q, 0, 120 * MIN, 20_000).value();
       assertThat(b.series()).as(q).hasSameSizeAs(a.series());
@@ -297,7 +338,9 @@ class PromqlEngineTest {
         assertThat(y.labels()).as(q).isEqualTo(x.labels());
         assertThat(y.timestamps()).as(q).isEqualTo(x.timestamps());
         for (int j = 0; j < x.size(); j++) {
-          assertThat(Double.doubleToRawLongBits(y.values()[j])).as(q + " " + x.labels()).isEqualTo(Double.doubleToRawLongBits(x.values()[j]));
+          assertThat(Double.doubleToRawLongBits(y.values()[j]))
+              .as(q + " " + x.labels())
+              .isEqualTo(Double.doubleToRawLongBits(x.values()[j]));
         }
       }
     }
@@ -319,13 +362,17 @@ class PromqlEngineTest {
     PromqlEngine small = new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(50));
     assertThatThrownBy(() -> small.rangeQuery(e, "x", 0, 14 * MIN, 15_000))
         .isInstanceOfSatisfying(
-            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
         .hasMessage("query processing would load too many samples into memory in query execution");
     PromqlEngine tiny = new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(10));
     assertThatThrownBy(() -> tiny.instantQuery(e, "sum(rate(x[10m]))", 14 * MIN))
         .hasMessage("query processing would load too many samples into memory in query execution");
     // within the budget the same queries work
-    assertThat(new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(100_000)).rangeQuery(e, "x", 0, 14 * MIN, 15_000).value())
+    assertThat(
+            new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(100_000))
+                .rangeQuery(e, "x", 0, 14 * MIN, 15_000)
+                .value())
         .isInstanceOf(Value.Matrix.class);
   }
 
@@ -353,14 +400,19 @@ class PromqlEngineTest {
           }
 
           @Override
-          public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+          public List<String> labelValues(
+              String name, long minT, long maxT, List<LabelMatcher> matchers) {
             return e.labelValues(name, minT, maxT, matchers);
           }
         };
     PromqlEngine promql = new PromqlEngine();
-    assertThatThrownBy(() -> promql.rangeQuery(cancelling, "sum(rate(m_total[5m]))", 0, 120 * MIN, 1000, control))
+    assertThatThrownBy(
+            () ->
+                promql.rangeQuery(
+                    cancelling, "sum(rate(m_total[5m]))", 0, 120 * MIN, 1000, control))
         .isInstanceOfSatisfying(
-            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.CANCELED));
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.CANCELED));
   }
 
   @Test
@@ -369,7 +421,8 @@ class PromqlEngineTest {
     PromqlEngine promql = new PromqlEngine(EngineOptions.DEFAULTS.withTimeout(Duration.ofNanos(1)));
     assertThatThrownBy(() -> promql.rangeQuery(e, "rate(m_total[5m])", 0, 120 * MIN, 1000))
         .isInstanceOfSatisfying(
-            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.TIMEOUT));
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.TIMEOUT));
   }
 
   @Test
@@ -377,25 +430,39 @@ class PromqlEngineTest {
     Engine e =
         load(
             List.of(
-                new Data(Labels.of("__name__", "m_total", "i", "a"), new long[] {0, MIN}, new double[] {1, 2}),
-                new Data(Labels.of("__name__", "m_total", "i", "b"), new long[] {0, MIN}, new double[] {1, 2})));
+                new Data(
+                    Labels.of("__name__", "m_total", "i", "a"),
+                    new long[] {0, MIN},
+                    new double[] {1, 2}),
+                new Data(
+                    Labels.of("__name__", "m_total", "i", "b"),
+                    new long[] {0, MIN},
+                    new double[] {1, 2})));
     PromqlEngine promql = new PromqlEngine();
     assertThatThrownBy(() -> promql.instantQuery(e, "sum(", 0))
         .isInstanceOfSatisfying(
-            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.BAD_DATA));
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.BAD_DATA));
     assertThatThrownBy(() -> promql.rangeQuery(e, "m_total[5m]", 0, MIN, 1000))
         .isInstanceOfSatisfying(
-            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.BAD_DATA));
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.BAD_DATA));
     assertThatThrownBy(() -> promql.instantQuery(e, "m_total + on() m_total", MIN))
         .isInstanceOfSatisfying(
-            QueryException.class, q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
-        .hasMessageStartingWith("found duplicate series for the match group {} on the right hand-side of the operation: [");
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+        .hasMessageStartingWith(
+            "found duplicate series for the match group {} on the right hand-side of the operation: [");
   }
 
   @Test
   void rateOfANonCounterNameRaisesTheInfo() {
     List<Data> data =
-        List.of(new Data(Labels.of("__name__", "temperature"), new long[] {0, 15_000, 30_000}, new double[] {1, 2, 3}));
+        List.of(
+            new Data(
+                Labels.of("__name__", "temperature"),
+                new long[] {0, 15_000, 30_000},
+                new double[] {1, 2, 3}));
     Engine e = load(data);
     QueryResult r = new PromqlEngine().instantQuery(e, "rate(temperature[1m])", 30_000);
     assertThat(r.annotations().infos())
@@ -408,7 +475,8 @@ class PromqlEngineTest {
     // XXH64 reference vectors (seed 0): the hash Prometheus' labels.Hash() uses.
     com.dynatrace.hash4j.hashing.Hasher64 h = com.dynatrace.hash4j.hashing.Hashing.xxh64();
     assertThat(h.hashBytesToLong(new byte[0])).isEqualTo(0xEF46DB3751D8E999L);
-    assertThat(h.hashBytesToLong("abc".getBytes(java.nio.charset.StandardCharsets.UTF_8))).isEqualTo(0x44BC2CF5AD770999L);
+    assertThat(h.hashBytesToLong("abc".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+        .isEqualTo(0x44BC2CF5AD770999L);
     assertThat(Aggregations.unsignedToDouble(-1L)).isEqualTo(18446744073709551615.0);
   }
 
@@ -418,19 +486,31 @@ class PromqlEngineTest {
     Engine e =
         load(
             List.of(
-                new Data(Labels.of("__name__", "h_bucket", "le", "0.1", "j", "a"), ts, new double[] {1}),
-                new Data(Labels.of("__name__", "h_bucket", "le", "0.5", "j", "a"), ts, new double[] {3}),
-                new Data(Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "a"), ts, new double[] {4}),
-                new Data(Labels.of("__name__", "h_bucket", "le", "1", "j", "b"), ts, new double[] {5}),
-                new Data(Labels.of("__name__", "h_bucket", "le", "2", "j", "b"), ts, new double[] {4}),
-                new Data(Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "b"), ts, new double[] {10})));
+                new Data(
+                    Labels.of("__name__", "h_bucket", "le", "0.1", "j", "a"), ts, new double[] {1}),
+                new Data(
+                    Labels.of("__name__", "h_bucket", "le", "0.5", "j", "a"), ts, new double[] {3}),
+                new Data(
+                    Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "a"),
+                    ts,
+                    new double[] {4}),
+                new Data(
+                    Labels.of("__name__", "h_bucket", "le", "1", "j", "b"), ts, new double[] {5}),
+                new Data(
+                    Labels.of("__name__", "h_bucket", "le", "2", "j", "b"), ts, new double[] {4}),
+                new Data(
+                    Labels.of("__name__", "h_bucket", "le", "+Inf", "j", "b"),
+                    ts,
+                    new double[] {10})));
     QueryResult r = new PromqlEngine().instantQuery(e, "histogram_quantile(0.5, h_bucket)", 0);
     Map<Labels, Double> got = vector(r);
     assertThat(got.get(Labels.of("j", "a"))).isCloseTo(0.3, within(1e-12));
     // b is not monotonic: le=2 is lifted to 5; rank 5 falls in the first bucket's upper edge
     assertThat(got.get(Labels.of("j", "b"))).isCloseTo(1.0, within(1e-12));
-    assertThat(r.annotations().infos()).singleElement().asString().startsWith(
-        "PromQL info: input to histogram_quantile needed to be fixed for monotonicity");
+    assertThat(r.annotations().infos())
+        .singleElement()
+        .asString()
+        .startsWith("PromQL info: input to histogram_quantile needed to be fixed for monotonicity");
   }
 
   @Test
@@ -443,12 +523,20 @@ class PromqlEngineTest {
                 new Data(Labels.of("__name__", "x", "src", "b-2"), ts, new double[] {2}),
                 new Data(Labels.of("__name__", "x", "src", "c-3"), ts, new double[] {0.5})));
     PromqlEngine promql = new PromqlEngine();
-    assertThat(vector(promql.instantQuery(e, "label_replace(x, \"dst\", \"${1}_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
+    assertThat(
+            vector(
+                promql.instantQuery(
+                    e, "label_replace(x, \"dst\", \"${1}_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
         .containsKey(Labels.of("__name__", "x", "src", "a-1", "dst", "a_1x"));
     // Go's Expand reads "$1_" as the group named "1_", which does not exist.
-    assertThat(vector(promql.instantQuery(e, "label_replace(x, \"dst\", \"$1_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
+    assertThat(
+            vector(
+                promql.instantQuery(
+                    e, "label_replace(x, \"dst\", \"$1_${2}x\", \"src\", \"(.*)-(.*)\")", 0)))
         .containsKey(Labels.of("__name__", "x", "src", "a-1", "dst", "1x"));
-    assertThat(vector(promql.instantQuery(e, "label_join(x, \"dst\", \"+\", \"src\", \"__name__\")", 0)))
+    assertThat(
+            vector(
+                promql.instantQuery(e, "label_join(x, \"dst\", \"+\", \"src\", \"__name__\")", 0)))
         .containsKey(Labels.of("__name__", "x", "src", "c-3", "dst", "c-3+x"));
     assertThat(vector(promql.instantQuery(e, "count_values(\"v\", x)", 0)))
         .isEqualTo(Map.of(Labels.of("v", "2"), 2.0, Labels.of("v", "0.5"), 1.0));
@@ -458,7 +546,8 @@ class PromqlEngineTest {
     assertThat(ratio.size() + rest.size()).isEqualTo(3);
     assertThat(ratio.keySet()).doesNotContainAnyElementsOf(rest.keySet());
     List<Value.Sample> sorted =
-        ((Value.Vector) promql.instantQuery(e, "sort_by_label_desc(x, \"src\")", 0).value()).samples();
+        ((Value.Vector) promql.instantQuery(e, "sort_by_label_desc(x, \"src\")", 0).value())
+            .samples();
     assertThat(sorted.get(0).labels().get("src")).isEqualTo("c-3");
   }
 }

@@ -39,7 +39,8 @@ class AstTest {
     VectorSelector vs = (VectorSelector) parse("{\"my.metric\", \"a.b\"=\"c\"}");
     assertThat(vs.name()).isEmpty();
     assertThat(vs.matchers())
-        .containsExactly(LabelMatcher.equal("__name__", "my.metric"), LabelMatcher.equal("a.b", "c"));
+        .containsExactly(
+            LabelMatcher.equal("__name__", "my.metric"), LabelMatcher.equal("a.b", "c"));
     assertThat(vs.toString()).isEqualTo("{\"a.b\"=\"c\",__name__=\"my.metric\"}");
     assertThat(parse("sum by (\"a.b\", c) (x)").toString()).isEqualTo("sum by (\"a.b\", c) (x)");
   }
@@ -103,7 +104,8 @@ class AstTest {
     BinaryExpr b = (BinaryExpr) parse("a * on(b) group_left(c) d");
     assertThat(b.matching())
         .isEqualTo(
-            new VectorMatching(VectorMatching.Cardinality.MANY_TO_ONE, List.of("b"), true, List.of("c")));
+            new VectorMatching(
+                VectorMatching.Cardinality.MANY_TO_ONE, List.of("b"), true, List.of("c")));
     assertThat(b.toString()).isEqualTo("a * on (b) group_left (c) d");
 
     BinaryExpr r = (BinaryExpr) parse("a / ignoring(x) group_right b");
@@ -183,9 +185,11 @@ class AstTest {
   void parseMetricSelector() {
     assertThat(PromqlParser.parseMetricSelector("foo{a=\"b\"}"))
         .containsExactly(LabelMatcher.equal("a", "b"), LabelMatcher.equal("__name__", "foo"));
-    assertThat(PromqlParser.parseMetricSelector("sum")).containsExactly(LabelMatcher.equal("__name__", "sum"));
+    assertThat(PromqlParser.parseMetricSelector("sum"))
+        .containsExactly(LabelMatcher.equal("__name__", "sum"));
     assertThat(PromqlParser.parseMetricSelector("{\"my.metric\",job=~\"a|b\"}"))
-        .containsExactly(LabelMatcher.equal("__name__", "my.metric"), LabelMatcher.regex("job", "a|b"));
+        .containsExactly(
+            LabelMatcher.equal("__name__", "my.metric"), LabelMatcher.regex("job", "a|b"));
     // Not type checked, as Prometheus: callers decide whether {} may select everything.
     assertThat(PromqlParser.parseMetricSelector("{}")).isEmpty();
     assertThatThrownBy(() -> PromqlParser.parseMetricSelector("foo offset 5m"))

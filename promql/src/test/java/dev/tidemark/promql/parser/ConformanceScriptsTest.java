@@ -20,27 +20,29 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * Every {@code eval} expression of the PromQL conformance scripts (the folder of {@link
  * PromqlConformanceRunner#defaultFolder()}, see {@code docs/promql-conformance.md}): each must
- * parse unless the script expects a failure, and print → parse →
- * print must be a fixed point. An eval that expects a failure with a message and does not parse
- * must fail with that message.
+ * parse unless the script expects a failure, and print → parse → print must be a fixed point. An
+ * eval that expects a failure with a message and does not parse must fail with that message.
  *
- * <p>The script language is Prometheus' {@code promql/promqltest/test.go}; the eval and expect
- * line patterns below are its {@code patEvalInstant}, {@code patEvalRange} and {@code patExpect}.
+ * <p>The script language is Prometheus' {@code promql/promqltest/test.go}; the eval and expect line
+ * patterns below are its {@code patEvalInstant}, {@code patEvalRange} and {@code patExpect}.
  */
 class ConformanceScriptsTest {
 
   private static final Pattern EVAL_INSTANT =
-      Pattern.compile("^eval(?:_(fail|warn|ordered|info))?\\s+instant\\s+(?:at\\s+(.+?))?\\s+(.+)$");
+      Pattern.compile(
+          "^eval(?:_(fail|warn|ordered|info))?\\s+instant\\s+(?:at\\s+(.+?))?\\s+(.+)$");
   private static final Pattern EVAL_RANGE =
       Pattern.compile(
           "^eval(?:_(fail|warn|info))?\\s+range\\s+from\\s+(.+)\\s+to\\s+(.+)\\s+step\\s+(.+?)\\s+(.+)$");
   private static final Pattern EXPECT =
-      Pattern.compile("^expect\\s+(ordered|fail|warn|no_warn|info|no_info)(?:\\s+(regex|msg):(.+))?$");
+      Pattern.compile(
+          "^expect\\s+(ordered|fail|warn|no_warn|info|no_info)(?:\\s+(regex|msg):(.+))?$");
 
   /** The number of evals the scripts hold (their README says 666). */
   private static final int EXPECTED_EVALS = 666;
 
-  record Eval(String file, int line, String expr, boolean expectFail, String failMsg, String failRegex) {
+  record Eval(
+      String file, int line, String expr, boolean expectFail, String failMsg, String failRegex) {
     @Override
     public String toString() {
       return file + ":" + line + " " + expr;

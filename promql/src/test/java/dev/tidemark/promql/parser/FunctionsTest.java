@@ -13,17 +13,76 @@ class FunctionsTest {
 
   private static final Set<String> REQUIRED =
       Set.of(
-          "abs", "absent", "absent_over_time", "avg_over_time", "ceil", "changes", "clamp",
-          "clamp_max", "clamp_min", "count_over_time", "days_in_month", "day_of_month",
-          "day_of_week", "day_of_year", "deg", "delta", "deriv", "exp", "floor",
-          "histogram_quantile", "hour", "idelta", "increase", "irate", "label_join",
-          "label_replace", "last_over_time", "ln", "log10", "log2", "mad_over_time",
-          "max_over_time", "min_over_time", "minute", "month", "pi", "predict_linear",
-          "present_over_time", "quantile_over_time", "rad", "rate", "resets", "round", "scalar",
-          "sgn", "sort", "sort_desc", "sort_by_label", "sort_by_label_desc", "sqrt",
-          "stddev_over_time", "stdvar_over_time", "sum_over_time", "time", "timestamp", "vector",
-          "year", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cos", "cosh", "sin", "sinh",
-          "tan", "tanh", "double_exponential_smoothing");
+          "abs",
+          "absent",
+          "absent_over_time",
+          "avg_over_time",
+          "ceil",
+          "changes",
+          "clamp",
+          "clamp_max",
+          "clamp_min",
+          "count_over_time",
+          "days_in_month",
+          "day_of_month",
+          "day_of_week",
+          "day_of_year",
+          "deg",
+          "delta",
+          "deriv",
+          "exp",
+          "floor",
+          "histogram_quantile",
+          "hour",
+          "idelta",
+          "increase",
+          "irate",
+          "label_join",
+          "label_replace",
+          "last_over_time",
+          "ln",
+          "log10",
+          "log2",
+          "mad_over_time",
+          "max_over_time",
+          "min_over_time",
+          "minute",
+          "month",
+          "pi",
+          "predict_linear",
+          "present_over_time",
+          "quantile_over_time",
+          "rad",
+          "rate",
+          "resets",
+          "round",
+          "scalar",
+          "sgn",
+          "sort",
+          "sort_desc",
+          "sort_by_label",
+          "sort_by_label_desc",
+          "sqrt",
+          "stddev_over_time",
+          "stdvar_over_time",
+          "sum_over_time",
+          "time",
+          "timestamp",
+          "vector",
+          "year",
+          "acos",
+          "acosh",
+          "asin",
+          "asinh",
+          "atan",
+          "atanh",
+          "cos",
+          "cosh",
+          "sin",
+          "sinh",
+          "tan",
+          "tanh",
+          "double_exponential_smoothing");
 
   @Test
   void everyPrometheusFunctionIsInTheTable() {
@@ -61,7 +120,8 @@ class FunctionsTest {
         for (int i = 0; i <= f.maxArgs(); i++) {
           tooMany.add(f.argTypes().isEmpty() ? "1" : sample(f.argType(i), false));
         }
-        assertThatThrownBy(() -> PromqlParser.parseExpr(f.name() + "(" + String.join(", ", tooMany) + ")"))
+        assertThatThrownBy(
+                () -> PromqlParser.parseExpr(f.name() + "(" + String.join(", ", tooMany) + ")"))
             .as(f.name())
             .isInstanceOf(ParseException.class)
             .hasMessageContaining("argument(s) in call to \"" + f.name() + "\"");
@@ -74,10 +134,15 @@ class FunctionsTest {
         for (int i = 1; i < f.minArgs(); i++) {
           args.add(sample(f.argType(i), f.name().equals("info") && i == 1));
         }
-        assertThatThrownBy(() -> PromqlParser.parseExpr(f.name() + "(" + String.join(", ", args) + ")"))
+        assertThatThrownBy(
+                () -> PromqlParser.parseExpr(f.name() + "(" + String.join(", ", args) + ")"))
             .as(f.name())
             .hasMessageContaining(
-                "expected type " + first.documentedName() + " in call to function \"" + f.name() + "\"");
+                "expected type "
+                    + first.documentedName()
+                    + " in call to function \""
+                    + f.name()
+                    + "\"");
       }
     }
   }
@@ -86,10 +151,7 @@ class FunctionsTest {
   void aggregationParameterTypes() {
     for (AggregateOp op : AggregateOp.values()) {
       String q =
-          op.keyword()
-              + "("
-              + (op.hasParam() ? sample(op.paramType(), false) + ", " : "")
-              + "v)";
+          op.keyword() + "(" + (op.hasParam() ? sample(op.paramType(), false) + ", " : "") + "v)";
       assertThat(PromqlParser.parseExpr(q).toString()).isEqualTo(q);
     }
     assertThat(AggregateOp.COUNT_VALUES.paramType()).isEqualTo(ValueType.STRING);

@@ -58,8 +58,9 @@ class LiteralsTest {
       })
   void numbers(String query, double value, String printed) {
     NumberLiteral n = number(query);
-    assertThat(Double.doubleToRawLongBits(n.value()) == Double.doubleToRawLongBits(value)
-            || (Double.isNaN(value) && Double.isNaN(n.value())))
+    assertThat(
+            Double.doubleToRawLongBits(n.value()) == Double.doubleToRawLongBits(value)
+                || (Double.isNaN(value) && Double.isNaN(n.value())))
         .as("%s parsed as %s", query, n.value())
         .isTrue();
     assertThat(n.duration()).isFalse();

@@ -8,9 +8,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Syntax and type errors: every class of error with its message and position. The cases and
- * texts are Prometheus' ({@code promql/parser/parse_test.go}); the positions are the start of
- * Prometheus' error range as {@code line:column}.
+ * Syntax and type errors: every class of error with its message and position. The cases and texts
+ * are Prometheus' ({@code promql/parser/parse_test.go}); the positions are the start of Prometheus'
+ * error range as {@code line:column}.
  */
 class ParseErrorsTest {
 
@@ -280,8 +280,7 @@ class ParseErrorsTest {
     assertThatThrownBy(() -> PromqlParser.parseExpr("limit_ratio(0.5, foo)", strict))
         .hasMessageContaining("limit_ratio() is experimental");
     assertThat(PromqlParser.parseExpr("rate(foo[5m])", strict).type()).isEqualTo(ValueType.VECTOR);
-    assertThat(PromqlParser.parseExpr("mad_over_time(foo[5m])").type())
-        .isEqualTo(ValueType.VECTOR);
+    assertThat(PromqlParser.parseExpr("mad_over_time(foo[5m])").type()).isEqualTo(ValueType.VECTOR);
     assertThat(PromqlParser.parseExpr("limitk(2, foo)").toString()).isEqualTo("limitk(2, foo)");
   }
 }

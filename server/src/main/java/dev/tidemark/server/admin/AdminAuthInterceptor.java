@@ -35,7 +35,9 @@ public final class AdminAuthInterceptor implements ServerInterceptor {
 
   private final byte[] token;
 
-  /** @param token the expected bearer token, not empty */
+  /**
+   * @param token the expected bearer token, not empty
+   */
   public AdminAuthInterceptor(String token) {
     Objects.requireNonNull(token, "token");
     if (token.isEmpty()) {

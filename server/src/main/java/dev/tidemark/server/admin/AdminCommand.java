@@ -71,8 +71,8 @@ import picocli.CommandLine.Spec;
  *
  * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_RPC} the server refused or failed the
  * call, or cannot be reached; {@value #EXIT_USAGE} a bad command line (unknown option, unparsable
- * selector, time or duration); {@value #EXIT_UNAUTHENTICATED} the server wants a (different)
- * token. Errors are one line on standard error.
+ * selector, time or duration); {@value #EXIT_UNAUTHENTICATED} the server wants a (different) token.
+ * Errors are one line on standard error.
  */
 @Command(
     name = "admin",
@@ -121,7 +121,10 @@ public final class AdminCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help message and exit.")
   boolean help;
 
   @Override
@@ -143,7 +146,10 @@ public final class AdminCommand implements Callable<Integer> {
   abstract static class Base implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help message and exit.")
+    @Option(
+        names = {"-h", "--help"},
+        usageHelp = true,
+        description = "Show this help message and exit.")
     boolean help;
 
     @Option(
@@ -155,7 +161,8 @@ public final class AdminCommand implements Callable<Integer> {
     @Option(
         names = "--token",
         paramLabel = "TOKEN",
-        description = "Bearer token (the server's --admin-token). Default: env TIDEMARK_ADMIN_TOKEN")
+        description =
+            "Bearer token (the server's --admin-token). Default: env TIDEMARK_ADMIN_TOKEN")
     String token;
 
     @Option(names = "--json", description = "Print JSON instead of a table.")
@@ -207,8 +214,12 @@ public final class AdminCommand implements Callable<Integer> {
       } catch (StatusRuntimeException e) {
         out.flush();
         Status s = e.getStatus();
-        String what = s.getDescription() != null ? s.getDescription() : ErrorMessages.describe(s.getCause(), "no detail");
-        if (s.getCode() == Status.Code.UNAVAILABLE && s.getDescription() != null
+        String what =
+            s.getDescription() != null
+                ? s.getDescription()
+                : ErrorMessages.describe(s.getCause(), "no detail");
+        if (s.getCode() == Status.Code.UNAVAILABLE
+            && s.getDescription() != null
             && s.getDescription().startsWith("io exception")) {
           what = "cannot reach the admin API at " + address + " (" + what + ")";
         }
@@ -278,8 +289,11 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "status", usageHelpWidth = 100,
-      description = "Version, uptime, data folder, schema, retention, head, ingestion, disk, series per bucket.")
+  @Command(
+      name = "status",
+      usageHelpWidth = 100,
+      description =
+          "Version, uptime, data folder, schema, retention, head, ingestion, disk, series per bucket.")
   static final class StatusCmd extends Base {
     @Override
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
@@ -291,7 +305,10 @@ public final class AdminCommand implements Callable<Integer> {
       List<String[]> rows = new ArrayList<>();
       rows.add(new String[] {"version", r.getVersion()});
       rows.add(new String[] {"started", TimeArgs.format(r.getStartTimeMs())});
-      rows.add(new String[] {"uptime", ConfigValues.formatDuration(Duration.ofSeconds(r.getUptimeMs() / 1000))});
+      rows.add(
+          new String[] {
+            "uptime", ConfigValues.formatDuration(Duration.ofSeconds(r.getUptimeMs() / 1000))
+          });
       rows.add(new String[] {"data folder", r.getDataDir()});
       rows.add(new String[] {"schema version", Integer.toString(r.getSchemaVersion())});
       rows.add(new String[] {"retention", r.getRetention()});
@@ -309,14 +326,17 @@ public final class AdminCommand implements Callable<Integer> {
         out.println();
         List<String[]> buckets = new ArrayList<>();
         for (BucketSeries b : r.getSeriesPerBucketList()) {
-          buckets.add(new String[] {TimeArgs.format(b.getStartTimeMs()), Long.toString(b.getSeries())});
+          buckets.add(
+              new String[] {TimeArgs.format(b.getStartTimeMs()), Long.toString(b.getSeries())});
         }
         table(out, new String[] {"BUCKET", "SERIES"}, buckets);
       }
     }
   }
 
-  @Command(name = "buckets", usageHelpWidth = 100,
+  @Command(
+      name = "buckets",
+      usageHelpWidth = 100,
       description = "Every bucket with data, oldest first: start, size, state, series, bytes.")
   static final class BucketsCmd extends Base {
     @Override
@@ -328,31 +348,41 @@ public final class AdminCommand implements Callable<Integer> {
       }
       List<String[]> rows = new ArrayList<>();
       for (Bucket b : r.getBucketsList()) {
-        rows.add(new String[] {
-          TimeArgs.format(b.getStartTimeMs()),
-          ConfigValues.formatDuration(Duration.ofMillis(b.getSizeMs())),
-          b.getOpen() ? "open" : "sealed",
-          Long.toString(b.getSeriesCount()),
-          bytes(b.getBytes())
-        });
+        rows.add(
+            new String[] {
+              TimeArgs.format(b.getStartTimeMs()),
+              ConfigValues.formatDuration(Duration.ofMillis(b.getSizeMs())),
+              b.getOpen() ? "open" : "sealed",
+              Long.toString(b.getSeriesCount()),
+              bytes(b.getBytes())
+            });
       }
       table(out, new String[] {"START", "SIZE", "STATE", "SERIES", "BYTES"}, rows);
     }
   }
 
-  @Command(name = "label-names", usageHelpWidth = 100,
+  @Command(
+      name = "label-names",
+      usageHelpWidth = 100,
       description = "Label names of the matching series (all series without a selector), sorted.")
   static final class LabelNamesCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. '{job=\"a\"}'")
     String selector;
 
-    @Option(names = "--limit", paramLabel = "N", description = "At most N names. Default: 0 (no limit)")
+    @Option(
+        names = "--limit",
+        paramLabel = "N",
+        description = "At most N names. Default: 0 (no limit)")
     int limit;
 
     @Override
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
       LabelNamesResponse r =
-          stub.labelNames(LabelNamesRequest.newBuilder().setSelection(selection(selector)).setLimit(limit).build());
+          stub.labelNames(
+              LabelNamesRequest.newBuilder()
+                  .setSelection(selection(selector))
+                  .setLimit(limit)
+                  .build());
       if (json) {
         printJson(toJson(r));
         return;
@@ -362,16 +392,25 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "label-values", usageHelpWidth = 100,
+  @Command(
+      name = "label-values",
+      usageHelpWidth = 100,
       description = "Values of label NAME among the matching series, sorted.")
   static final class LabelValuesCmd extends Selecting {
     @Parameters(index = "0", paramLabel = "NAME", description = "Label name, e.g. job or __name__")
     String name;
 
-    @Parameters(index = "1", arity = "0..1", paramLabel = "SELECTOR", description = "e.g. '{job=\"a\"}'")
+    @Parameters(
+        index = "1",
+        arity = "0..1",
+        paramLabel = "SELECTOR",
+        description = "e.g. '{job=\"a\"}'")
     String selector;
 
-    @Option(names = "--limit", paramLabel = "N", description = "At most N values. Default: 0 (no limit)")
+    @Option(
+        names = "--limit",
+        paramLabel = "N",
+        description = "At most N values. Default: 0 (no limit)")
     int limit;
 
     @Override
@@ -392,19 +431,28 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "series", usageHelpWidth = 100,
+  @Command(
+      name = "series",
+      usageHelpWidth = 100,
       description = "Label sets of the matching series, one per line, sorted.")
   static final class SeriesCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. 'up{job=\"a\"}'")
     String selector;
 
-    @Option(names = "--limit", paramLabel = "N", description = "At most N series. Default: 0 (no limit)")
+    @Option(
+        names = "--limit",
+        paramLabel = "N",
+        description = "At most N series. Default: 0 (no limit)")
     int limit;
 
     @Override
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
       FindSeriesResponse r =
-          stub.findSeries(FindSeriesRequest.newBuilder().setSelection(selection(selector)).setLimit(limit).build());
+          stub.findSeries(
+              FindSeriesRequest.newBuilder()
+                  .setSelection(selection(selector))
+                  .setLimit(limit)
+                  .build());
       if (json) {
         printJson(toJson(r));
         return;
@@ -416,7 +464,9 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "read", usageHelpWidth = 100,
+  @Command(
+      name = "read",
+      usageHelpWidth = 100,
       description = {
         "Raw samples of the matching series, value bits exact.",
         "Prints time, milliseconds and value per sample; staleness markers show as 'stale', other",
@@ -426,13 +476,20 @@ public final class AdminCommand implements Callable<Integer> {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. 'up{job=\"a\"}'")
     String selector;
 
-    @Option(names = "--limit", paramLabel = "N", description = "At most N series. Default: 0 (no limit)")
+    @Option(
+        names = "--limit",
+        paramLabel = "N",
+        description = "At most N series. Default: 0 (no limit)")
     int limit;
 
     @Override
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
       Iterator<SeriesSamples> it =
-          stub.readSamples(ReadSamplesRequest.newBuilder().setSelection(selection(selector)).setLimit(limit).build());
+          stub.readSamples(
+              ReadSamplesRequest.newBuilder()
+                  .setSelection(selection(selector))
+                  .setLimit(limit)
+                  .build());
       ArrayNode all = JSON.createArrayNode();
       List<Label> current = null;
       ArrayNode currentSamples = null;
@@ -456,8 +513,13 @@ public final class AdminCommand implements Callable<Integer> {
             out.println(formatLabels(s.getLabelsList()));
           }
           for (Sample sample : s.getSamplesList()) {
-            out.println("  " + TimeArgs.format(sample.getTimestampMs()) + "  " + sample.getTimestampMs()
-                + "  " + formatValue(sample));
+            out.println(
+                "  "
+                    + TimeArgs.format(sample.getTimestampMs())
+                    + "  "
+                    + sample.getTimestampMs()
+                    + "  "
+                    + formatValue(sample));
           }
         }
         current = s.getLabelsList();
@@ -470,14 +532,19 @@ public final class AdminCommand implements Callable<Integer> {
     }
   }
 
-  @Command(name = "delete", usageHelpWidth = 100,
+  @Command(
+      name = "delete",
+      usageHelpWidth = 100,
       description = {
         "Deletes the matching samples in the range, for good.",
         "Whole buckets are dropped, partly covered ones rewritten, the space reclaimed by",
         "compaction; a restart does not bring the samples back."
       })
   static final class DeleteCmd extends Selecting {
-    @Parameters(arity = "1", paramLabel = "SELECTOR", description = "At least one matcher, e.g. '{job=\"a\"}'")
+    @Parameters(
+        arity = "1",
+        paramLabel = "SELECTOR",
+        description = "At least one matcher, e.g. '{job=\"a\"}'")
     String selector;
 
     @Override
@@ -486,17 +553,25 @@ public final class AdminCommand implements Callable<Integer> {
       if (sel.getMatchersCount() == 0) {
         throw new UsageException("delete needs at least one matcher, e.g. '{job=\"a\"}'");
       }
-      DeleteSeriesResponse r = stub.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel).build());
+      DeleteSeriesResponse r =
+          stub.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel).build());
       if (json) {
         printJson(toJson(r));
         return;
       }
-      out.printf(Locale.ROOT, "deleted %d samples of %d series in %d buckets (%.3f s)%n",
-          r.getSamples(), r.getSeries(), r.getBuckets(), r.getDurationMs() / 1000.0);
+      out.printf(
+          Locale.ROOT,
+          "deleted %d samples of %d series in %d buckets (%.3f s)%n",
+          r.getSamples(),
+          r.getSeries(),
+          r.getBuckets(),
+          r.getDurationMs() / 1000.0);
     }
   }
 
-  @Command(name = "flush", usageHelpWidth = 100,
+  @Command(
+      name = "flush",
+      usageHelpWidth = 100,
       description = "Seals every open head bucket into the store now.")
   static final class FlushCmd extends Base {
     @Override
@@ -506,18 +581,30 @@ public final class AdminCommand implements Callable<Integer> {
         printJson(toJson(r));
         return;
       }
-      out.printf(Locale.ROOT, "sealed %d buckets (%d series) in %.3f s%n",
-          r.getBucketsSealed(), r.getSeriesSealed(), r.getDurationMs() / 1000.0);
+      out.printf(
+          Locale.ROOT,
+          "sealed %d buckets (%d series) in %.3f s%n",
+          r.getBucketsSealed(),
+          r.getSeriesSealed(),
+          r.getDurationMs() / 1000.0);
     }
   }
 
-  @Command(name = "compact", usageHelpWidth = 100,
+  @Command(
+      name = "compact",
+      usageHelpWidth = 100,
       description = "Compacts the store: the buckets overlapping --start/--end, or everything.")
   static final class CompactCmd extends Base {
-    @Option(names = "--start", paramLabel = "TIME", description = "Start of the range. Default: with --end, the beginning of time.")
+    @Option(
+        names = "--start",
+        paramLabel = "TIME",
+        description = "Start of the range. Default: with --end, the beginning of time.")
     String start;
 
-    @Option(names = "--end", paramLabel = "TIME", description = "End of the range. Default: with --start, the end of time.")
+    @Option(
+        names = "--end",
+        paramLabel = "TIME",
+        description = "End of the range. Default: with --start, the end of time.")
     String end;
 
     @Override
@@ -535,19 +622,28 @@ public final class AdminCommand implements Callable<Integer> {
         printJson(toJson(r));
         return;
       }
-      out.printf(Locale.ROOT, "compacted in %.3f s: %s on disk before, %s after%n",
-          r.getDurationMs() / 1000.0, bytes(r.getBytesBefore()), bytes(r.getBytesAfter()));
+      out.printf(
+          Locale.ROOT,
+          "compacted in %.3f s: %s on disk before, %s after%n",
+          r.getDurationMs() / 1000.0,
+          bytes(r.getBytesBefore()),
+          bytes(r.getBytesAfter()));
     }
   }
 
-  @Command(name = "checkpoint", usageHelpWidth = 100,
+  @Command(
+      name = "checkpoint",
+      usageHelpWidth = 100,
       description = {
         "Copies a consistent image of the store into a new folder.",
         "FOLDER is on the server's machine (a relative path is resolved against the current",
         "folder) and must not exist. Start a server on it with 'tidemark --data-dir FOLDER'."
       })
   static final class CheckpointCmd extends Base {
-    @Parameters(arity = "1", paramLabel = "FOLDER", description = "A folder that does not exist yet.")
+    @Parameters(
+        arity = "1",
+        paramLabel = "FOLDER",
+        description = "A folder that does not exist yet.")
     String folder;
 
     @Override
@@ -564,11 +660,17 @@ public final class AdminCommand implements Callable<Integer> {
         printJson(toJson(r));
         return;
       }
-      out.printf(Locale.ROOT, "checkpoint created in %s (%.3f s)%n", r.getPath(), r.getDurationMs() / 1000.0);
+      out.printf(
+          Locale.ROOT,
+          "checkpoint created in %s (%.3f s)%n",
+          r.getPath(),
+          r.getDurationMs() / 1000.0);
     }
   }
 
-  @Command(name = "set-retention", usageHelpWidth = 100,
+  @Command(
+      name = "set-retention",
+      usageHelpWidth = 100,
       description = {
         "Changes the retention (at least 1h) until the next restart.",
         "The next retention run (or apply-retention) and the too-old check of new samples use it."
@@ -581,17 +683,24 @@ public final class AdminCommand implements Callable<Integer> {
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
       duration("DURATION", retention); // syntax checked here; the 1h minimum by the server
       SetRetentionResponse r =
-          stub.setRetention(SetRetentionRequest.newBuilder().setRetention(retention.strip()).build());
+          stub.setRetention(
+              SetRetentionRequest.newBuilder().setRetention(retention.strip()).build());
       if (json) {
         printJson(toJson(r));
         return;
       }
-      out.println("retention " + ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs()))
-          + " (was " + ConfigValues.formatDuration(Duration.ofMillis(r.getPreviousRetentionMs())) + ")");
+      out.println(
+          "retention "
+              + ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs()))
+              + " (was "
+              + ConfigValues.formatDuration(Duration.ofMillis(r.getPreviousRetentionMs()))
+              + ")");
     }
   }
 
-  @Command(name = "apply-retention", usageHelpWidth = 100,
+  @Command(
+      name = "apply-retention",
+      usageHelpWidth = 100,
       description = "Drops the buckets older than the retention now.")
   static final class ApplyRetentionCmd extends Base {
     @Override
@@ -601,8 +710,12 @@ public final class AdminCommand implements Callable<Integer> {
         printJson(toJson(r));
         return;
       }
-      out.printf(Locale.ROOT, "dropped %d buckets older than %s (%.3f s)%n", r.getBucketsDropped(),
-          ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs())), r.getDurationMs() / 1000.0);
+      out.printf(
+          Locale.ROOT,
+          "dropped %d buckets older than %s (%.3f s)%n",
+          r.getBucketsDropped(),
+          ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs())),
+          r.getDurationMs() / 1000.0);
     }
   }
 
@@ -629,7 +742,8 @@ public final class AdminCommand implements Callable<Integer> {
     String a = address.strip();
     int colon = a.lastIndexOf(':');
     if (colon <= 0 || colon == a.length() - 1) {
-      throw new UsageException("invalid --address '" + address + "': expected HOST:PORT, e.g. " + DEFAULT_ADDRESS);
+      throw new UsageException(
+          "invalid --address '" + address + "': expected HOST:PORT, e.g. " + DEFAULT_ADDRESS);
     }
     String host = a.substring(0, colon);
     if (host.startsWith("[") && host.endsWith("]")) {
@@ -648,13 +762,18 @@ public final class AdminCommand implements Callable<Integer> {
   }
 
   static dev.tidemark.admin.v1.LabelMatcher toProto(LabelMatcher m) {
-    dev.tidemark.admin.v1.LabelMatcher.Op op = switch (m.op()) {
-      case EQUAL -> dev.tidemark.admin.v1.LabelMatcher.Op.EQUAL;
-      case NOT_EQUAL -> dev.tidemark.admin.v1.LabelMatcher.Op.NOT_EQUAL;
-      case REGEX -> dev.tidemark.admin.v1.LabelMatcher.Op.REGEX;
-      case NOT_REGEX -> dev.tidemark.admin.v1.LabelMatcher.Op.NOT_REGEX;
-    };
-    return dev.tidemark.admin.v1.LabelMatcher.newBuilder().setName(m.name()).setOp(op).setValue(m.value()).build();
+    dev.tidemark.admin.v1.LabelMatcher.Op op =
+        switch (m.op()) {
+          case EQUAL -> dev.tidemark.admin.v1.LabelMatcher.Op.EQUAL;
+          case NOT_EQUAL -> dev.tidemark.admin.v1.LabelMatcher.Op.NOT_EQUAL;
+          case REGEX -> dev.tidemark.admin.v1.LabelMatcher.Op.REGEX;
+          case NOT_REGEX -> dev.tidemark.admin.v1.LabelMatcher.Op.NOT_REGEX;
+        };
+    return dev.tidemark.admin.v1.LabelMatcher.newBuilder()
+        .setName(m.name())
+        .setOp(op)
+        .setValue(m.value())
+        .build();
   }
 
   /** {@code name{a="x", b="y"}} with Go escapes, as Prometheus prints series. */
@@ -764,9 +883,9 @@ public final class AdminCommand implements Callable<Integer> {
   }
 
   /**
-   * A proto message as JSON: proto field names; unset optional fields left out; 64-bit integers
-   * as numbers; {@code fixed64} (raw value bits) as {@code "0x..."}; non-finite doubles as
-   * strings; enums by name; repeated {@link Label}s as one object.
+   * A proto message as JSON: proto field names; unset optional fields left out; 64-bit integers as
+   * numbers; {@code fixed64} (raw value bits) as {@code "0x..."}; non-finite doubles as strings;
+   * enums by name; repeated {@link Label}s as one object.
    */
   static ObjectNode toJson(Message m) {
     ObjectNode node = JSON.createObjectNode();
@@ -807,10 +926,14 @@ public final class AdminCommand implements Callable<Integer> {
   private static JsonNode scalar(FieldDescriptor f, Object v) {
     return switch (f.getType()) {
       case MESSAGE -> toJson((Message) v);
-      case FIXED64 -> JSON.getNodeFactory().textNode(String.format(Locale.ROOT, "0x%016x", (Long) v));
+      case FIXED64 ->
+          JSON.getNodeFactory().textNode(String.format(Locale.ROOT, "0x%016x", (Long) v));
       case INT64, SINT64, SFIXED64 -> JSON.getNodeFactory().numberNode((Long) v);
-      case UINT64 -> JSON.getNodeFactory().numberNode(new java.math.BigInteger(Long.toUnsignedString((Long) v)));
-      case INT32, SINT32, SFIXED32, UINT32, FIXED32 -> JSON.getNodeFactory().numberNode((Integer) v);
+      case UINT64 ->
+          JSON.getNodeFactory()
+              .numberNode(new java.math.BigInteger(Long.toUnsignedString((Long) v)));
+      case INT32, SINT32, SFIXED32, UINT32, FIXED32 ->
+          JSON.getNodeFactory().numberNode((Integer) v);
       case DOUBLE -> {
         double d = (Double) v;
         yield Double.isFinite(d)
@@ -819,9 +942,12 @@ public final class AdminCommand implements Callable<Integer> {
       }
       case FLOAT -> JSON.getNodeFactory().numberNode((Float) v);
       case BOOL -> JSON.getNodeFactory().booleanNode((Boolean) v);
-      case ENUM -> JSON.getNodeFactory().textNode(((com.google.protobuf.Descriptors.EnumValueDescriptor) v).getName());
+      case ENUM ->
+          JSON.getNodeFactory()
+              .textNode(((com.google.protobuf.Descriptors.EnumValueDescriptor) v).getName());
       case STRING -> JSON.getNodeFactory().textNode((String) v);
-      case BYTES -> JSON.getNodeFactory().binaryNode(((com.google.protobuf.ByteString) v).toByteArray());
+      case BYTES ->
+          JSON.getNodeFactory().binaryNode(((com.google.protobuf.ByteString) v).toByteArray());
       default -> JSON.getNodeFactory().textNode(String.valueOf(v));
     };
   }

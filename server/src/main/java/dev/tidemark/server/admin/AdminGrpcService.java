@@ -66,8 +66,8 @@ import java.util.function.Supplier;
  * <p>Errors: {@link IllegalArgumentException} (bad matcher, regex, range, limit, retention) →
  * {@code INVALID_ARGUMENT}; an existing checkpoint folder → {@code FAILED_PRECONDITION}; storage
  * trouble or a closed engine → {@code UNAVAILABLE}; a corrupt record → {@code DATA_LOSS} (naming
- * {@code tidemark verify}); anything else → {@code INTERNAL} (logged). No answer names a Java class.
- * Every message names the problem.
+ * {@code tidemark verify}); anything else → {@code INTERNAL} (logged). No answer names a Java
+ * class. Every message names the problem.
  *
  * <p>{@code ReadSamples} honours the client's flow control: it waits while the transport is not
  * ready instead of buffering the whole answer. Thread-safe (the engine is).
@@ -105,7 +105,12 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
    * @param clock the server clock (uptime)
    */
   public AdminGrpcService(
-      Engine engine, Querier querier, Checkpointer checkpointer, Path dataDir, String version, Clock clock) {
+      Engine engine,
+      Querier querier,
+      Checkpointer checkpointer,
+      Path dataDir,
+      String version,
+      Clock clock) {
     this.engine = engine;
     this.querier = querier;
     this.checkpointer = checkpointer;
@@ -119,119 +124,132 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
 
   @Override
   public void getStatus(GetStatusRequest request, StreamObserver<GetStatusResponse> out) {
-    unary(out, () -> {
-      Engine.Stats stats = engine.stats();
-      long now = clock.millis();
-      GetStatusResponse.Builder b =
-          GetStatusResponse.newBuilder()
-              .setVersion(version)
-              .setStartTimeMs(startMillis)
-              .setUptimeMs(Math.max(0, now - startMillis))
-              .setDataDir(dataDir.toString())
-              .setSchemaVersion(engine.schemaVersion())
-              .setRetentionMs(engine.retention().toMillis())
-              .setRetention(ConfigValues.formatDuration(engine.retention()))
-              .setHeadSeries(stats.headSeries())
-              .setHeadBytes(stats.headBytes())
-              .setOpenBuckets(stats.openBuckets())
-              .setBuckets(stats.buckets())
-              .setSamplesIngested(stats.samplesAccepted())
-              .setSamplesRejected(stats.samplesRejected())
-              .setBytesOnDisk(engine.storageBytes());
-      if (stats.headMaxTimestampMillis() != Long.MIN_VALUE) {
-        b.setHeadMaxTimeMs(stats.headMaxTimestampMillis());
-      }
-      for (Engine.BucketInfo info : engine.bucketInfo()) {
-        b.addSeriesPerBucket(
-            BucketSeries.newBuilder()
-                .setStartTimeMs(info.bucket().startMillis())
-                .setSeries(info.seriesCount()));
-      }
-      return b.build();
-    });
+    unary(
+        out,
+        () -> {
+          Engine.Stats stats = engine.stats();
+          long now = clock.millis();
+          GetStatusResponse.Builder b =
+              GetStatusResponse.newBuilder()
+                  .setVersion(version)
+                  .setStartTimeMs(startMillis)
+                  .setUptimeMs(Math.max(0, now - startMillis))
+                  .setDataDir(dataDir.toString())
+                  .setSchemaVersion(engine.schemaVersion())
+                  .setRetentionMs(engine.retention().toMillis())
+                  .setRetention(ConfigValues.formatDuration(engine.retention()))
+                  .setHeadSeries(stats.headSeries())
+                  .setHeadBytes(stats.headBytes())
+                  .setOpenBuckets(stats.openBuckets())
+                  .setBuckets(stats.buckets())
+                  .setSamplesIngested(stats.samplesAccepted())
+                  .setSamplesRejected(stats.samplesRejected())
+                  .setBytesOnDisk(engine.storageBytes());
+          if (stats.headMaxTimestampMillis() != Long.MIN_VALUE) {
+            b.setHeadMaxTimeMs(stats.headMaxTimestampMillis());
+          }
+          for (Engine.BucketInfo info : engine.bucketInfo()) {
+            b.addSeriesPerBucket(
+                BucketSeries.newBuilder()
+                    .setStartTimeMs(info.bucket().startMillis())
+                    .setSeries(info.seriesCount()));
+          }
+          return b.build();
+        });
   }
 
   @Override
   public void listBuckets(ListBucketsRequest request, StreamObserver<ListBucketsResponse> out) {
-    unary(out, () -> {
-      ListBucketsResponse.Builder b = ListBucketsResponse.newBuilder();
-      for (Engine.BucketInfo info : engine.bucketInfo()) {
-        TimeBucket tb = info.bucket();
-        b.addBuckets(
-            Bucket.newBuilder()
-                .setStartTimeMs(tb.startMillis())
-                .setSizeMs(tb.durationMillis())
-                .setEndTimeMs(tb.endMillis())
-                .setOpen(info.open())
-                .setSeriesCount(info.seriesCount())
-                .setBytes(info.bytes()));
-      }
-      return b.build();
-    });
+    unary(
+        out,
+        () -> {
+          ListBucketsResponse.Builder b = ListBucketsResponse.newBuilder();
+          for (Engine.BucketInfo info : engine.bucketInfo()) {
+            TimeBucket tb = info.bucket();
+            b.addBuckets(
+                Bucket.newBuilder()
+                    .setStartTimeMs(tb.startMillis())
+                    .setSizeMs(tb.durationMillis())
+                    .setEndTimeMs(tb.endMillis())
+                    .setOpen(info.open())
+                    .setSeriesCount(info.seriesCount())
+                    .setBytes(info.bytes()));
+          }
+          return b.build();
+        });
   }
 
   // ---- inspection ----
 
   @Override
   public void labelNames(LabelNamesRequest request, StreamObserver<LabelNamesResponse> out) {
-    unary(out, () -> {
-      int limit = limit(request.getLimit());
-      Query q = Query.of(request.getSelection());
-      List<String> names = querier.labelNames(q.minT, q.maxT, q.matchers);
-      boolean truncated = limit > 0 && names.size() > limit;
-      return LabelNamesResponse.newBuilder()
-          .addAllNames(truncated ? names.subList(0, limit) : names)
-          .setTruncated(truncated)
-          .build();
-    });
+    unary(
+        out,
+        () -> {
+          int limit = limit(request.getLimit());
+          Query q = Query.of(request.getSelection());
+          List<String> names = querier.labelNames(q.minT, q.maxT, q.matchers);
+          boolean truncated = limit > 0 && names.size() > limit;
+          return LabelNamesResponse.newBuilder()
+              .addAllNames(truncated ? names.subList(0, limit) : names)
+              .setTruncated(truncated)
+              .build();
+        });
   }
 
   @Override
   public void labelValues(LabelValuesRequest request, StreamObserver<LabelValuesResponse> out) {
-    unary(out, () -> {
-      if (request.getName().isEmpty()) {
-        throw new IllegalArgumentException("name is required: the label whose values to list");
-      }
-      int limit = limit(request.getLimit());
-      Query q = Query.of(request.getSelection());
-      List<String> values = querier.labelValues(request.getName(), q.minT, q.maxT, q.matchers);
-      boolean truncated = limit > 0 && values.size() > limit;
-      return LabelValuesResponse.newBuilder()
-          .addAllValues(truncated ? values.subList(0, limit) : values)
-          .setTruncated(truncated)
-          .build();
-    });
+    unary(
+        out,
+        () -> {
+          if (request.getName().isEmpty()) {
+            throw new IllegalArgumentException("name is required: the label whose values to list");
+          }
+          int limit = limit(request.getLimit());
+          Query q = Query.of(request.getSelection());
+          List<String> values = querier.labelValues(request.getName(), q.minT, q.maxT, q.matchers);
+          boolean truncated = limit > 0 && values.size() > limit;
+          return LabelValuesResponse.newBuilder()
+              .addAllValues(truncated ? values.subList(0, limit) : values)
+              .setTruncated(truncated)
+              .build();
+        });
   }
 
   @Override
   public void findSeries(FindSeriesRequest request, StreamObserver<FindSeriesResponse> out) {
-    unary(out, () -> {
-      int limit = limit(request.getLimit());
-      Query q = Query.of(request.getSelection());
-      List<Labels> series = querier.series(q.minT, q.maxT, q.matchers);
-      boolean truncated = limit > 0 && series.size() > limit;
-      FindSeriesResponse.Builder b = FindSeriesResponse.newBuilder().setTruncated(truncated);
-      for (Labels l : truncated ? series.subList(0, limit) : series) {
-        b.addSeries(dev.tidemark.admin.v1.Series.newBuilder().addAllLabels(labels(l)));
-      }
-      return b.build();
-    });
+    unary(
+        out,
+        () -> {
+          int limit = limit(request.getLimit());
+          Query q = Query.of(request.getSelection());
+          List<Labels> series = querier.series(q.minT, q.maxT, q.matchers);
+          boolean truncated = limit > 0 && series.size() > limit;
+          FindSeriesResponse.Builder b = FindSeriesResponse.newBuilder().setTruncated(truncated);
+          for (Labels l : truncated ? series.subList(0, limit) : series) {
+            b.addSeries(dev.tidemark.admin.v1.Series.newBuilder().addAllLabels(labels(l)));
+          }
+          return b.build();
+        });
   }
 
   @Override
   public void readSamples(ReadSamplesRequest request, StreamObserver<SeriesSamples> plainOut) {
-    ServerCallStreamObserver<SeriesSamples> out = (ServerCallStreamObserver<SeriesSamples>) plainOut;
+    ServerCallStreamObserver<SeriesSamples> out =
+        (ServerCallStreamObserver<SeriesSamples>) plainOut;
     Object ready = new Object();
-    out.setOnReadyHandler(() -> {
-      synchronized (ready) {
-        ready.notifyAll();
-      }
-    });
-    out.setOnCancelHandler(() -> {
-      synchronized (ready) {
-        ready.notifyAll();
-      }
-    });
+    out.setOnReadyHandler(
+        () -> {
+          synchronized (ready) {
+            ready.notifyAll();
+          }
+        });
+    out.setOnCancelHandler(
+        () -> {
+          synchronized (ready) {
+            ready.notifyAll();
+          }
+        });
     SeriesSet selected;
     int limit;
     try {
@@ -276,7 +294,8 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
   }
 
   /** Waits until the transport is ready, then sends; false if the client cancelled. */
-  private static boolean send(ServerCallStreamObserver<SeriesSamples> out, Object ready, SeriesSamples msg) {
+  private static boolean send(
+      ServerCallStreamObserver<SeriesSamples> out, Object ready, SeriesSamples msg) {
     synchronized (ready) {
       while (!out.isReady() && !out.isCancelled()) {
         try {
@@ -298,148 +317,193 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
 
   @Override
   public void deleteSeries(DeleteSeriesRequest request, StreamObserver<DeleteSeriesResponse> out) {
-    unary(out, () -> {
-      Query q = Query.of(request.getSelection());
-      if (q.matchers.isEmpty()) {
-        throw new IllegalArgumentException(
-            "delete needs at least one matcher (matchers or selector), e.g. {job=\"a\"}");
-      }
-      long t0 = System.nanoTime();
-      Engine.DeleteResult r = engine.deleteSeries(q.minT, q.maxT, q.matchers);
-      LOG.log(System.Logger.Level.INFO, "admin: deleted " + r.samples() + " samples of " + r.series()
-          + " series in " + r.buckets() + " buckets, matchers " + q.matchers + " in [" + q.minT + ", "
-          + q.maxT + "]");
-      return DeleteSeriesResponse.newBuilder()
-          .setBuckets(r.buckets())
-          .setSeries(r.series())
-          .setSamples(r.samples())
-          .setDurationMs(millisSince(t0))
-          .build();
-    });
+    unary(
+        out,
+        () -> {
+          Query q = Query.of(request.getSelection());
+          if (q.matchers.isEmpty()) {
+            throw new IllegalArgumentException(
+                "delete needs at least one matcher (matchers or selector), e.g. {job=\"a\"}");
+          }
+          long t0 = System.nanoTime();
+          Engine.DeleteResult r = engine.deleteSeries(q.minT, q.maxT, q.matchers);
+          LOG.log(
+              System.Logger.Level.INFO,
+              "admin: deleted "
+                  + r.samples()
+                  + " samples of "
+                  + r.series()
+                  + " series in "
+                  + r.buckets()
+                  + " buckets, matchers "
+                  + q.matchers
+                  + " in ["
+                  + q.minT
+                  + ", "
+                  + q.maxT
+                  + "]");
+          return DeleteSeriesResponse.newBuilder()
+              .setBuckets(r.buckets())
+              .setSeries(r.series())
+              .setSamples(r.samples())
+              .setDurationMs(millisSince(t0))
+              .build();
+        });
   }
 
   @Override
   public void flush(FlushRequest request, StreamObserver<FlushResponse> out) {
-    unary(out, () -> {
-      long t0 = System.nanoTime();
-      Engine.Stats before = engine.stats();
-      engine.flush();
-      return FlushResponse.newBuilder()
-          .setBucketsSealed(before.openBuckets())
-          .setSeriesSealed(before.headSeries())
-          .setDurationMs(millisSince(t0))
-          .build();
-    });
+    unary(
+        out,
+        () -> {
+          long t0 = System.nanoTime();
+          Engine.Stats before = engine.stats();
+          engine.flush();
+          return FlushResponse.newBuilder()
+              .setBucketsSealed(before.openBuckets())
+              .setSeriesSealed(before.headSeries())
+              .setDurationMs(millisSince(t0))
+              .build();
+        });
   }
 
   @Override
   public void compact(CompactRequest request, StreamObserver<CompactResponse> out) {
-    unary(out, () -> {
-      long t0 = System.nanoTime();
-      long before = engine.storageBytes();
-      if (!request.hasMinTimeMs() && !request.hasMaxTimeMs()) {
-        engine.compactAll();
-      } else {
-        long minT = request.hasMinTimeMs() ? request.getMinTimeMs() : Long.MIN_VALUE;
-        long maxT = request.hasMaxTimeMs() ? request.getMaxTimeMs() : Long.MAX_VALUE;
-        checkRange(minT, maxT);
-        engine.compact(minT, maxT);
-      }
-      return CompactResponse.newBuilder()
-          .setBytesBefore(before)
-          .setBytesAfter(engine.storageBytes())
-          .setDurationMs(millisSince(t0))
-          .build();
-    });
+    unary(
+        out,
+        () -> {
+          long t0 = System.nanoTime();
+          long before = engine.storageBytes();
+          if (!request.hasMinTimeMs() && !request.hasMaxTimeMs()) {
+            engine.compactAll();
+          } else {
+            long minT = request.hasMinTimeMs() ? request.getMinTimeMs() : Long.MIN_VALUE;
+            long maxT = request.hasMaxTimeMs() ? request.getMaxTimeMs() : Long.MAX_VALUE;
+            checkRange(minT, maxT);
+            engine.compact(minT, maxT);
+          }
+          return CompactResponse.newBuilder()
+              .setBytesBefore(before)
+              .setBytesAfter(engine.storageBytes())
+              .setDurationMs(millisSince(t0))
+              .build();
+        });
   }
 
   @Override
-  public void createCheckpoint(CreateCheckpointRequest request, StreamObserver<CreateCheckpointResponse> out) {
-    unary(out, () -> {
-      String text = request.getTargetDir();
-      if (text.isBlank()) {
-        throw new IllegalArgumentException("target_dir is required: a new folder for the checkpoint");
-      }
-      Path target;
-      try {
-        target = Path.of(text);
-      } catch (InvalidPathException e) {
-        throw new IllegalArgumentException("target_dir '" + text + "' is not a valid path: " + e.getReason());
-      }
-      if (!target.isAbsolute()) {
-        throw new IllegalArgumentException(
-            "target_dir '" + text + "' must be an absolute path (it is a folder on the server's machine)");
-      }
-      target = target.normalize();
-      if (target.startsWith(dataDir)) {
-        throw new IllegalArgumentException(
-            "target_dir " + target + " is inside the data folder " + dataDir + "; pick a folder outside it");
-      }
-      if (Files.exists(target)) {
-        throw Status.FAILED_PRECONDITION
-            .withDescription("checkpoint folder " + target + " already exists; a checkpoint needs a new folder")
-            .asRuntimeException();
-      }
-      long t0 = System.nanoTime();
-      try {
-        checkpointer.create(target);
-      } catch (IllegalArgumentException e) { // created meanwhile
-        throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
-      }
-      LOG.log(System.Logger.Level.INFO, "admin: checkpoint created in " + target);
-      return CreateCheckpointResponse.newBuilder()
-          .setPath(target.toString())
-          .setDurationMs(millisSince(t0))
-          .build();
-    });
+  public void createCheckpoint(
+      CreateCheckpointRequest request, StreamObserver<CreateCheckpointResponse> out) {
+    unary(
+        out,
+        () -> {
+          String text = request.getTargetDir();
+          if (text.isBlank()) {
+            throw new IllegalArgumentException(
+                "target_dir is required: a new folder for the checkpoint");
+          }
+          Path target;
+          try {
+            target = Path.of(text);
+          } catch (InvalidPathException e) {
+            throw new IllegalArgumentException(
+                "target_dir '" + text + "' is not a valid path: " + e.getReason());
+          }
+          if (!target.isAbsolute()) {
+            throw new IllegalArgumentException(
+                "target_dir '"
+                    + text
+                    + "' must be an absolute path (it is a folder on the server's machine)");
+          }
+          target = target.normalize();
+          if (target.startsWith(dataDir)) {
+            throw new IllegalArgumentException(
+                "target_dir "
+                    + target
+                    + " is inside the data folder "
+                    + dataDir
+                    + "; pick a folder outside it");
+          }
+          if (Files.exists(target)) {
+            throw Status.FAILED_PRECONDITION
+                .withDescription(
+                    "checkpoint folder "
+                        + target
+                        + " already exists; a checkpoint needs a new folder")
+                .asRuntimeException();
+          }
+          long t0 = System.nanoTime();
+          try {
+            checkpointer.create(target);
+          } catch (IllegalArgumentException e) { // created meanwhile
+            throw Status.FAILED_PRECONDITION.withDescription(e.getMessage()).asRuntimeException();
+          }
+          LOG.log(System.Logger.Level.INFO, "admin: checkpoint created in " + target);
+          return CreateCheckpointResponse.newBuilder()
+              .setPath(target.toString())
+              .setDurationMs(millisSince(t0))
+              .build();
+        });
   }
 
   @Override
   public void setRetention(SetRetentionRequest request, StreamObserver<SetRetentionResponse> out) {
-    unary(out, () -> {
-      boolean hasText = !request.getRetention().isBlank();
-      boolean hasMillis = request.getRetentionMs() != 0;
-      if (hasText == hasMillis) {
-        throw new IllegalArgumentException(
-            "give exactly one of retention (e.g. \"30d\") and retention_ms");
-      }
-      Duration d;
-      if (hasText) {
-        try {
-          d = ConfigValues.parseDuration(request.getRetention());
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException("invalid retention '" + request.getRetention() + "': " + e.getMessage());
-        }
-      } else {
-        d = Duration.ofMillis(request.getRetentionMs());
-      }
-      if (d.compareTo(Duration.ofHours(1)) < 0) {
-        throw new IllegalArgumentException(
-            "invalid retention " + ConfigValues.formatDuration(d.isNegative() ? Duration.ZERO : d)
-                + (d.isNegative() ? " (negative)" : "") + ": must be at least 1h");
-      }
-      Duration previous = engine.retention();
-      engine.setRetention(d);
-      LOG.log(System.Logger.Level.INFO, "admin: retention set to " + ConfigValues.formatDuration(d)
-          + " (was " + ConfigValues.formatDuration(previous) + ") until the next restart");
-      return SetRetentionResponse.newBuilder()
-          .setPreviousRetentionMs(previous.toMillis())
-          .setRetentionMs(d.toMillis())
-          .build();
-    });
+    unary(
+        out,
+        () -> {
+          boolean hasText = !request.getRetention().isBlank();
+          boolean hasMillis = request.getRetentionMs() != 0;
+          if (hasText == hasMillis) {
+            throw new IllegalArgumentException(
+                "give exactly one of retention (e.g. \"30d\") and retention_ms");
+          }
+          Duration d;
+          if (hasText) {
+            try {
+              d = ConfigValues.parseDuration(request.getRetention());
+            } catch (IllegalArgumentException e) {
+              throw new IllegalArgumentException(
+                  "invalid retention '" + request.getRetention() + "': " + e.getMessage());
+            }
+          } else {
+            d = Duration.ofMillis(request.getRetentionMs());
+          }
+          if (d.compareTo(Duration.ofHours(1)) < 0) {
+            throw new IllegalArgumentException(
+                "invalid retention "
+                    + ConfigValues.formatDuration(d.isNegative() ? Duration.ZERO : d)
+                    + (d.isNegative() ? " (negative)" : "")
+                    + ": must be at least 1h");
+          }
+          Duration previous = engine.retention();
+          engine.setRetention(d);
+          LOG.log(
+              System.Logger.Level.INFO,
+              "admin: retention set to "
+                  + ConfigValues.formatDuration(d)
+                  + " (was "
+                  + ConfigValues.formatDuration(previous)
+                  + ") until the next restart");
+          return SetRetentionResponse.newBuilder()
+              .setPreviousRetentionMs(previous.toMillis())
+              .setRetentionMs(d.toMillis())
+              .build();
+        });
   }
 
   @Override
-  public void applyRetention(ApplyRetentionRequest request, StreamObserver<ApplyRetentionResponse> out) {
-    unary(out, () -> {
-      long t0 = System.nanoTime();
-      int dropped = engine.applyRetention();
-      return ApplyRetentionResponse.newBuilder()
-          .setBucketsDropped(dropped)
-          .setRetentionMs(engine.retention().toMillis())
-          .setDurationMs(millisSince(t0))
-          .build();
-    });
+  public void applyRetention(
+      ApplyRetentionRequest request, StreamObserver<ApplyRetentionResponse> out) {
+    unary(
+        out,
+        () -> {
+          long t0 = System.nanoTime();
+          int dropped = engine.applyRetention();
+          return ApplyRetentionResponse.newBuilder()
+              .setBucketsDropped(dropped)
+              .setRetentionMs(engine.retention().toMillis())
+              .setDurationMs(millisSince(t0))
+              .build();
+        });
   }
 
   // ---- helpers ----
@@ -457,14 +521,21 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
         if (m.getName().isEmpty()) {
           throw new IllegalArgumentException("matcher " + (i + 1) + " has an empty label name");
         }
-        LabelMatcher.Op op = switch (m.getOp()) {
-          case EQUAL -> LabelMatcher.Op.EQUAL;
-          case NOT_EQUAL -> LabelMatcher.Op.NOT_EQUAL;
-          case REGEX -> LabelMatcher.Op.REGEX;
-          case NOT_REGEX -> LabelMatcher.Op.NOT_REGEX;
-          default -> throw new IllegalArgumentException(
-              "matcher " + (i + 1) + " (" + m.getName() + ") has an unknown op " + m.getOpValue());
-        };
+        LabelMatcher.Op op =
+            switch (m.getOp()) {
+              case EQUAL -> LabelMatcher.Op.EQUAL;
+              case NOT_EQUAL -> LabelMatcher.Op.NOT_EQUAL;
+              case REGEX -> LabelMatcher.Op.REGEX;
+              case NOT_REGEX -> LabelMatcher.Op.NOT_REGEX;
+              default ->
+                  throw new IllegalArgumentException(
+                      "matcher "
+                          + (i + 1)
+                          + " ("
+                          + m.getName()
+                          + ") has an unknown op "
+                          + m.getOpValue());
+            };
         matchers.add(LabelMatcher.of(m.getName(), op, m.getValue())); // names a bad regex
       }
       boolean selectorGiven = !s.getSelector().isBlank();
@@ -484,8 +555,15 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
   private static void checkRange(long minT, long maxT) {
     if (minT > maxT) {
       throw new IllegalArgumentException(
-          "min_time_ms " + minT + " (" + TimeArgs.format(minT) + ") is after max_time_ms " + maxT
-              + " (" + TimeArgs.format(maxT) + ")");
+          "min_time_ms "
+              + minT
+              + " ("
+              + TimeArgs.format(minT)
+              + ") is after max_time_ms "
+              + maxT
+              + " ("
+              + TimeArgs.format(maxT)
+              + ")");
     }
   }
 
@@ -529,18 +607,24 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       return Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();
     }
     if (e instanceof StorageUnavailableException || e instanceof KvStoreException) {
-      return Status.UNAVAILABLE.withDescription("storage unavailable: " + e.getMessage()).withCause(e).asRuntimeException();
+      return Status.UNAVAILABLE
+          .withDescription("storage unavailable: " + e.getMessage())
+          .withCause(e)
+          .asRuntimeException();
     }
     if (e instanceof CorruptRecordException) {
       LOG.log(System.Logger.Level.WARNING, "admin call met a corrupt record", e);
       return Status.DATA_LOSS
-          .withDescription(ErrorMessages.describe(e, "corrupt record")
-              + " (stop the server and run tidemark verify --data-dir DIR)")
+          .withDescription(
+              ErrorMessages.describe(e, "corrupt record")
+                  + " (stop the server and run tidemark verify --data-dir DIR)")
           .withCause(e)
           .asRuntimeException();
     }
     LOG.log(System.Logger.Level.WARNING, "admin call failed", e);
-    return Status.INTERNAL.withDescription("internal error: " + ErrorMessages.describe(e, "see the server log"))
-        .withCause(e).asRuntimeException();
+    return Status.INTERNAL
+        .withDescription("internal error: " + ErrorMessages.describe(e, "see the server log"))
+        .withCause(e)
+        .asRuntimeException();
   }
 }

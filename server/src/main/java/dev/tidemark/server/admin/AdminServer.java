@@ -26,7 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class AdminServer {
 
-  /** The admin port unless {@code --admin-port} says otherwise: 9091, next to the HTTP API's 9090. */
+  /**
+   * The admin port unless {@code --admin-port} says otherwise: 9091, next to the HTTP API's 9090.
+   */
   public static final int DEFAULT_PORT = 9091;
 
   static final int THREADS = 4;

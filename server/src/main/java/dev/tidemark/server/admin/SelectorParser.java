@@ -25,7 +25,8 @@ final class SelectorParser {
     try {
       return PromqlParser.parseMetricSelector(selector);
     } catch (ParseException e) {
-      throw new IllegalArgumentException("invalid selector '" + selector + "': " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "invalid selector '" + selector + "': " + e.getMessage(), e);
     }
   }
 }

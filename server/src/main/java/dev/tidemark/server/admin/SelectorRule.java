@@ -5,11 +5,11 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * PromQL's rule for a series selector: at least one matcher must not match the empty string.
- * A matcher that matches "" also matches every series without its label ({@code {nosuch=""}},
- * {@code {job=~".*"}}, {@code {job!="x"}}), so a selector made only of such matchers, or of none
- * ({@code {}}), selects every series: Prometheus refuses it with {@value #MESSAGE}, and so do the
- * admin API and {@code tidemark admin} whenever a selector or matchers are given. Stateless.
+ * PromQL's rule for a series selector: at least one matcher must not match the empty string. A
+ * matcher that matches "" also matches every series without its label ({@code {nosuch=""}}, {@code
+ * {job=~".*"}}, {@code {job!="x"}}), so a selector made only of such matchers, or of none ({@code
+ * {}}), selects every series: Prometheus refuses it with {@value #MESSAGE}, and so do the admin API
+ * and {@code tidemark admin} whenever a selector or matchers are given. Stateless.
  */
 final class SelectorRule {
 

@@ -10,11 +10,11 @@ import java.time.format.DateTimeParseException;
 import java.util.regex.Pattern;
 
 /**
- * Times on the admin command line, as epoch milliseconds: RFC 3339 ({@code
- * 2026-11-22T03:00:00Z}, {@code 2026-11-22T04:00:00.5+01:00}), a number of milliseconds ({@code
- * 1700000000000}), {@code now}, or relative to now ({@code -1h}, {@code now-30m}, {@code +5m},
- * {@code now+1d}; durations as in the configuration: {@code 15d}, {@code 1h30m}, {@code 500ms}).
- * Stateless; "now" is the instant passed in.
+ * Times on the admin command line, as epoch milliseconds: RFC 3339 ({@code 2026-11-22T03:00:00Z},
+ * {@code 2026-11-22T04:00:00.5+01:00}), a number of milliseconds ({@code 1700000000000}), {@code
+ * now}, or relative to now ({@code -1h}, {@code now-30m}, {@code +5m}, {@code now+1d}; durations as
+ * in the configuration: {@code 15d}, {@code 1h30m}, {@code 500ms}). Stateless; "now" is the instant
+ * passed in.
  */
 public final class TimeArgs {
 
@@ -67,7 +67,9 @@ public final class TimeArgs {
       }
     }
     try {
-      return OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME).toInstant().toEpochMilli();
+      return OffsetDateTime.parse(s, DateTimeFormatter.ISO_OFFSET_DATE_TIME)
+          .toInstant()
+          .toEpochMilli();
     } catch (DateTimeParseException | ArithmeticException e) {
       throw bad(text, null);
     }
@@ -80,7 +82,10 @@ public final class TimeArgs {
 
   private static IllegalArgumentException bad(String text, String why) {
     return new IllegalArgumentException(
-        "invalid time '" + text + "'" + (why == null ? "" : " (" + why + ")")
+        "invalid time '"
+            + text
+            + "'"
+            + (why == null ? "" : " (" + why + ")")
             + ": expected RFC 3339 (2026-11-22T03:00:00Z), milliseconds since the epoch,"
             + " 'now', or relative to now (-1h, now-30m, +5m)");
   }

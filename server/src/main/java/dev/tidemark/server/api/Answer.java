@@ -4,8 +4,8 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * A computed success answer, not yet written: its {@code data} is written straight to the
- * response by {@link #writeData}, followed by the annotations.
+ * A computed success answer, not yet written: its {@code data} is written straight to the response
+ * by {@link #writeData}, followed by the annotations.
  */
 interface Answer {
 

@@ -11,8 +11,8 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * What the API reads: the store through its {@link Querier}, the metric metadata the translator
- * has seen, the engine's statistics, and facts about the running server for the status endpoints.
+ * What the API reads: the store through its {@link Querier}, the metric metadata the translator has
+ * seen, the engine's statistics, and facts about the running server for the status endpoints.
  *
  * @param querier every series, label and sample read
  * @param metadata family name → TYPE, UNIT, HELP, as accepted since the server started

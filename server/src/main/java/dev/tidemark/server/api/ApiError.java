@@ -2,8 +2,8 @@ package dev.tidemark.server.api;
 
 /**
  * An answer in Prometheus' error shape, {@code {"status":"error","errorType":…,"error":…}}, with
- * the HTTP status Prometheus gives each error type ({@code web/api/v1/api.go},
- * {@code getDefaultErrorCode}).
+ * the HTTP status Prometheus gives each error type ({@code web/api/v1/api.go}, {@code
+ * getDefaultErrorCode}).
  */
 final class ApiError extends RuntimeException {
 

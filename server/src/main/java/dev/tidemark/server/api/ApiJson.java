@@ -20,7 +20,10 @@ final class ApiJson implements AutoCloseable {
   /** Prometheus caps each kind of annotation at 10 lines in an answer ({@code AsStrings}). */
   static final int MAX_ANNOTATIONS = 10;
 
-  private static final JsonFactory FACTORY = JsonFactory.builder().disable(com.fasterxml.jackson.core.StreamWriteFeature.AUTO_CLOSE_TARGET).build();
+  private static final JsonFactory FACTORY =
+      JsonFactory.builder()
+          .disable(com.fasterxml.jackson.core.StreamWriteFeature.AUTO_CLOSE_TARGET)
+          .build();
 
   final JsonGenerator g;
   private final char[] ts = new char[32];

@@ -15,9 +15,9 @@ import java.util.regex.Pattern;
 import org.eclipse.jetty.util.Fields;
 
 /**
- * A request's parameters (URL query and, for POST, the form body) and their parsing as
- * Prometheus' API parses them ({@code parseTime}, {@code parseDuration}, {@code parseLimitParam},
- * {@code parseMatchersParam}), with its error messages. Immutable.
+ * A request's parameters (URL query and, for POST, the form body) and their parsing as Prometheus'
+ * API parses them ({@code parseTime}, {@code parseDuration}, {@code parseLimitParam}, {@code
+ * parseMatchersParam}), with its error messages. Immutable.
  */
 final class ApiParams {
 
@@ -34,7 +34,8 @@ final class ApiParams {
   static final String MAX_TIME_FORMATTED = "292277025-08-18T07:12:54.999999999Z";
 
   /** A float as Go's {@code ParseFloat} reads the forms clients send (no hex, Inf or NaN). */
-  private static final Pattern DECIMAL = Pattern.compile("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?");
+  private static final Pattern DECIMAL =
+      Pattern.compile("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?");
 
   private static final Pattern PROM_DURATION =
       Pattern.compile(
@@ -101,7 +102,9 @@ final class ApiParams {
     } catch (NumberFormatException e) {
       throw ApiError.invalidParam(
           "limit",
-          "strconv.Atoi: parsing " + GoStrconv.quote(s) + ": "
+          "strconv.Atoi: parsing "
+              + GoStrconv.quote(s)
+              + ": "
               + (s.matches("[+-]?\\d+") ? "value out of range" : "invalid syntax"));
     }
     if (limit < 0) {
@@ -174,7 +177,8 @@ final class ApiParams {
     } catch (DateTimeParseException | ArithmeticException e) {
       // fall through
     }
-    throw new IllegalArgumentException("cannot parse " + GoStrconv.quote(s) + " to a valid timestamp");
+    throw new IllegalArgumentException(
+        "cannot parse " + GoStrconv.quote(s) + " to a valid timestamp");
   }
 
   /**
@@ -209,7 +213,8 @@ final class ApiParams {
           }
         }
       } catch (ArithmeticException | NumberFormatException e) {
-        throw new IllegalArgumentException("cannot parse " + GoStrconv.quote(s) + " to a valid duration");
+        throw new IllegalArgumentException(
+            "cannot parse " + GoStrconv.quote(s) + " to a valid duration");
       }
       if (any) {
         return total;
@@ -218,6 +223,7 @@ final class ApiParams {
     if (s.equals("0")) {
       return 0;
     }
-    throw new IllegalArgumentException("cannot parse " + GoStrconv.quote(s) + " to a valid duration");
+    throw new IllegalArgumentException(
+        "cannot parse " + GoStrconv.quote(s) + " to a valid duration");
   }
 }

@@ -21,9 +21,8 @@ import java.util.List;
 
 /**
  * The syntax tree of {@code /api/v1/parse_query}, in the JSON shape of Prometheus' {@code
- * translateAST} (its UI's tree view reads it). Duration expressions and the {@code
- * anchored}/{@code smoothed} modifiers are not in Tidemark's language: their fields are always
- * null or false.
+ * translateAST} (its UI's tree view reads it). Duration expressions and the {@code anchored}/{@code
+ * smoothed} modifiers are not in Tidemark's language: their fields are always null or false.
  */
 final class AstJson {
   private AstJson() {}

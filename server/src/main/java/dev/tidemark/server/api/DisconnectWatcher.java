@@ -16,13 +16,13 @@ import org.eclipse.jetty.server.Request;
  * Notices a client that goes away while its query runs, so that the query is cancelled (as
  * Prometheus' Go server does through the request context).
  *
- * <p>Jetty does not read an HTTP/1.1 connection while a request is being handled, so it cannot
- * tell that the peer has closed it. This watcher registers the connection's socket with a selector
- * of its own for {@code OP_READ} (a channel may be registered with several selectors; Jetty's own
- * is not reading it meanwhile) and reads nothing: a socket that becomes readable during a query
- * has been closed by the client (end of stream or reset) — or the client pipelined its next
- * request, which HTTP clients in use do not do; such a query is cancelled as well. The watch ends
- * when the query does, before its answer is written.
+ * <p>Jetty does not read an HTTP/1.1 connection while a request is being handled, so it cannot tell
+ * that the peer has closed it. This watcher registers the connection's socket with a selector of
+ * its own for {@code OP_READ} (a channel may be registered with several selectors; Jetty's own is
+ * not reading it meanwhile) and reads nothing: a socket that becomes readable during a query has
+ * been closed by the client (end of stream or reset) — or the client pipelined its next request,
+ * which HTTP clients in use do not do; such a query is cancelled as well. The watch ends when the
+ * query does, before its answer is written.
  */
 final class DisconnectWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(DisconnectWatcher.class.getName());

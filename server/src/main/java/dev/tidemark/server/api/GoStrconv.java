@@ -97,8 +97,8 @@ final class GoStrconv {
   }
 
   /**
-   * A millisecond timestamp as Prometheus writes it, seconds with up to three fraction digits
-   * kept as written ({@code 1435781451.781}, {@code 1.500}, {@code 1}): appended to {@code b}.
+   * A millisecond timestamp as Prometheus writes it, seconds with up to three fraction digits kept
+   * as written ({@code 1435781451.781}, {@code 1.500}, {@code 1}): appended to {@code b}.
    */
   static void appendTimestamp(StringBuilder b, long millis) {
     long t = millis;

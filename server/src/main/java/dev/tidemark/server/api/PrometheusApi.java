@@ -26,10 +26,10 @@ import org.eclipse.jetty.util.Fields;
  * parameter forms, JSON shapes, error types and HTTP statuses.
  *
  * <p>How a request runs: its parameters (URL query and, for POST, the form body) are read without
- * blocking a thread; cheap endpoints answer on the calling thread; anything that reads the store
- * is checked, then handed to the {@link QueryPool} (bounded concurrency and queue) so that the
- * HTTP threads stay free for the others. A client that goes away cancels its query. Answers are
- * streamed with Jackson's generator as they are written.
+ * blocking a thread; cheap endpoints answer on the calling thread; anything that reads the store is
+ * checked, then handed to the {@link QueryPool} (bounded concurrency and queue) so that the HTTP
+ * threads stay free for the others. A client that goes away cancels its query. Answers are streamed
+ * with Jackson's generator as they are written.
  */
 public final class PrometheusApi extends Handler.Abstract implements AutoCloseable {
 
@@ -85,7 +85,9 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     }
     if (method.equals("OPTIONS")) {
       response.setStatus(204);
-      response.getHeaders().put(HttpHeader.ALLOW, route.post ? "GET, POST, OPTIONS" : "GET, OPTIONS");
+      response
+          .getHeaders()
+          .put(HttpHeader.ALLOW, route.post ? "GET, POST, OPTIONS" : "GET, OPTIONS");
       callback.succeeded();
       return true;
     }
@@ -99,7 +101,9 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
     if (!method.equals("POST")
         || contentType == null
-        || !contentType.toLowerCase(java.util.Locale.ROOT).startsWith("application/x-www-form-urlencoded")) {
+        || !contentType
+            .toLowerCase(java.util.Locale.ROOT)
+            .startsWith("application/x-www-form-urlencoded")) {
       dispatch(route, endpoint, new ApiParams(query), request, response, callback, arrived);
       return true;
     }
@@ -109,7 +113,8 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     try {
       form = FormFields.getFields(request, MAX_FORM_FIELDS, MAX_FORM_BYTES);
     } catch (RuntimeException e) {
-      respondError(response, callback, ApiError.badData("error parsing form values: " + describe(e)));
+      respondError(
+          response, callback, ApiError.badData("error parsing form values: " + describe(e)));
       return true;
     }
     Fields all = new Fields(true);
@@ -139,17 +144,18 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       case "format_query", "parse_query":
         return new Route(endpoint, true, false);
       case "metadata",
-          "status/buildinfo",
-          "status/runtimeinfo",
-          "status/flags",
-          "rules",
-          "alerts",
-          "targets":
+      "status/buildinfo",
+      "status/runtimeinfo",
+      "status/flags",
+      "rules",
+      "alerts",
+      "targets":
         return new Route(endpoint, false, false);
       case "status/tsdb":
         return new Route(endpoint, false, true);
       default:
-        if (endpoint.startsWith("label/") && endpoint.endsWith("/values")
+        if (endpoint.startsWith("label/")
+            && endpoint.endsWith("/values")
             && endpoint.length() > "label//values".length()) {
           return new Route("label_values", false, true);
         }
@@ -197,7 +203,9 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
             () -> {
               q.finish();
               respondError(
-                  response, callback, new ApiError(ApiError.Type.UNAVAILABLE, "the server is stopping"));
+                  response,
+                  callback,
+                  new ApiError(ApiError.Type.UNAVAILABLE, "the server is stopping"));
             });
       } catch (RuntimeException e) {
         q.finish();
@@ -232,34 +240,42 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   }
 
   /** Checks the parameters now (so that bad ones never wait for a slot) and returns the work. */
-  private Function<QueryControl, Answer> plan(Route route, String endpoint, ApiParams p, long arrived) {
+  private Function<QueryControl, Answer> plan(
+      Route route, String endpoint, ApiParams p, long arrived) {
     switch (route.name) {
-      case "query": {
-        QueryEndpoints.Plan plan = queries.planInstant(p);
-        return c -> queries.run(plan, arrived, c);
-      }
-      case "query_range": {
-        QueryEndpoints.Plan plan = queries.planRange(p);
-        return c -> queries.run(plan, arrived, c);
-      }
-      case "series": {
-        SeriesEndpoints.Plan plan = series.planSeries(p);
-        return c -> series.series(plan);
-      }
-      case "labels": {
-        SeriesEndpoints.Plan plan = series.planLabels(p, null);
-        return c -> series.labelNames(plan);
-      }
-      case "label_values": {
-        String raw = endpoint.substring("label/".length(), endpoint.length() - "/values".length());
-        String name = SeriesEndpoints.labelName(URLDecoder.decode(raw, StandardCharsets.UTF_8));
-        SeriesEndpoints.Plan plan = series.planLabels(p, name);
-        return c -> series.labelValues(plan);
-      }
-      case "status/tsdb": {
-        int limit = StatusEndpoints.tsdbLimit(p);
-        return c -> status.tsdb(limit);
-      }
+      case "query":
+        {
+          QueryEndpoints.Plan plan = queries.planInstant(p);
+          return c -> queries.run(plan, arrived, c);
+        }
+      case "query_range":
+        {
+          QueryEndpoints.Plan plan = queries.planRange(p);
+          return c -> queries.run(plan, arrived, c);
+        }
+      case "series":
+        {
+          SeriesEndpoints.Plan plan = series.planSeries(p);
+          return c -> series.series(plan);
+        }
+      case "labels":
+        {
+          SeriesEndpoints.Plan plan = series.planLabels(p, null);
+          return c -> series.labelNames(plan);
+        }
+      case "label_values":
+        {
+          String raw =
+              endpoint.substring("label/".length(), endpoint.length() - "/values".length());
+          String name = SeriesEndpoints.labelName(URLDecoder.decode(raw, StandardCharsets.UTF_8));
+          SeriesEndpoints.Plan plan = series.planLabels(p, name);
+          return c -> series.labelValues(plan);
+        }
+      case "status/tsdb":
+        {
+          int limit = StatusEndpoints.tsdbLimit(p);
+          return c -> status.tsdb(limit);
+        }
       default:
         throw new AssertionError(route.name);
     }
@@ -267,33 +283,36 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
 
   private Answer light(Route route, ApiParams p) {
     switch (route.name) {
-      case "format_query": {
-        Expr e = parseQuery(p.get("query"));
-        String text = e.toString();
-        return Answer.of(json -> json.g.writeString(text));
-      }
-      case "parse_query": {
-        Expr e = parseQuery(p.get("query"));
-        return Answer.of(json -> AstJson.write(json.g, e));
-      }
-      case "query_exemplars": {
-        long start = p.time("start", ApiParams.MIN_TIME);
-        long end = p.time("end", ApiParams.MAX_TIME);
-        if (end < start) {
-          throw ApiError.badData("end timestamp must not be before start timestamp");
+      case "format_query":
+        {
+          Expr e = parseQuery(p.get("query"));
+          String text = e.toString();
+          return Answer.of(json -> json.g.writeString(text));
         }
-        try {
-          PromqlParser.parseExpr(p.get("query"), parserOptions);
-        } catch (ParseException e) {
-          throw ApiError.badData(e.getMessage());
+      case "parse_query":
+        {
+          Expr e = parseQuery(p.get("query"));
+          return Answer.of(json -> AstJson.write(json.g, e));
         }
-        // Exemplars are not stored (yet): every selector has none.
-        return Answer.of(
-            json -> {
-              json.g.writeStartArray();
-              json.g.writeEndArray();
-            });
-      }
+      case "query_exemplars":
+        {
+          long start = p.time("start", ApiParams.MIN_TIME);
+          long end = p.time("end", ApiParams.MAX_TIME);
+          if (end < start) {
+            throw ApiError.badData("end timestamp must not be before start timestamp");
+          }
+          try {
+            PromqlParser.parseExpr(p.get("query"), parserOptions);
+          } catch (ParseException e) {
+            throw ApiError.badData(e.getMessage());
+          }
+          // Exemplars are not stored (yet): every selector has none.
+          return Answer.of(
+              json -> {
+                json.g.writeStartArray();
+                json.g.writeEndArray();
+              });
+        }
       case "metadata":
         return status.metadata(p);
       case "status/buildinfo":

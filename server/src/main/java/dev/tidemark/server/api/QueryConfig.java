@@ -6,8 +6,8 @@ import java.util.Objects;
 /**
  * Settings of the Prometheus HTTP query API (Prometheus' {@code --query.*} flags).
  *
- * <p>The server builds it from the settings {@code query-timeout}, {@code query-max-samples}, {@code
- * query-max-concurrency}, {@code query-max-queued}, {@code query-lookback-delta} and {@code
+ * <p>The server builds it from the settings {@code query-timeout}, {@code query-max-samples},
+ * {@code query-max-concurrency}, {@code query-max-queued}, {@code query-lookback-delta} and {@code
  * query-experimental-functions} (command line, YAML file, defaults: {@link #DEFAULTS}) and hands it
  * out as {@code ServerConfig.queryConfig()}; a bad value stops the start with a message naming the
  * setting before this record's own checks could see it.
@@ -57,7 +57,8 @@ public record QueryConfig(
       throw new IllegalArgumentException("query max samples must be positive, was " + maxSamples);
     }
     if (maxConcurrency < 1) {
-      throw new IllegalArgumentException("query max concurrency must be at least 1, was " + maxConcurrency);
+      throw new IllegalArgumentException(
+          "query max concurrency must be at least 1, was " + maxConcurrency);
     }
     if (maxQueued < 0) {
       throw new IllegalArgumentException("query max queued must not be negative, was " + maxQueued);

@@ -61,7 +61,8 @@ final class QueryEndpoints {
     long step = p.durationMillis("step");
     if (step <= 0) {
       throw ApiError.invalidParam(
-          "step", "zero or negative query resolution step widths are not accepted. Try a positive integer");
+          "step",
+          "zero or negative query resolution step widths are not accepted. Try a positive integer");
     }
     if ((end - start) / step > MAX_POINTS_PER_SERIES) {
       throw ApiError.badData(
@@ -70,7 +71,8 @@ final class QueryEndpoints {
     }
     long timeout = timeout(p);
     long lookback = lookback(p);
-    return new Plan(p.get("query"), true, start, end, step, limit, timeout, lookback, p.get("stats"));
+    return new Plan(
+        p.get("query"), true, start, end, step, limit, timeout, lookback, p.get("stats"));
   }
 
   private long timeout(ApiParams p) {
@@ -105,7 +107,9 @@ final class QueryEndpoints {
     }
     EngineOptions options =
         new EngineOptions(
-            plan.lookbackMillis() > 0 ? Duration.ofMillis(plan.lookbackMillis()) : config.lookbackDelta(),
+            plan.lookbackMillis() > 0
+                ? Duration.ofMillis(plan.lookbackMillis())
+                : config.lookbackDelta(),
             config.maxSamples(),
             Duration.ofMillis(remaining),
             EngineOptions.DEFAULTS.defaultSubqueryStep());
@@ -115,7 +119,8 @@ final class QueryEndpoints {
     try {
       result =
           plan.range()
-              ? engine.rangeQuery(backend.querier(), plan.query(), plan.start(), plan.end(), plan.step(), control)
+              ? engine.rangeQuery(
+                  backend.querier(), plan.query(), plan.start(), plan.end(), plan.step(), control)
               : engine.instantQuery(backend.querier(), plan.query(), plan.start(), control);
     } catch (QueryException e) {
       throw translate(e);
@@ -133,7 +138,9 @@ final class QueryEndpoints {
     String stats = plan.stats();
     if (!stats.isEmpty() && !stats.equals("true") && !stats.equals("all")) {
       warnings.add(
-          "value " + GoStrconv.quote(stats) + " for parameter \"stats\" is deprecated and will be"
+          "value "
+              + GoStrconv.quote(stats)
+              + " for parameter \"stats\" is deprecated and will be"
               + " rejected in the next major release, use \"true\" or \"all\"");
     }
     ApiJson.StatsWriter statsWriter =

@@ -9,10 +9,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Where queries run: at most {@code maxConcurrency} at once, at most {@code maxQueued} more
- * waiting in order; one beyond that is refused at once ({@link ApiError.Type#UNAVAILABLE}, 503),
- * so a burst of queries never piles up threads or memory. Queries never run on the HTTP server's
- * threads, so a slow query never stops the other endpoints, and never on the ingest paths' threads.
+ * Where queries run: at most {@code maxConcurrency} at once, at most {@code maxQueued} more waiting
+ * in order; one beyond that is refused at once ({@link ApiError.Type#UNAVAILABLE}, 503), so a burst
+ * of queries never piles up threads or memory. Queries never run on the HTTP server's threads, so a
+ * slow query never stops the other endpoints, and never on the ingest paths' threads.
  */
 final class QueryPool implements AutoCloseable {
   private final ThreadPoolExecutor executor;
@@ -49,7 +49,10 @@ final class QueryPool implements AutoCloseable {
     } catch (RejectedExecutionException e) {
       throw new ApiError(
           ApiError.Type.UNAVAILABLE,
-          "too many queries: " + executor.getMaximumPoolSize() + " running and " + maxQueued
+          "too many queries: "
+              + executor.getMaximumPoolSize()
+              + " running and "
+              + maxQueued
               + " waiting; try again later");
     }
   }

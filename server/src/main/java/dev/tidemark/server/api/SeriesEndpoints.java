@@ -8,10 +8,9 @@ import java.util.List;
 import java.util.TreeSet;
 
 /**
- * {@code /api/v1/series}, {@code /api/v1/labels} and {@code /api/v1/label/<name>/values}: the
- * index read through the {@link Querier} at bucket granularity (no samples read), several {@code
- * match[]} selectors answered as their union, sorted, cut at {@code limit} with Prometheus'
- * warning.
+ * {@code /api/v1/series}, {@code /api/v1/labels} and {@code /api/v1/label/<name>/values}: the index
+ * read through the {@link Querier} at bucket granularity (no samples read), several {@code match[]}
+ * selectors answered as their union, sorted, cut at {@code limit} with Prometheus' warning.
  */
 final class SeriesEndpoints {
 

@@ -112,7 +112,8 @@ final class StatusEndpoints {
           g.writeStringField("startTime", backend.startTime().toString());
           g.writeStringField("CWD", Path.of("").toAbsolutePath().toString());
           g.writeStringField("hostname", hostname);
-          g.writeStringField("serverTime", Instant.ofEpochMilli(backend.clock().millis()).toString());
+          g.writeStringField(
+              "serverTime", Instant.ofEpochMilli(backend.clock().millis()).toString());
           g.writeBooleanField("reloadConfigSuccess", true);
           g.writeStringField("lastConfigTime", backend.startTime().toString());
           g.writeNumberField("corruptionCount", stats.unreadableRecords());
@@ -142,8 +143,8 @@ final class StatusEndpoints {
   /**
    * {@code /api/v1/status/tsdb}: the head's series (those in buckets overlapping the last {@link
    * #HEAD_WINDOW} before the newest sample) counted as Prometheus counts them: the top {@code
-   * limit} metric names by series, label names by distinct values, label names by bytes of
-   * distinct values, and label pairs by series.
+   * limit} metric names by series, label names by distinct values, label names by bytes of distinct
+   * values, and label pairs by series.
    */
   Answer tsdb(ApiParams p) {
     return tsdb(tsdbLimit(p));
@@ -171,7 +172,10 @@ final class StatusEndpoints {
 
   Answer tsdb(int limit) {
     Engine.Stats stats = backend.engineStats().get();
-    long maxT = stats.headMaxTimestampMillis() == Long.MIN_VALUE ? backend.clock().millis() : stats.headMaxTimestampMillis();
+    long maxT =
+        stats.headMaxTimestampMillis() == Long.MIN_VALUE
+            ? backend.clock().millis()
+            : stats.headMaxTimestampMillis();
     long minT = maxT - HEAD_WINDOW.toMillis();
     List<Labels> series = backend.querier().series(minT, maxT, List.of());
     Map<String, Long> byMetric = new HashMap<>();
@@ -271,7 +275,10 @@ final class StatusEndpoints {
         });
   }
 
-  /** A duration as Prometheus' {@code model.Duration} prints one ({@code 15d}, {@code 2w}, {@code 1h30m}). */
+  /**
+   * A duration as Prometheus' {@code model.Duration} prints one ({@code 15d}, {@code 2w}, {@code
+   * 1h30m}).
+   */
   static String formatDuration(Duration d) {
     long ms = d.toMillis();
     if (ms == 0) {

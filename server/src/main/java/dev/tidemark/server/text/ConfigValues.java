@@ -169,7 +169,8 @@ public final class ConfigValues {
         multiplier = 1L << 40;
         break;
       default:
-        throw new IllegalArgumentException("unknown unit '" + m.group(2) + "': expected " + SIZE_HELP);
+        throw new IllegalArgumentException(
+            "unknown unit '" + m.group(2) + "': expected " + SIZE_HELP);
     }
     java.math.BigDecimal bytes =
         new java.math.BigDecimal(m.group(1)).multiply(java.math.BigDecimal.valueOf(multiplier));

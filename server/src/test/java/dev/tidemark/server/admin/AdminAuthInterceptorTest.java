@@ -37,10 +37,11 @@ class AdminAuthInterceptorTest {
     AtomicReference<Status> closed = new AtomicReference<>();
     AtomicBoolean handled = new AtomicBoolean();
     ServerCall<Object, Object> call = new FakeCall(closed);
-    ServerCallHandler<Object, Object> next = (c, h) -> {
-      handled.set(true);
-      return new ServerCall.Listener<>() {};
-    };
+    ServerCallHandler<Object, Object> next =
+        (c, h) -> {
+          handled.set(true);
+          return new ServerCall.Listener<>() {};
+        };
     Metadata wrong = new Metadata();
     wrong.put(AdminAuthInterceptor.AUTHORIZATION, "Bearer nope");
     auth.interceptCall(call, wrong, next);
@@ -57,7 +58,8 @@ class AdminAuthInterceptorTest {
 
   @Test
   void anEmptyTokenIsAProgrammingError() {
-    assertThatThrownBy(() -> new AdminAuthInterceptor("")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new AdminAuthInterceptor(""))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   private static final class FakeCall extends ServerCall<Object, Object> {

@@ -42,7 +42,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The admin service in-process (TidemarkServer on free ports, with a token): validation and mapping. */
+/**
+ * The admin service in-process (TidemarkServer on free ports, with a token): validation and
+ * mapping.
+ */
 class AdminGrpcServiceTest {
   static final String TOKEN = "unit-token";
 
@@ -55,15 +58,25 @@ class AdminGrpcServiceTest {
 
   @BeforeEach
   void start() {
-    server = TidemarkServer.start(ServerConfig.builder().dataDir(dir.resolve("data")).anyFreePorts()
-        .adminToken(TOKEN).shutdownTimeout(Duration.ofSeconds(5)).build());
-    channel = Grpc.newChannelBuilderForAddress("127.0.0.1", server.adminPort(), InsecureChannelCredentials.create()).build();
+    server =
+        TidemarkServer.start(
+            ServerConfig.builder()
+                .dataDir(dir.resolve("data"))
+                .anyFreePorts()
+                .adminToken(TOKEN)
+                .shutdownTimeout(Duration.ofSeconds(5))
+                .build());
+    channel =
+        Grpc.newChannelBuilderForAddress(
+                "127.0.0.1", server.adminPort(), InsecureChannelCredentials.create())
+            .build();
     admin = withToken(TOKEN);
     t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
     SampleBatch batch = new SampleBatch();
     Labels up = Labels.of("__name__", "up", "job", "a");
     batch.addPoint(up, MetricMetadata.UNKNOWN, t0, 1.0);
-    batch.addPoint(up, MetricMetadata.UNKNOWN, t0 + 1000, Double.longBitsToDouble(0x7ff8000000000123L));
+    batch.addPoint(
+        up, MetricMetadata.UNKNOWN, t0 + 1000, Double.longBitsToDouble(0x7ff8000000000123L));
     batch.addStaleMarker(up, MetricMetadata.UNKNOWN, t0 + 2000).endPoint();
     batch.addPoint(Labels.of("__name__", "up", "job", "b"), MetricMetadata.UNKNOWN, t0, 2.0);
     server.engine().append(batch);
@@ -78,7 +91,8 @@ class AdminGrpcServiceTest {
   AdminServiceGrpc.AdminServiceBlockingStub withToken(String token) {
     Metadata md = new Metadata();
     md.put(AdminAuthInterceptor.AUTHORIZATION, "Bearer " + token);
-    return AdminServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+    return AdminServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(30, TimeUnit.SECONDS)
         .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md));
   }
 
@@ -88,58 +102,137 @@ class AdminGrpcServiceTest {
 
   @Test
   void readsRawBitsAndFlagsStaleMarkers() {
-    Iterator<SeriesSamples> it = admin.readSamples(ReadSamplesRequest.newBuilder().setSelection(sel("up{job=\"a\"}")).build());
+    Iterator<SeriesSamples> it =
+        admin.readSamples(
+            ReadSamplesRequest.newBuilder().setSelection(sel("up{job=\"a\"}")).build());
     List<Sample> samples = new ArrayList<>();
     it.forEachRemaining(s -> samples.addAll(s.getSamplesList()));
-    assertThat(samples).extracting(Sample::getValueBits)
-        .containsExactly(Double.doubleToRawLongBits(1.0), 0x7ff8000000000123L, SampleBatch.STALE_NAN_BITS);
+    assertThat(samples)
+        .extracting(Sample::getValueBits)
+        .containsExactly(
+            Double.doubleToRawLongBits(1.0), 0x7ff8000000000123L, SampleBatch.STALE_NAN_BITS);
     assertThat(samples).extracting(Sample::getStale).containsExactly(false, false, true);
-    assertThat(samples).extracting(Sample::getTimestampMs).containsExactly(t0, t0 + 1000, t0 + 2000);
+    assertThat(samples)
+        .extracting(Sample::getTimestampMs)
+        .containsExactly(t0, t0 + 1000, t0 + 2000);
   }
 
   @Test
   void structuredMatchersAndSelectorAreAnded() {
-    Selection both = Selection.newBuilder().setSelector("up")
-        .addMatchers(LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.NOT_EQUAL).setValue("a")).build();
-    assertThat(admin.findSeries(FindSeriesRequest.newBuilder().setSelection(both).build()).getSeriesCount()).isEqualTo(1);
-    assertThat(admin.labelValues(LabelValuesRequest.newBuilder().setName("job").build()).getValuesList())
+    Selection both =
+        Selection.newBuilder()
+            .setSelector("up")
+            .addMatchers(
+                LabelMatcher.newBuilder()
+                    .setName("job")
+                    .setOp(LabelMatcher.Op.NOT_EQUAL)
+                    .setValue("a"))
+            .build();
+    assertThat(
+            admin
+                .findSeries(FindSeriesRequest.newBuilder().setSelection(both).build())
+                .getSeriesCount())
+        .isEqualTo(1);
+    assertThat(
+            admin
+                .labelValues(LabelValuesRequest.newBuilder().setName("job").build())
+                .getValuesList())
         .containsExactly("a", "b");
   }
 
   @Test
   void badRequestsAreInvalidArgumentOrFailedPrecondition() throws Exception {
-    assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
-        .addMatchers(LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.REGEX).setValue("[z"))).build()),
-        Status.Code.INVALID_ARGUMENT, "invalid regex in matcher job=~\"[z\"");
-    assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
-        .addMatchers(LabelMatcher.newBuilder().setValue("x"))).build()),
-        Status.Code.INVALID_ARGUMENT, "empty label name");
-    assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(Selection.newBuilder()
-        .addMatchers(LabelMatcher.newBuilder().setName("a").setOpValue(9))).build()),
-        Status.Code.INVALID_ARGUMENT, "unknown op 9");
-    assertStatus(() -> admin.labelNames(LabelNamesRequest.newBuilder().setSelection(
-        Selection.newBuilder().setMinTimeMs(10).setMaxTimeMs(9)).build()),
-        Status.Code.INVALID_ARGUMENT, "min_time_ms 10");
-    assertStatus(() -> admin.compact(CompactRequest.newBuilder().setMinTimeMs(10).setMaxTimeMs(9).build()),
-        Status.Code.INVALID_ARGUMENT, "is after");
-    assertStatus(() -> admin.labelValues(LabelValuesRequest.getDefaultInstance()),
-        Status.Code.INVALID_ARGUMENT, "name is required");
-    assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel("{}")).build()),
-        Status.Code.INVALID_ARGUMENT, "at least one non-empty matcher");
-    assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.getDefaultInstance()),
-        Status.Code.INVALID_ARGUMENT, "delete needs at least one matcher");
-    assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetentionMs(59 * 60_000).build()),
-        Status.Code.INVALID_ARGUMENT, "at least 1h");
-    assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetention("ten days").build()),
-        Status.Code.INVALID_ARGUMENT, "invalid retention 'ten days'");
-    assertStatus(() -> admin.setRetention(SetRetentionRequest.newBuilder().setRetention("2h").setRetentionMs(7_200_000).build()),
-        Status.Code.INVALID_ARGUMENT, "exactly one");
+    assertStatus(
+        () ->
+            admin.findSeries(
+                FindSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder()
+                            .addMatchers(
+                                LabelMatcher.newBuilder()
+                                    .setName("job")
+                                    .setOp(LabelMatcher.Op.REGEX)
+                                    .setValue("[z")))
+                    .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "invalid regex in matcher job=~\"[z\"");
+    assertStatus(
+        () ->
+            admin.findSeries(
+                FindSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder().addMatchers(LabelMatcher.newBuilder().setValue("x")))
+                    .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "empty label name");
+    assertStatus(
+        () ->
+            admin.findSeries(
+                FindSeriesRequest.newBuilder()
+                    .setSelection(
+                        Selection.newBuilder()
+                            .addMatchers(LabelMatcher.newBuilder().setName("a").setOpValue(9)))
+                    .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "unknown op 9");
+    assertStatus(
+        () ->
+            admin.labelNames(
+                LabelNamesRequest.newBuilder()
+                    .setSelection(Selection.newBuilder().setMinTimeMs(10).setMaxTimeMs(9))
+                    .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "min_time_ms 10");
+    assertStatus(
+        () -> admin.compact(CompactRequest.newBuilder().setMinTimeMs(10).setMaxTimeMs(9).build()),
+        Status.Code.INVALID_ARGUMENT,
+        "is after");
+    assertStatus(
+        () -> admin.labelValues(LabelValuesRequest.getDefaultInstance()),
+        Status.Code.INVALID_ARGUMENT,
+        "name is required");
+    assertStatus(
+        () -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel("{}")).build()),
+        Status.Code.INVALID_ARGUMENT,
+        "at least one non-empty matcher");
+    assertStatus(
+        () -> admin.deleteSeries(DeleteSeriesRequest.getDefaultInstance()),
+        Status.Code.INVALID_ARGUMENT,
+        "delete needs at least one matcher");
+    assertStatus(
+        () ->
+            admin.setRetention(
+                SetRetentionRequest.newBuilder().setRetentionMs(59 * 60_000).build()),
+        Status.Code.INVALID_ARGUMENT,
+        "at least 1h");
+    assertStatus(
+        () -> admin.setRetention(SetRetentionRequest.newBuilder().setRetention("ten days").build()),
+        Status.Code.INVALID_ARGUMENT,
+        "invalid retention 'ten days'");
+    assertStatus(
+        () ->
+            admin.setRetention(
+                SetRetentionRequest.newBuilder()
+                    .setRetention("2h")
+                    .setRetentionMs(7_200_000)
+                    .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "exactly one");
     Path exists = Files.createDirectories(dir.resolve("exists"));
-    assertStatus(() -> admin.createCheckpoint(CreateCheckpointRequest.newBuilder().setTargetDir(exists.toString()).build()),
-        Status.Code.FAILED_PRECONDITION, "already exists");
-    assertStatus(() -> admin.createCheckpoint(CreateCheckpointRequest.newBuilder()
-        .setTargetDir(dir.resolve("data").resolve("inside").toAbsolutePath().toString()).build()),
-        Status.Code.INVALID_ARGUMENT, "inside the data folder");
+    assertStatus(
+        () ->
+            admin.createCheckpoint(
+                CreateCheckpointRequest.newBuilder().setTargetDir(exists.toString()).build()),
+        Status.Code.FAILED_PRECONDITION,
+        "already exists");
+    assertStatus(
+        () ->
+            admin.createCheckpoint(
+                CreateCheckpointRequest.newBuilder()
+                    .setTargetDir(dir.resolve("data").resolve("inside").toAbsolutePath().toString())
+                    .build()),
+        Status.Code.INVALID_ARGUMENT,
+        "inside the data folder");
     assertThat(server.engine().retention()).isEqualTo(Duration.ofDays(15));
   }
 
@@ -147,36 +240,74 @@ class AdminGrpcServiceTest {
   void selectionsThatMatchEverySeriesAreRefusedAndDeleteNothing() {
     Selection caseAll = sel("{case=~\".*\"}");
     Selection nosuch = sel("{nosuch=\"\"}");
-    LabelMatcher anyJob = LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.REGEX).setValue(".*").build();
-    LabelMatcher notC = LabelMatcher.newBuilder().setName("job").setOp(LabelMatcher.Op.NOT_EQUAL).setValue("c").build();
+    LabelMatcher anyJob =
+        LabelMatcher.newBuilder()
+            .setName("job")
+            .setOp(LabelMatcher.Op.REGEX)
+            .setValue(".*")
+            .build();
+    LabelMatcher notC =
+        LabelMatcher.newBuilder()
+            .setName("job")
+            .setOp(LabelMatcher.Op.NOT_EQUAL)
+            .setValue("c")
+            .build();
     Selection structured = Selection.newBuilder().addMatchers(anyJob).build();
     Selection both = Selection.newBuilder().addMatchers(notC).setSelector("{x=\"\"}").build();
     String msg = "vector selector must contain at least one non-empty matcher";
     for (Selection s : List.of(caseAll, nosuch, structured, both, sel("{}"))) {
-      assertStatus(() -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, msg);
-      assertStatus(() -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, msg);
-      assertStatus(() -> admin.readSamples(ReadSamplesRequest.newBuilder().setSelection(s).build()).hasNext(),
-          Status.Code.INVALID_ARGUMENT, msg);
-      assertStatus(() -> admin.labelNames(LabelNamesRequest.newBuilder().setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, msg);
-      assertStatus(() -> admin.labelValues(LabelValuesRequest.newBuilder().setName("job").setSelection(s).build()),
-          Status.Code.INVALID_ARGUMENT, msg);
+      assertStatus(
+          () -> admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          msg);
+      assertStatus(
+          () -> admin.findSeries(FindSeriesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          msg);
+      assertStatus(
+          () ->
+              admin.readSamples(ReadSamplesRequest.newBuilder().setSelection(s).build()).hasNext(),
+          Status.Code.INVALID_ARGUMENT,
+          msg);
+      assertStatus(
+          () -> admin.labelNames(LabelNamesRequest.newBuilder().setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          msg);
+      assertStatus(
+          () ->
+              admin.labelValues(
+                  LabelValuesRequest.newBuilder().setName("job").setSelection(s).build()),
+          Status.Code.INVALID_ARGUMENT,
+          msg);
     }
-    assertThat(admin.findSeries(FindSeriesRequest.getDefaultInstance()).getSeriesCount()).as("nothing deleted").isEqualTo(2);
+    assertThat(admin.findSeries(FindSeriesRequest.getDefaultInstance()).getSeriesCount())
+        .as("nothing deleted")
+        .isEqualTo(2);
 
     // No selection at all still means every series where it did; one non-empty matcher is enough.
-    assertThat(admin.labelNames(LabelNamesRequest.getDefaultInstance()).getNamesList()).containsExactly("__name__", "job");
+    assertThat(admin.labelNames(LabelNamesRequest.getDefaultInstance()).getNamesList())
+        .containsExactly("__name__", "job");
     Iterator<SeriesSamples> all = admin.readSamples(ReadSamplesRequest.getDefaultInstance());
     List<SeriesSamples> read = new ArrayList<>();
     all.forEachRemaining(read::add);
     assertThat(read).hasSize(2);
-    Selection anchored = Selection.newBuilder().addMatchers(anyJob).setSelector("{job=\"b\"}").build();
-    assertThat(admin.findSeries(FindSeriesRequest.newBuilder().setSelection(anchored).build()).getSeriesCount()).isEqualTo(1);
-    assertThat(admin.deleteSeries(DeleteSeriesRequest.newBuilder().setSelection(sel("{case=~\".*\", job=\"b\"}")).build())
-        .getSeries()).isEqualTo(1);
-    assertThat(admin.findSeries(FindSeriesRequest.getDefaultInstance()).getSeriesCount()).isEqualTo(1);
+    Selection anchored =
+        Selection.newBuilder().addMatchers(anyJob).setSelector("{job=\"b\"}").build();
+    assertThat(
+            admin
+                .findSeries(FindSeriesRequest.newBuilder().setSelection(anchored).build())
+                .getSeriesCount())
+        .isEqualTo(1);
+    assertThat(
+            admin
+                .deleteSeries(
+                    DeleteSeriesRequest.newBuilder()
+                        .setSelection(sel("{case=~\".*\", job=\"b\"}"))
+                        .build())
+                .getSeries())
+        .isEqualTo(1);
+    assertThat(admin.findSeries(FindSeriesRequest.getDefaultInstance()).getSeriesCount())
+        .isEqualTo(1);
   }
 
   @Test
@@ -184,36 +315,52 @@ class AdminGrpcServiceTest {
     var r = admin.setRetention(SetRetentionRequest.newBuilder().setRetention("2h").build());
     assertThat(r.getPreviousRetentionMs()).isEqualTo(Duration.ofDays(15).toMillis());
     assertThat(server.engine().retention()).isEqualTo(Duration.ofHours(2));
-    assertThat(admin.getStatus(GetStatusRequest.getDefaultInstance()).getRetention()).isEqualTo("2h");
+    assertThat(admin.getStatus(GetStatusRequest.getDefaultInstance()).getRetention())
+        .isEqualTo("2h");
   }
 
   @Test
   void everyCallNeedsTheToken() {
-    assertStatus(() -> withToken("other").getStatus(GetStatusRequest.getDefaultInstance()),
-        Status.Code.UNAUTHENTICATED, "invalid admin token");
-    assertStatus(() -> AdminServiceGrpc.newBlockingStub(channel).getStatus(GetStatusRequest.getDefaultInstance()),
-        Status.Code.UNAUTHENTICATED, "needs a token");
+    assertStatus(
+        () -> withToken("other").getStatus(GetStatusRequest.getDefaultInstance()),
+        Status.Code.UNAUTHENTICATED,
+        "invalid admin token");
+    assertStatus(
+        () ->
+            AdminServiceGrpc.newBlockingStub(channel)
+                .getStatus(GetStatusRequest.getDefaultInstance()),
+        Status.Code.UNAUTHENTICATED,
+        "needs a token");
     assertThat(admin.getStatus(GetStatusRequest.getDefaultInstance()).getHeadSeries()).isEqualTo(2);
   }
 
   static void assertStatus(ThrowingCallable call, Status.Code code, String message) {
-    assertThatThrownBy(call).isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
-      assertThat(e.getStatus().getCode()).as("%s", e).isEqualTo(code);
-      assertThat(e.getStatus().getDescription()).contains(message);
-    });
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).as("%s", e).isEqualTo(code);
+              assertThat(e.getStatus().getDescription()).contains(message);
+            });
   }
 
   @Test
   void failuresNameNoJavaClass() {
-    StatusRuntimeException corrupt = AdminGrpcService.status(
-        new dev.tidemark.tsdb.codec.CorruptRecordException("posting of bucket b names series 71 without a ForwardIndex record"));
+    StatusRuntimeException corrupt =
+        AdminGrpcService.status(
+            new dev.tidemark.tsdb.codec.CorruptRecordException(
+                "posting of bucket b names series 71 without a ForwardIndex record"));
     assertThat(corrupt.getStatus().getCode()).isEqualTo(Status.Code.DATA_LOSS);
     assertThat(corrupt.getStatus().getDescription())
-        .isEqualTo("posting of bucket b names series 71 without a ForwardIndex record"
-            + " (stop the server and run tidemark verify --data-dir DIR)");
-    StatusRuntimeException bug = AdminGrpcService.status(new IllegalStateException("java.lang.ArithmeticException: / by zero"));
+        .isEqualTo(
+            "posting of bucket b names series 71 without a ForwardIndex record"
+                + " (stop the server and run tidemark verify --data-dir DIR)");
+    StatusRuntimeException bug =
+        AdminGrpcService.status(
+            new IllegalStateException("java.lang.ArithmeticException: / by zero"));
     assertThat(bug.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
-    assertThat(bug.getStatus().getDescription()).isEqualTo("internal error: / by zero")
+    assertThat(bug.getStatus().getDescription())
+        .isEqualTo("internal error: / by zero")
         .doesNotContain("Exception");
   }
 }

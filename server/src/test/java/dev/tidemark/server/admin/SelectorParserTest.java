@@ -17,7 +17,9 @@ class SelectorParserTest {
             LabelMatcher.equal("job", "a"),
             LabelMatcher.notEqual("code", "200"));
     assertThat(SelectorParser.parse("{\"my.metric\", \"service.name\"=`x\\n`}"))
-        .containsExactlyInAnyOrder(LabelMatcher.equal("__name__", "my.metric"), LabelMatcher.equal("service.name", "x\\n"));
+        .containsExactlyInAnyOrder(
+            LabelMatcher.equal("__name__", "my.metric"),
+            LabelMatcher.equal("service.name", "x\\n"));
     assertThat(SelectorParser.parse("{}")).isEmpty();
   }
 
@@ -30,6 +32,7 @@ class SelectorParserTest {
     assertThatThrownBy(() -> SelectorParser.parse("up{a=~\"(\"}"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("invalid selector");
-    assertThatThrownBy(() -> SelectorParser.parse("rate(up[5m])")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> SelectorParser.parse("rate(up[5m])"))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 }

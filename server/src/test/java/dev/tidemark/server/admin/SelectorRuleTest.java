@@ -11,16 +11,20 @@ class SelectorRuleTest {
 
   @Test
   void selectorsWhoseEveryMatcherMatchesTheEmptyStringAreRefused() {
-    for (String selector : new String[] {
-        "{}",
-        "{case=~\".*\"}",
-        "{nosuch=\"\"}",
-        "{job!=\"api\"}",
-        "{job!~\"a.+\"}",
-        "{job=~\"a|\"}",
-        "{a=\"\", b=~\".*\", c!=\"x\"}",
-        "{__name__=~\".*\"}"}) {
-      assertThat(SelectorRule.hasNonEmptyMatcher(SelectorParser.parse(selector))).as(selector).isFalse();
+    for (String selector :
+        new String[] {
+          "{}",
+          "{case=~\".*\"}",
+          "{nosuch=\"\"}",
+          "{job!=\"api\"}",
+          "{job!~\"a.+\"}",
+          "{job=~\"a|\"}",
+          "{a=\"\", b=~\".*\", c!=\"x\"}",
+          "{__name__=~\".*\"}"
+        }) {
+      assertThat(SelectorRule.hasNonEmptyMatcher(SelectorParser.parse(selector)))
+          .as(selector)
+          .isFalse();
       assertThatThrownBy(() -> SelectorRule.check(SelectorParser.parse(selector)))
           .as(selector)
           .isInstanceOf(IllegalArgumentException.class)
@@ -33,17 +37,23 @@ class SelectorRuleTest {
 
   @Test
   void oneMatcherThatRejectsTheEmptyStringIsEnough() {
-    for (String selector : new String[] {
-        "up",
-        "{job=\"api\"}",
-        "{__name__=~\".+\"}",
-        "{job=~\"a.*\"}",
-        "{job!=\"\"}",
-        "{job!~\"\"}",
-        "{case=~\".*\", job=\"api\"}",
-        "up{nosuch=\"\"}"}) {
-      assertThat(SelectorRule.hasNonEmptyMatcher(SelectorParser.parse(selector))).as(selector).isTrue();
-      assertThatCode(() -> SelectorRule.check(SelectorParser.parse(selector))).as(selector).doesNotThrowAnyException();
+    for (String selector :
+        new String[] {
+          "up",
+          "{job=\"api\"}",
+          "{__name__=~\".+\"}",
+          "{job=~\"a.*\"}",
+          "{job!=\"\"}",
+          "{job!~\"\"}",
+          "{case=~\".*\", job=\"api\"}",
+          "up{nosuch=\"\"}"
+        }) {
+      assertThat(SelectorRule.hasNonEmptyMatcher(SelectorParser.parse(selector)))
+          .as(selector)
+          .isTrue();
+      assertThatCode(() -> SelectorRule.check(SelectorParser.parse(selector)))
+          .as(selector)
+          .doesNotThrowAnyException();
     }
   }
 }

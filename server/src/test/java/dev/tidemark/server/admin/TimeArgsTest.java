@@ -13,7 +13,8 @@ class TimeArgsTest {
   @Test
   void rfc3339() {
     assertThat(TimeArgs.parse("2026-11-22T03:00:00Z", NOW)).isEqualTo(NOW_MS - 3_600_000);
-    assertThat(TimeArgs.parse("2026-11-22T04:00:00.250+01:00", NOW)).isEqualTo(NOW_MS - 3_600_000 + 250);
+    assertThat(TimeArgs.parse("2026-11-22T04:00:00.250+01:00", NOW))
+        .isEqualTo(NOW_MS - 3_600_000 + 250);
   }
 
   @Test
@@ -29,7 +30,16 @@ class TimeArgsTest {
 
   @Test
   void badTimesSayWhatIsAccepted() {
-    for (String bad : new String[] {"", "yesterday", "-1x", "now-", "2026-11-22", "2026-11-22T03:00:00", "99999999999999999999"}) {
+    for (String bad :
+        new String[] {
+          "",
+          "yesterday",
+          "-1x",
+          "now-",
+          "2026-11-22",
+          "2026-11-22T03:00:00",
+          "99999999999999999999"
+        }) {
       assertThatThrownBy(() -> TimeArgs.parse(bad, NOW))
           .as(bad)
           .isInstanceOf(IllegalArgumentException.class)

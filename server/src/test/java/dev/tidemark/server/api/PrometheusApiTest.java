@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tidemark.translator.FamilyMetadata;
+import dev.tidemark.translator.PromType;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
@@ -13,8 +15,6 @@ import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.SeriesSet;
-import dev.tidemark.translator.FamilyMetadata;
-import dev.tidemark.translator.PromType;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -88,7 +88,8 @@ class PrometheusApiTest {
             () ->
                 Map.of(
                     "http_requests_total",
-                    new FamilyMetadata("http_requests_total", PromType.COUNTER, "", "Requests served")),
+                    new FamilyMetadata(
+                        "http_requests_total", PromType.COUNTER, "", "Requests served")),
             () -> new Engine.Stats(4, 1000, 1, 1, 164, 0, 5, T0 + 600_000, 0, 0, 0, 0, 0, 0, 0, 0),
             Map.of("retention", "15d"),
             "9.9.9",
@@ -112,7 +113,8 @@ class PrometheusApiTest {
 
   HttpResponse<String> get(String base, String pathAndQuery) throws Exception {
     return http.send(
-        HttpRequest.newBuilder(URI.create(base + pathAndQuery)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpRequest.newBuilder(URI.create(base + pathAndQuery)).build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   HttpResponse<String> post(String base, String path, String form) throws Exception {
@@ -139,7 +141,8 @@ class PrometheusApiTest {
   @Test
   void instantQueryAnswersAVectorAsPrometheusWritesIt() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
-    HttpResponse<String> r = get(base, "/api/v1/query?query=" + enc("up") + "&time=" + sec(T0 + 300_000));
+    HttpResponse<String> r =
+        get(base, "/api/v1/query?query=" + enc("up") + "&time=" + sec(T0 + 300_000));
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json");
     assertThat(r.body())
@@ -153,9 +156,12 @@ class PrometheusApiTest {
     // RFC 3339 time, POST form, scalar and string results
     r = post(base, "/api/v1/query", "query=" + enc("1/0") + "&time=2026-09-21T14:18:20.123Z");
     assertThat(r.body())
-        .isEqualTo("{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1790000300.123,\"+Inf\"]}}");
+        .isEqualTo(
+            "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1790000300.123,\"+Inf\"]}}");
     r = get(base, "/api/v1/query?query=" + enc("\"hi\"") + "&time=0");
-    assertThat(r.body()).isEqualTo("{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[0,\"hi\"]}}");
+    assertThat(r.body())
+        .isEqualTo(
+            "{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[0,\"hi\"]}}");
     // no time: now (the clock)
     r = get(base, "/api/v1/query?query=" + enc("-0*up{job=\"a\"}"));
     assertThat(json(r).at("/data/result/0/value/0").asLong()).isEqualTo(sec(T0 + 600_000));
@@ -166,16 +172,26 @@ class PrometheusApiTest {
   void rangeQueryAnswersAMatrixSortedByLabels() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
     String q =
-        "/api/v1/query_range?query=" + enc("rate(http_requests_total[1m])") + "&start=" + sec(T0 + 60_000)
-            + "&end=" + sec(T0 + 180_000) + "&step=1m";
+        "/api/v1/query_range?query="
+            + enc("rate(http_requests_total[1m])")
+            + "&start="
+            + sec(T0 + 60_000)
+            + "&end="
+            + sec(T0 + 180_000)
+            + "&step=1m";
     JsonNode j = json(get(base, q));
     assertThat(j.at("/data/resultType").asText()).isEqualTo("matrix");
-    assertThat(j.at("/data/result/0/metric").toString()).isEqualTo("{\"code\":\"200\",\"job\":\"a\"}");
+    assertThat(j.at("/data/result/0/metric").toString())
+        .isEqualTo("{\"code\":\"200\",\"job\":\"a\"}");
     assertThat(j.at("/data/result/0/values").toString())
-        .isEqualTo("[[1790000060,\"0.6666666666666666\"],[1790000120,\"0.6666666666666666\"],[1790000180,\"0.6666666666666666\"]]");
+        .isEqualTo(
+            "[[1790000060,\"0.6666666666666666\"],[1790000120,\"0.6666666666666666\"],[1790000180,\"0.6666666666666666\"]]");
     // step as seconds with a fraction, POST
     HttpResponse<String> r =
-        post(base, "/api/v1/query_range", "query=up&start=" + sec(T0) + "&end=" + (sec(T0) + 1000) + "&step=500.0");
+        post(
+            base,
+            "/api/v1/query_range",
+            "query=up&start=" + sec(T0) + "&end=" + (sec(T0) + 1000) + "&step=500.0");
     // T0 + 1000 s is past the last sample (T0 + 600 s) by more than the lookback delta
     assertThat(json(r).at("/data/result/0/values").toString())
         .isEqualTo("[[1790000000,\"1\"],[1790000500,\"1\"]]");
@@ -184,40 +200,89 @@ class PrometheusApiTest {
   @Test
   void badParametersGetPrometheusMessages() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
-    assertError(get(base, "/api/v1/query?query=" + enc("sum(")), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query?query=" + enc("sum(")),
+        400,
+        "bad_data",
         "invalid parameter \"query\": 1:5: parse error: unclosed left parenthesis");
-    assertError(get(base, "/api/v1/query?query=up&time=yesterday"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query?query=up&time=yesterday"),
+        400,
+        "bad_data",
         "invalid parameter \"time\": invalid time value for 'time': cannot parse \"yesterday\" to a valid timestamp");
-    assertError(get(base, "/api/v1/query_range?query=up&end=10&step=1"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query_range?query=up&end=10&step=1"),
+        400,
+        "bad_data",
         "invalid parameter \"start\": cannot parse \"\" to a valid timestamp");
-    assertError(get(base, "/api/v1/query_range?query=up&start=10&end=5&step=1"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query_range?query=up&start=10&end=5&step=1"),
+        400,
+        "bad_data",
         "invalid parameter \"end\": end timestamp must not be before start time");
-    assertError(get(base, "/api/v1/query_range?query=up&start=0&end=10&step=0"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query_range?query=up&start=0&end=10&step=0"),
+        400,
+        "bad_data",
         "invalid parameter \"step\": zero or negative query resolution step widths are not accepted. Try a positive integer");
-    assertError(get(base, "/api/v1/query_range?query=up&start=0&end=11001&step=1"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query_range?query=up&start=0&end=11001&step=1"),
+        400,
+        "bad_data",
         "exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)");
-    assertThat(get(base, "/api/v1/query_range?query=up&start=0&end=11000&step=1").statusCode()).isEqualTo(200);
-    assertError(get(base, "/api/v1/query_range?query=up&start=0&end=10&step=x"), 400, "bad_data",
+    assertThat(get(base, "/api/v1/query_range?query=up&start=0&end=11000&step=1").statusCode())
+        .isEqualTo(200);
+    assertError(
+        get(base, "/api/v1/query_range?query=up&start=0&end=10&step=x"),
+        400,
+        "bad_data",
         "invalid parameter \"step\": cannot parse \"x\" to a valid duration");
-    assertError(get(base, "/api/v1/query?query=up&timeout=soon"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query?query=up&timeout=soon"),
+        400,
+        "bad_data",
         "invalid parameter \"timeout\": cannot parse \"soon\" to a valid duration");
-    assertError(get(base, "/api/v1/query?query=up&limit=-1"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query?query=up&limit=-1"),
+        400,
+        "bad_data",
         "invalid parameter \"limit\": limit must be non-negative");
-    assertError(get(base, "/api/v1/query?query=up&limit=x"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query?query=up&limit=x"),
+        400,
+        "bad_data",
         "invalid parameter \"limit\": strconv.Atoi: parsing \"x\": invalid syntax");
-    assertError(get(base, "/api/v1/query?query=up&lookback_delta=x"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query?query=up&lookback_delta=x"),
+        400,
+        "bad_data",
         "error parsing lookback delta duration: cannot parse \"x\" to a valid duration");
-    assertError(get(base, "/api/v1/query_range?query=" + enc("up[5m]") + "&start=0&end=1&step=1"), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/query_range?query=" + enc("up[5m]") + "&start=0&end=1&step=1"),
+        400,
+        "bad_data",
         "invalid parameter \"query\": invalid expression type \"range vector\" for range query, must be Scalar or instant Vector");
-    assertError(get(base, "/api/v1/query?query=" + enc("up + on(job) group_left http_requests_total")
-        + "&time=" + sec(T0 + 60_000)), 200, null, null);
+    assertError(
+        get(
+            base,
+            "/api/v1/query?query="
+                + enc("up + on(job) group_left http_requests_total")
+                + "&time="
+                + sec(T0 + 60_000)),
+        200,
+        null,
+        null);
     assertError(get(base, "/api/v1/series"), 400, "bad_data", "no match[] parameter provided");
-    assertError(get(base, "/api/v1/series?match[]=" + enc("{job=~\".*\"}")), 400, "bad_data",
+    assertError(
+        get(base, "/api/v1/series?match[]=" + enc("{job=~\".*\"}")),
+        400,
+        "bad_data",
         "invalid parameter \"match[]\": match[] must contain at least one non-empty matcher");
     assertError(get(base, "/api/v1/labels?match[]=" + enc("up{")), 400, "bad_data", null);
     assertThat(get(base, "/api/v1/nonsense").statusCode()).isEqualTo(404);
     HttpResponse<String> del =
-        http.send(HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).DELETE().build(),
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).DELETE().build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(del.statusCode()).isEqualTo(405);
     assertThat(post(base, "/api/v1/label/job/values", "").statusCode()).isEqualTo(405);
@@ -225,11 +290,19 @@ class PrometheusApiTest {
 
   @Test
   void executionErrorsAre422AndTooManySamplesIsOne() throws Exception {
-    String base = serve(new QueryConfig(Duration.ofMinutes(2), 10, 20, 100, Duration.ofMinutes(5), false));
-    assertError(get(base, "/api/v1/query?query=" + enc("up[10m]") + "&time=" + sec(T0 + 600_000)), 422,
-        "execution", "query processing would load too many samples into memory in query execution");
+    String base =
+        serve(new QueryConfig(Duration.ofMinutes(2), 10, 20, 100, Duration.ofMinutes(5), false));
+    assertError(
+        get(base, "/api/v1/query?query=" + enc("up[10m]") + "&time=" + sec(T0 + 600_000)),
+        422,
+        "execution",
+        "query processing would load too many samples into memory in query execution");
     // experimental functions are off unless configured
-    assertError(get(base, "/api/v1/query?query=" + enc("sort_by_label(up, \"job\")")), 400, "bad_data", null);
+    assertError(
+        get(base, "/api/v1/query?query=" + enc("sort_by_label(up, \"job\")")),
+        400,
+        "bad_data",
+        null);
   }
 
   @Test
@@ -248,39 +321,63 @@ class PrometheusApiTest {
   void seriesLabelsValuesMetadataAndStatus() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
     assertThat(get(base, "/api/v1/series?match[]=up").body())
-        .isEqualTo("{\"status\":\"success\",\"data\":[{\"__name__\":\"up\",\"job\":\"a\"},{\"__name__\":\"up\",\"job\":\"b\"}]}");
+        .isEqualTo(
+            "{\"status\":\"success\",\"data\":[{\"__name__\":\"up\",\"job\":\"a\"},{\"__name__\":\"up\",\"job\":\"b\"}]}");
     assertThat(post(base, "/api/v1/series", "match[]=tiny&match[]=" + enc("up{job=\"b\"}")).body())
-        .isEqualTo("{\"status\":\"success\",\"data\":[{\"__name__\":\"tiny\",\"job\":\"a\"},{\"__name__\":\"up\",\"job\":\"b\"}]}");
+        .isEqualTo(
+            "{\"status\":\"success\",\"data\":[{\"__name__\":\"tiny\",\"job\":\"a\"},{\"__name__\":\"up\",\"job\":\"b\"}]}");
     assertThat(get(base, "/api/v1/labels").body())
         .isEqualTo("{\"status\":\"success\",\"data\":[\"__name__\",\"code\",\"job\"]}");
     assertThat(post(base, "/api/v1/labels", "match[]=up").body())
         .isEqualTo("{\"status\":\"success\",\"data\":[\"__name__\",\"job\"]}");
     assertThat(get(base, "/api/v1/label/__name__/values").body())
         .isEqualTo("{\"status\":\"success\",\"data\":[\"http_requests_total\",\"tiny\",\"up\"]}");
-    assertThat(get(base, "/api/v1/label/job/values?match[]=up&start=" + sec(T0) + "&end=" + sec(T0 + 1)).body())
+    assertThat(
+            get(
+                    base,
+                    "/api/v1/label/job/values?match[]=up&start=" + sec(T0) + "&end=" + sec(T0 + 1))
+                .body())
         .isEqualTo("{\"status\":\"success\",\"data\":[\"a\",\"b\"]}");
-    assertThat(get(base, "/api/v1/label/nosuch/values").body()).isEqualTo("{\"status\":\"success\",\"data\":[]}");
+    assertThat(get(base, "/api/v1/label/nosuch/values").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":[]}");
     assertThat(get(base, "/api/v1/metadata").body())
-        .isEqualTo("{\"status\":\"success\",\"data\":{\"http_requests_total\":[{\"type\":\"counter\",\"help\":\"Requests served\",\"unit\":\"\"}]}}");
-    assertThat(get(base, "/api/v1/metadata?metric=up").body()).isEqualTo("{\"status\":\"success\",\"data\":{}}");
-    assertThat(json(get(base, "/api/v1/status/buildinfo")).at("/data/version").asText()).isEqualTo("9.9.9");
-    assertThat(json(get(base, "/api/v1/status/runtimeinfo")).at("/data/storageRetention").asText()).isEqualTo("15d");
-    assertThat(get(base, "/api/v1/status/flags").body()).isEqualTo("{\"status\":\"success\",\"data\":{\"retention\":\"15d\"}}");
+        .isEqualTo(
+            "{\"status\":\"success\",\"data\":{\"http_requests_total\":[{\"type\":\"counter\",\"help\":\"Requests served\",\"unit\":\"\"}]}}");
+    assertThat(get(base, "/api/v1/metadata?metric=up").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":{}}");
+    assertThat(json(get(base, "/api/v1/status/buildinfo")).at("/data/version").asText())
+        .isEqualTo("9.9.9");
+    assertThat(json(get(base, "/api/v1/status/runtimeinfo")).at("/data/storageRetention").asText())
+        .isEqualTo("15d");
+    assertThat(get(base, "/api/v1/status/flags").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":{\"retention\":\"15d\"}}");
     JsonNode tsdb = json(get(base, "/api/v1/status/tsdb?limit=2"));
     assertThat(tsdb.at("/data/headStats/numSeries").asInt()).isEqualTo(4);
     assertThat(tsdb.at("/data/seriesCountByMetricName").toString())
-        .isEqualTo("[{\"name\":\"up\",\"value\":2},{\"name\":\"http_requests_total\",\"value\":1}]");
-    assertError(get(base, "/api/v1/status/tsdb?limit=0"), 400, "bad_data", "limit must be a positive number");
-    assertThat(get(base, "/api/v1/rules").body()).isEqualTo("{\"status\":\"success\",\"data\":{\"groups\":[]}}");
-    assertThat(get(base, "/api/v1/alerts").body()).isEqualTo("{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
+        .isEqualTo(
+            "[{\"name\":\"up\",\"value\":2},{\"name\":\"http_requests_total\",\"value\":1}]");
+    assertError(
+        get(base, "/api/v1/status/tsdb?limit=0"),
+        400,
+        "bad_data",
+        "limit must be a positive number");
+    assertThat(get(base, "/api/v1/rules").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":{\"groups\":[]}}");
+    assertThat(get(base, "/api/v1/alerts").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":{\"alerts\":[]}}");
     assertThat(json(get(base, "/api/v1/targets")).at("/data/activeTargets").size()).isZero();
-    assertThat(get(base, "/api/v1/query_exemplars?query=up").body()).isEqualTo("{\"status\":\"success\",\"data\":[]}");
+    assertThat(get(base, "/api/v1/query_exemplars?query=up").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":[]}");
     assertThat(get(base, "/api/v1/format_query?query=" + enc("sum(rate(x[5m]))by(job)")).body())
         .isEqualTo("{\"status\":\"success\",\"data\":\"sum by (job) (rate(x[5m]))\"}");
-    assertThat(json(get(base, "/api/v1/parse_query?query=" + enc("-up offset 5m"))).at("/data").toString())
-        .isEqualTo("{\"type\":\"unaryExpr\",\"op\":\"-\",\"expr\":{\"type\":\"vectorSelector\",\"name\":\"up\",\"offset\":300000,"
-            + "\"offsetExpr\":null,\"matchers\":[{\"name\":\"__name__\",\"value\":\"up\",\"type\":\"=\"}],\"timestamp\":null,"
-            + "\"startOrEnd\":null,\"anchored\":false,\"smoothed\":false}}");
+    assertThat(
+            json(get(base, "/api/v1/parse_query?query=" + enc("-up offset 5m")))
+                .at("/data")
+                .toString())
+        .isEqualTo(
+            "{\"type\":\"unaryExpr\",\"op\":\"-\",\"expr\":{\"type\":\"vectorSelector\",\"name\":\"up\",\"offset\":300000,"
+                + "\"offsetExpr\":null,\"matchers\":[{\"name\":\"__name__\",\"value\":\"up\",\"type\":\"=\"}],\"timestamp\":null,"
+                + "\"startOrEnd\":null,\"anchored\":false,\"smoothed\":false}}");
   }
 
   @Test
@@ -291,14 +388,21 @@ class PrometheusApiTest {
     assertThat(j.at("/data/stats/samples/peakSamples").asLong()).isPositive();
     HttpResponse<byte[]> gz =
         http.send(
-            HttpRequest.newBuilder(URI.create(base + "/api/v1/query_range?query=up&start=0&end=" + sec(T0 + 600_000)
-                    + "&step=" + (sec(T0 + 600_000) / 10000)))
+            HttpRequest.newBuilder(
+                    URI.create(
+                        base
+                            + "/api/v1/query_range?query=up&start=0&end="
+                            + sec(T0 + 600_000)
+                            + "&step="
+                            + (sec(T0 + 600_000) / 10000)))
                 .header("Accept-Encoding", "gzip")
                 .build(),
             HttpResponse.BodyHandlers.ofByteArray());
     assertThat(gz.headers().firstValue("Content-Encoding")).hasValue("gzip");
     String body =
-        new String(new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(gz.body())).readAllBytes(),
+        new String(
+            new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(gz.body()))
+                .readAllBytes(),
             StandardCharsets.UTF_8);
     assertThat(body).startsWith("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"");
   }
@@ -335,14 +439,17 @@ class PrometheusApiTest {
     }
 
     @Override
-    public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+    public List<String> labelValues(
+        String name, long minT, long maxT, List<LabelMatcher> matchers) {
       return inner.labelValues(name, minT, maxT, matchers);
     }
   }
 
   Engine emptyEngine(Clock clock) {
     Engine engine =
-        Engine.open(new InMemoryKvStore(), EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build());
+        Engine.open(
+            new InMemoryKvStore(),
+            EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build());
     open.add(engine);
     return engine;
   }
@@ -351,19 +458,28 @@ class PrometheusApiTest {
   void beyondConcurrencyAndQueueA503AndOtherEndpointsStillAnswer() throws Exception {
     Clock clock = Clock.fixed(Instant.ofEpochMilli(T0), ZoneOffset.UTC);
     Gate gate = new Gate(emptyEngine(clock));
-    String base = serve(gate, new QueryConfig(Duration.ofMinutes(1), 1000, 1, 1, Duration.ofMinutes(5), false), clock);
+    String base =
+        serve(
+            gate,
+            new QueryConfig(Duration.ofMinutes(1), 1000, 1, 1, Duration.ofMinutes(5), false),
+            clock);
     CompletableFuture<HttpResponse<String>> running =
-        http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).build(),
+        http.sendAsync(
+            HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(gate.entered.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<HttpResponse<String>> queued =
-        http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).build(),
+        http.sendAsync(
+            HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).build(),
             HttpResponse.BodyHandlers.ofString());
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (api().queuedQueries() < 1 && System.nanoTime() < deadline) {
       Thread.sleep(10);
     }
-    assertError(get(base, "/api/v1/query?query=up"), 503, "unavailable",
+    assertError(
+        get(base, "/api/v1/query?query=up"),
+        503,
+        "unavailable",
         "too many queries: 1 running and 1 waiting; try again later");
     // cheap endpoints do not wait for query slots
     assertThat(get(base, "/api/v1/status/buildinfo").statusCode()).isEqualTo(200);
@@ -376,17 +492,24 @@ class PrometheusApiTest {
   void timeoutCountsTheWaitAndAnswers503() throws Exception {
     Clock clock = Clock.fixed(Instant.ofEpochMilli(T0), ZoneOffset.UTC);
     Gate gate = new Gate(emptyEngine(clock));
-    String base = serve(gate, new QueryConfig(Duration.ofMinutes(1), 1000, 1, 5, Duration.ofMinutes(5), false), clock);
+    String base =
+        serve(
+            gate,
+            new QueryConfig(Duration.ofMinutes(1), 1000, 1, 5, Duration.ofMinutes(5), false),
+            clock);
     CompletableFuture<HttpResponse<String>> running =
-        http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).build(),
+        http.sendAsync(
+            HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up")).build(),
             HttpResponse.BodyHandlers.ofString());
     assertThat(gate.entered.await(10, TimeUnit.SECONDS)).isTrue();
     CompletableFuture<HttpResponse<String>> waiting =
-        http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up&timeout=0.2")).build(),
+        http.sendAsync(
+            HttpRequest.newBuilder(URI.create(base + "/api/v1/query?query=up&timeout=0.2")).build(),
             HttpResponse.BodyHandlers.ofString());
     Thread.sleep(400);
     gate.release.countDown();
-    assertError(waiting.get(10, TimeUnit.SECONDS), 503, "timeout", "query timed out in query queue");
+    assertError(
+        waiting.get(10, TimeUnit.SECONDS), 503, "timeout", "query timed out in query queue");
     assertThat(running.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
   }
 
@@ -398,7 +521,9 @@ class PrometheusApiTest {
     int port = URI.create(base).getPort();
     try (Socket s = new Socket("127.0.0.1", port)) {
       OutputStream out = s.getOutputStream();
-      out.write("GET /api/v1/query?query=up HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.write(
+          "GET /api/v1/query?query=up HTTP/1.1\r\nHost: x\r\n\r\n"
+              .getBytes(StandardCharsets.US_ASCII));
       out.flush();
       assertThat(gate.entered.await(10, TimeUnit.SECONDS)).isTrue();
     }
@@ -423,7 +548,8 @@ class PrometheusApiTest {
     throw new AssertionError("no api");
   }
 
-  static void assertError(HttpResponse<String> r, int status, String type, String message) throws Exception {
+  static void assertError(HttpResponse<String> r, int status, String type, String message)
+      throws Exception {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
     if (type == null) {
       return;

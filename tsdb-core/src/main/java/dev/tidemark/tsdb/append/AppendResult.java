@@ -25,7 +25,8 @@ public final class AppendResult {
    * @param pointDetails null, or one entry per point: a message saying more than the reason (taken,
    *     not copied)
    */
-  public AppendResult(RejectReason[] pointReasons, RejectReason[] sampleReasons, String[] pointDetails) {
+  public AppendResult(
+      RejectReason[] pointReasons, RejectReason[] sampleReasons, String[] pointDetails) {
     this.pointReasons = pointReasons;
     this.sampleReasons = sampleReasons;
     this.pointDetails = pointDetails;
@@ -81,7 +82,12 @@ public final class AppendResult {
 
   @Override
   public String toString() {
-    return "AppendResult{points=" + pointReasons.length + ", rejected=" + rejectedPoints
-        + ", reasons=" + Arrays.toString(pointReasons) + "}";
+    return "AppendResult{points="
+        + pointReasons.length
+        + ", rejected="
+        + rejectedPoints
+        + ", reasons="
+        + Arrays.toString(pointReasons)
+        + "}";
   }
 }

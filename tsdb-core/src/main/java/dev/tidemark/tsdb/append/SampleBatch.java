@@ -13,8 +13,8 @@ import java.util.Objects;
  * translator makes one point per OTLP data point (a histogram point yields many samples); callers
  * with independent samples use {@link #addPoint}.
  *
- * <p>Values travel as raw IEEE-754 bits so that NaN payloads survive; the staleness marker is
- * added only through {@link #addStaleMarker}, never by value, so input can't forge it.
+ * <p>Values travel as raw IEEE-754 bits so that NaN payloads survive; the staleness marker is added
+ * only through {@link #addStaleMarker}, never by value, so input can't forge it.
  *
  * <p>Not thread-safe. After {@link #clear()} the arrays are reused: steady-state filling does not
  * allocate.
@@ -45,7 +45,10 @@ public final class SampleBatch {
     pointOf = new int[c];
   }
 
-  /** Adds a sample to the open point. NaN bits are kept as given; see the translator for canonicalisation. */
+  /**
+   * Adds a sample to the open point. NaN bits are kept as given; see the translator for
+   * canonicalisation.
+   */
   public SampleBatch add(Labels series, MetricMetadata meta, long timestampMillis, double value) {
     return addBits(series, meta, timestampMillis, Double.doubleToRawLongBits(value));
   }
@@ -56,7 +59,8 @@ public final class SampleBatch {
   }
 
   /** Adds one sample as a point of its own. */
-  public SampleBatch addPoint(Labels series, MetricMetadata meta, long timestampMillis, double value) {
+  public SampleBatch addPoint(
+      Labels series, MetricMetadata meta, long timestampMillis, double value) {
     add(series, meta, timestampMillis, value);
     endPoint();
     return this;

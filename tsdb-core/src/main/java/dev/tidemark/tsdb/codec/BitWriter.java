@@ -13,10 +13,13 @@ final class BitWriter {
   private static final int INITIAL_CAPACITY = 64;
 
   private byte[] buf = new byte[INITIAL_CAPACITY];
+
   /** Bytes of {@code buf} that hold flushed words; always a multiple of 8. */
   private int pos;
+
   /** Pending bits, left-aligned. */
   private long acc;
+
   /** Free bits left in {@code acc}, 1..64. */
   private int free = 64;
 

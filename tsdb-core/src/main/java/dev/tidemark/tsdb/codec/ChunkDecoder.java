@@ -62,7 +62,10 @@ public interface ChunkDecoder {
    */
   boolean seek(long timestampMillis);
 
-  /** Whether the decoder stands on a sample (the last {@link #next()} or {@link #seek} returned true). */
+  /**
+   * Whether the decoder stands on a sample (the last {@link #next()} or {@link #seek} returned
+   * true).
+   */
   boolean onSample();
 
   /**
@@ -84,7 +87,8 @@ public interface ChunkDecoder {
    * @return the number of samples copied
    * @throws CorruptRecordException as {@link #next()}
    */
-  default int copyUpTo(long[] timestamps, long[] valueBits, int offset, int max, long maxTimestampMillis) {
+  default int copyUpTo(
+      long[] timestamps, long[] valueBits, int offset, int max, long maxTimestampMillis) {
     int n = 0;
     while (n < max && onSample() && timestampMillis() <= maxTimestampMillis) {
       timestamps[offset + n] = timestampMillis();

@@ -22,14 +22,14 @@ import java.util.Objects;
  *
  * <p>{@link #reset} copies the stream into an internal buffer with {@code PAD_BYTES} zero bytes
  * after it, parses and checks the header and the exception list, and checks that the stream can
- * hold the mini-blocks the sample count implies. Samples are then decoded one mini-block
- * ({@value DecimalFormat#BLOCK} samples) at a time into two fixed arrays: a tight, branch-poor
- * unpacking loop (one unaligned big-endian long load per packed value, thanks to the padding)
- * instead of a bit-by-bit state machine; {@link #next()} itself only steps through the arrays.
- * Every block's length is checked against the stream before it is read, so no read leaves the
- * padding. Memory is bounded by the input: the two block arrays are fixed, the exception arrays
- * grow only with exceptions actually present (9 bytes of input each). {@link #next()} and {@link
- * #seek} never allocate.
+ * hold the mini-blocks the sample count implies. Samples are then decoded one mini-block ({@value
+ * DecimalFormat#BLOCK} samples) at a time into two fixed arrays: a tight, branch-poor unpacking
+ * loop (one unaligned big-endian long load per packed value, thanks to the padding) instead of a
+ * bit-by-bit state machine; {@link #next()} itself only steps through the arrays. Every block's
+ * length is checked against the stream before it is read, so no read leaves the padding. Memory is
+ * bounded by the input: the two block arrays are fixed, the exception arrays grow only with
+ * exceptions actually present (9 bytes of input each). {@link #next()} and {@link #seek} never
+ * allocate.
  *
  * <h2>Corrupt input</h2>
  *
@@ -38,8 +38,8 @@ import java.util.Objects;
  * divisor of 0, exception positions not strictly increasing or not below the count, a bit width
  * above 64, bytes missing, non-zero padding bits, a timestamp delta below 1, a timestamp overflow
  * (in grid mode: a timestamp not after the previous one), trailing bytes. A stream that decodes is
- * a sequence of strictly increasing non-negative timestamps. A failure is sticky. A corrupt stream may also decode to different samples
- * without an error (the format has no checksum).
+ * a sequence of strictly increasing non-negative timestamps. A failure is sticky. A corrupt stream
+ * may also decode to different samples without an error (the format has no checksum).
  *
  * <p>Not thread-safe; reusable across streams.
  */
@@ -51,14 +51,18 @@ public final class DecimalDecoder implements ChunkDecoder {
   static final int PAD_BYTES = 16;
 
   private byte[] buf = new byte[64 + PAD_BYTES];
+
   /** Next unread byte of {@code buf}. */
   private int pos;
+
   /** End of the stream in {@code buf}. */
   private int end;
 
   private int count;
+
   /** Samples handed out so far. */
   private int index;
+
   private boolean onSample;
   private CorruptRecordException failure;
 
@@ -74,17 +78,22 @@ public final class DecimalDecoder implements ChunkDecoder {
   private int[] excPos = new int[8];
   private long[] excBits = new long[8];
   private int excCount;
+
   /** Next exception not yet applied. */
   private int excNext;
 
   private final long[] blockTimestamps = new long[BLOCK];
   private final long[] blockBits = new long[BLOCK];
   private final long[] residuals = new long[BLOCK];
+
   /** Minimum and bit width of the mini-block half read last. */
   private long blockMin;
+
   private int blockWidth;
+
   /** Samples in the block arrays, and the next one to hand out. */
   private int blockLen;
+
   private int blockNext;
   private int current;
 
@@ -123,7 +132,8 @@ public final class DecimalDecoder implements ChunkDecoder {
     }
     long n = readVarint("sample count");
     if (n > Integer.MAX_VALUE) {
-      throw new CorruptRecordException("decimal sample count " + n + " exceeds " + Integer.MAX_VALUE);
+      throw new CorruptRecordException(
+          "decimal sample count " + n + " exceeds " + Integer.MAX_VALUE);
     }
     if (n == 0) {
       if (pos != end) {
@@ -134,11 +144,14 @@ public final class DecimalDecoder implements ChunkDecoder {
     }
     long t0 = readVarint("first timestamp");
     if (t0 < 0) {
-      throw new CorruptRecordException("decimal first timestamp " + Long.toUnsignedString(t0) + " exceeds 2^63-1");
+      throw new CorruptRecordException(
+          "decimal first timestamp " + Long.toUnsignedString(t0) + " exceeds 2^63-1");
     }
     flags = readByte("flags");
-    if ((flags & ~KNOWN_FLAGS) != 0 || (flags & (FLAG_REGULAR | FLAG_TS_GRID)) == (FLAG_REGULAR | FLAG_TS_GRID)) {
-      throw new CorruptRecordException(String.format("decimal stream has unknown flags 0x%02x", flags));
+    if ((flags & ~KNOWN_FLAGS) != 0
+        || (flags & (FLAG_REGULAR | FLAG_TS_GRID)) == (FLAG_REGULAR | FLAG_TS_GRID)) {
+      throw new CorruptRecordException(
+          String.format("decimal stream has unknown flags 0x%02x", flags));
     }
     exponent = readByte("exponent");
     if (exponent > MAX_EXPONENT) {
@@ -152,7 +165,9 @@ public final class DecimalDecoder implements ChunkDecoder {
       delta = readVarint("base timestamp delta");
       if (delta < 1) {
         throw new CorruptRecordException(
-            "decimal base timestamp delta " + Long.toUnsignedString(delta) + " is not in 1..2^63-1");
+            "decimal base timestamp delta "
+                + Long.toUnsignedString(delta)
+                + " is not in 1..2^63-1");
       }
       if ((flags & FLAG_VALUE_DOD) != 0) {
         valueDelta = decodeZigZag(readVarint("base value delta"));
@@ -164,12 +179,18 @@ public final class DecimalDecoder implements ChunkDecoder {
     }
     long exc = readVarint("exception count");
     if (exc > n) {
-      throw new CorruptRecordException("decimal exception count " + exc + " exceeds the sample count " + n);
+      throw new CorruptRecordException(
+          "decimal exception count " + exc + " exceeds the sample count " + n);
     }
     if (exc * 9 > end - pos) {
       throw new CorruptRecordException(
-          "decimal stream truncated: " + exc + " exceptions need at least " + exc * 9 + " bytes, "
-              + (end - pos) + " left");
+          "decimal stream truncated: "
+              + exc
+              + " exceptions need at least "
+              + exc * 9
+              + " bytes, "
+              + (end - pos)
+              + " left");
     }
     int e = (int) exc;
     if (excPos.length < e) {
@@ -181,8 +202,13 @@ public final class DecimalDecoder implements ChunkDecoder {
       long p = readVarint("exception position");
       if (p >= n || p <= previous) {
         throw new CorruptRecordException(
-            "decimal exception " + i + " has position " + Long.toUnsignedString(p)
-                + (p >= n ? ", beyond the last sample " + (n - 1) : ", not after the previous " + previous));
+            "decimal exception "
+                + i
+                + " has position "
+                + Long.toUnsignedString(p)
+                + (p >= n
+                    ? ", beyond the last sample " + (n - 1)
+                    : ", not after the previous " + previous));
       }
       if (end - pos < 8) {
         throw new CorruptRecordException("decimal stream truncated in the bits of exception " + i);
@@ -197,8 +223,15 @@ public final class DecimalDecoder implements ChunkDecoder {
     long minBytes = blocks * ((flags & FLAG_REGULAR) != 0 ? 2 : 4);
     if (minBytes > end - pos) {
       throw new CorruptRecordException(
-          "decimal sample count " + n + " needs " + blocks + " mini-blocks of at least "
-              + minBytes + " bytes, " + (end - pos) + " left");
+          "decimal sample count "
+              + n
+              + " needs "
+              + blocks
+              + " mini-blocks of at least "
+              + minBytes
+              + " bytes, "
+              + (end - pos)
+              + " left");
     }
     if (n == 1 && pos != end) {
       throw trailing(end - pos);
@@ -304,7 +337,9 @@ public final class DecimalDecoder implements ChunkDecoder {
     long g = divisor;
     long m = scaled;
     double pow = POW10[exponent];
-    if (blockWidth == 0 && blockMin * g == 0 && ((flags & FLAG_VALUE_DOD) == 0 || valueDelta == 0)) {
+    if (blockWidth == 0
+        && blockMin * g == 0
+        && ((flags & FLAG_VALUE_DOD) == 0 || valueDelta == 0)) {
       // nothing changes in this block (a constant or a regular counter that stopped)
       Arrays.fill(bits, 0, len, DecimalFormat.valueBits(m, exponent));
     } else if ((flags & FLAG_VALUE_DOD) != 0) {
@@ -345,7 +380,12 @@ public final class DecimalDecoder implements ChunkDecoder {
 
   private static CorruptRecordException badTimestamp(int sample, long previous, long d) {
     return new CorruptRecordException(
-        "decimal stream corrupt: sample " + sample + " has timestamp delta " + d + " after " + previous
+        "decimal stream corrupt: sample "
+            + sample
+            + " has timestamp delta "
+            + d
+            + " after "
+            + previous
             + (d < 1 ? ", timestamps must increase" : ", beyond 2^63-1"));
   }
 
@@ -355,10 +395,16 @@ public final class DecimalDecoder implements ChunkDecoder {
     if (width > 64) {
       String what = timestamps ? "timestamp" : "value";
       throw new CorruptRecordException(
-          "decimal stream corrupt: " + what + " mini-block at sample " + index + " has bit width " + width
+          "decimal stream corrupt: "
+              + what
+              + " mini-block at sample "
+              + index
+              + " has bit width "
+              + width
               + " (at most 64)");
     }
-    long min = decodeZigZag(readVarint(timestamps ? "timestamp block minimum" : "value block minimum"));
+    long min =
+        decodeZigZag(readVarint(timestamps ? "timestamp block minimum" : "value block minimum"));
     long[] r = residuals;
     blockMin = min;
     blockWidth = width;
@@ -370,8 +416,15 @@ public final class DecimalDecoder implements ChunkDecoder {
     if (bytes > end - pos) {
       String what = timestamps ? "timestamp" : "value";
       throw new CorruptRecordException(
-          "decimal stream truncated: " + what + " mini-block at sample " + index + " needs " + bytes
-              + " bytes, " + (end - pos) + " left");
+          "decimal stream truncated: "
+              + what
+              + " mini-block at sample "
+              + index
+              + " needs "
+              + bytes
+              + " bytes, "
+              + (end - pos)
+              + " left");
     }
     byte[] b = buf;
     long bit = (long) pos << 3;
@@ -396,7 +449,10 @@ public final class DecimalDecoder implements ChunkDecoder {
     if (padBits > 0 && (b[pos + bytes - 1] & ((1 << padBits) - 1)) != 0) {
       String what = timestamps ? "timestamp" : "value";
       throw new CorruptRecordException(
-          "decimal stream corrupt: non-zero padding bits after the " + what + " mini-block at sample " + index);
+          "decimal stream corrupt: non-zero padding bits after the "
+              + what
+              + " mini-block at sample "
+              + index);
     }
     pos += bytes;
   }
@@ -412,9 +468,12 @@ public final class DecimalDecoder implements ChunkDecoder {
   private long readVarint(String what) {
     int p = Varints.readMinimal(buf, pos, end, Varints.MAX_BYTES, varint);
     switch (p) {
-      case Varints.TRUNCATED -> throw new CorruptRecordException("decimal stream truncated in the " + what + " varint");
-      case Varints.TOO_LONG -> throw new CorruptRecordException("decimal " + what + " varint exceeds 64 bits");
-      case Varints.NOT_MINIMAL -> throw new CorruptRecordException("decimal " + what + " varint is not minimal");
+      case Varints.TRUNCATED ->
+          throw new CorruptRecordException("decimal stream truncated in the " + what + " varint");
+      case Varints.TOO_LONG ->
+          throw new CorruptRecordException("decimal " + what + " varint exceeds 64 bits");
+      case Varints.NOT_MINIMAL ->
+          throw new CorruptRecordException("decimal " + what + " varint is not minimal");
       default -> pos = p;
     }
     return varint[0];
@@ -422,7 +481,11 @@ public final class DecimalDecoder implements ChunkDecoder {
 
   private CorruptRecordException trailing(int bytes) {
     return new CorruptRecordException(
-        "decimal stream corrupt: " + bytes + " trailing bytes after the last of " + count + " samples");
+        "decimal stream corrupt: "
+            + bytes
+            + " trailing bytes after the last of "
+            + count
+            + " samples");
   }
 
   @Override
@@ -448,7 +511,8 @@ public final class DecimalDecoder implements ChunkDecoder {
 
   /** Copies runs of the decoded mini-block with {@code System.arraycopy}. */
   @Override
-  public int copyUpTo(long[] timestamps, long[] valueBits, int offset, int max, long maxTimestampMillis) {
+  public int copyUpTo(
+      long[] timestamps, long[] valueBits, int offset, int max, long maxTimestampMillis) {
     int n = 0;
     while (n < max && onSample) {
       int b = current;

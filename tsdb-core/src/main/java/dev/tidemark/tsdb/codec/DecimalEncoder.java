@@ -22,14 +22,14 @@ import java.util.Arrays;
  * that Gorilla's XOR spends many mantissa bits on. Values: one decimal exponent {@code e} per
  * chunk; a value {@code v} is stored as the integer {@code m = round(v * 10^e)} when {@code
  * (double) m / 10^e} gives back exactly the same bits ({@code doubleToRawLongBits}); every other
- * value (NaN payloads such as the staleness marker, ±Inf, {@code -0.0}, values with too many
- * digits or out of {@code long} range) is an <i>exception</i> stored as its raw 64 bits at its
- * position. The integers are then coded as deltas (gauges) or deltas of deltas (counters with a
- * steady rate), whichever is smaller for this chunk, divided by their greatest common divisor
- * (counters growing in multiples of 5), and bit-packed with frame of reference in mini-blocks of
- * {@value DecimalFormat#BLOCK}: each block stores its minimum and one bit width. Timestamps are
- * delta-of-delta in the same mini-blocks, with a chunk flag for perfectly regular intervals (0
- * bits per sample), so a few ms of scrape jitter cost a few bits per sample; or, when smaller, as
+ * value (NaN payloads such as the staleness marker, ±Inf, {@code -0.0}, values with too many digits
+ * or out of {@code long} range) is an <i>exception</i> stored as its raw 64 bits at its position.
+ * The integers are then coded as deltas (gauges) or deltas of deltas (counters with a steady rate),
+ * whichever is smaller for this chunk, divided by their greatest common divisor (counters growing
+ * in multiples of 5), and bit-packed with frame of reference in mini-blocks of {@value
+ * DecimalFormat#BLOCK}: each block stores its minimum and one bit width. Timestamps are
+ * delta-of-delta in the same mini-blocks, with a chunk flag for perfectly regular intervals (0 bits
+ * per sample), so a few ms of scrape jitter cost a few bits per sample; or, when smaller, as
  * offsets from the grid {@code t0 + i * step} (step = the mean interval): a jitter of ±j ms then
  * costs the bits of 2j + 1 values instead of the 8j + 1 its delta-of-delta spans.
  *
@@ -49,11 +49,11 @@ import java.util.Arrays;
  *       integers themselves (time series are smooth, ALP's columns need not be). ALP's fallback for
  *       non-decimal data (ALP_rd) is not needed: such chunks stay Gorilla at seal time.
  *   <li><b>Chimp</b> (Liakos, Papakonstantinopoulou, Kotidis, VLDB 2022) observes that the XOR of
- *       real consecutive values rarely has many trailing zeros, so Gorilla's window wastes bits, and
- *       improves the XOR coding (leading-zero classes, a reference among the previous 128 values).
- *       We leave the XOR path alone: for decimal data the decimal view removes the cause (a short
- *       decimal's mantissa is a long binary fraction, so its XOR is dense), and other data stays
- *       Gorilla ({@code 0x01}); a Chimp-style fallback could come later as a new encoding id.
+ *       real consecutive values rarely has many trailing zeros, so Gorilla's window wastes bits,
+ *       and improves the XOR coding (leading-zero classes, a reference among the previous 128
+ *       values). We leave the XOR path alone: for decimal data the decimal view removes the cause
+ *       (a short decimal's mantissa is a long binary fraction, so its XOR is dense), and other data
+ *       stays Gorilla ({@code 0x01}); a Chimp-style fallback could come later as a new encoding id.
  *   <li><b>VictoriaMetrics</b> converts values to (int64 mantissa, decimal exponent), lossy beyond
  *       about 12 significant digits, codes NaN/Inf as reserved integers, uses delta or
  *       delta-of-delta ("nearest delta2" for counters) and compresses blocks with zstd. We are
@@ -73,8 +73,10 @@ public final class DecimalEncoder {
 
   // scratch, sized to the chunk
   private int[] minExponent = new int[0];
+
   /** The integer of each value at its own smallest exponent. */
   private long[] ownScaled = new long[0];
+
   private long[] scaled = new long[0];
   private int exceptions;
   private boolean[] exception = new boolean[0];
@@ -253,10 +255,16 @@ public final class DecimalEncoder {
     }
     scale(bestE);
     Prepared p = residuals(bestDod);
-    int flags = (regular ? FLAG_REGULAR : 0) | (grid ? FLAG_TS_GRID : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
+    int flags =
+        (regular ? FLAG_REGULAR : 0) | (grid ? FLAG_TS_GRID : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
     long t0 = timestamps[0];
     int size =
-        Varints.size(n) + Varints.size(t0) + 2 + (n >= 2 ? Varints.size(base) : 0) + tsBlockBytes + bestSize;
+        Varints.size(n)
+            + Varints.size(t0)
+            + 2
+            + (n >= 2 ? Varints.size(base) : 0)
+            + tsBlockBytes
+            + bestSize;
     byte[] out = new byte[size];
     int q = Varints.put(out, 0, n);
     q = Varints.put(out, q, t0);
@@ -318,12 +326,12 @@ public final class DecimalEncoder {
   }
 
   /**
-   * Fills {@code scaled} and {@code exception} for exponent {@code e}; returns the bytes of m0,
-   * the exception count and the exceptions. A value whose smallest exponent {@code e_i <= e} has
-   * the integer {@code m_i · 10^(e - e_i)}; below 2^53 that product is an exact double and the
-   * division gives the same correctly rounded quotient as at {@code e_i}; larger ones are computed
-   * and checked as in {@link #minExponent(long)}. Exceptions get the filler {@code m_{i-1}} (the first representable integer for
-   * leading ones), which costs nothing in delta mode.
+   * Fills {@code scaled} and {@code exception} for exponent {@code e}; returns the bytes of m0, the
+   * exception count and the exceptions. A value whose smallest exponent {@code e_i <= e} has the
+   * integer {@code m_i · 10^(e - e_i)}; below 2^53 that product is an exact double and the division
+   * gives the same correctly rounded quotient as at {@code e_i}; larger ones are computed and
+   * checked as in {@link #minExponent(long)}. Exceptions get the filler {@code m_{i-1}} (the first
+   * representable integer for leading ones), which costs nothing in delta mode.
    */
   private int scale(int e) {
     int n = count;
@@ -402,7 +410,10 @@ public final class DecimalEncoder {
         residuals[i] /= divisor;
       }
     }
-    int size = (dod ? Varints.size(encodeZigZag(baseDelta)) : 0) + Varints.size(divisor) + blocksSize(residuals, n - 1);
+    int size =
+        (dod ? Varints.size(encodeZigZag(baseDelta)) : 0)
+            + Varints.size(divisor)
+            + blocksSize(residuals, n - 1);
     return new Prepared(size, baseDelta, divisor);
   }
 

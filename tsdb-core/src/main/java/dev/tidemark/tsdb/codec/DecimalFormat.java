@@ -38,7 +38,9 @@ final class DecimalFormat {
     }
   }
 
-  /** The value bits of scaled integer {@code m} at exponent {@code e}: {@code (double) m / 10^e}. */
+  /**
+   * The value bits of scaled integer {@code m} at exponent {@code e}: {@code (double) m / 10^e}.
+   */
   static long valueBits(long m, int e) {
     return Double.doubleToRawLongBits(m / POW10[e]);
   }

@@ -19,12 +19,12 @@ import java.util.Objects;
  *
  * <h2>Design note</h2>
  *
- * <p>{@link #reset} validates the header and copies the bit stream into an internal buffer with
- * 32 zero bytes of padding ({@code PAD_BYTES}). The inner loop then reads whole big-endian longs at
+ * <p>{@link #reset} validates the header and copies the bit stream into an internal buffer with 32
+ * zero bytes of padding ({@code PAD_BYTES}). The inner loop then reads whole big-endian longs at
  * any bit position ({@code peek()}: one unaligned load and one shift give at least 57 valid bits,
  * enough for a sample's control bits, delta-of-delta, value-changed bit and XOR window header
- * together) and checks the bounds once per sample instead of once per field: a sample reads at
- * most 147 bits and a read touches at most 9 bytes from its bit position, so a truncated stream is
+ * together) and checks the bounds once per sample instead of once per field: a sample reads at most
+ * 147 bits and a read touches at most 9 bytes from its bit position, so a truncated stream is
  * noticed before any read leaves the padding. Whether a value reuses the XOR window or opens a new
  * one is unpredictable, so both cases are decoded with masks instead of a branch; the hot path of
  * {@link #next()} is kept small enough to be inlined into the caller's loop. The caller's array is
@@ -33,11 +33,11 @@ import java.util.Objects;
  * <h2>Corrupt input</h2>
  *
  * <p>Every malformed stream makes {@link #reset} or {@link #next()} throw {@link
- * CorruptRecordException}: a bad or non-minimal varint, a count that the stream cannot hold,
- * bits missing, a timestamp that does not increase or overflows, an XOR window wider than 64
- * bits, trailing bytes or non-zero padding after the last sample. A stream that decodes is a
- * sequence of strictly increasing non-negative timestamps. A corrupt stream may also decode to
- * different samples without an error (the format has no checksum).
+ * CorruptRecordException}: a bad or non-minimal varint, a count that the stream cannot hold, bits
+ * missing, a timestamp that does not increase or overflows, an XOR window wider than 64 bits,
+ * trailing bytes or non-zero padding after the last sample. A stream that decodes is a sequence of
+ * strictly increasing non-negative timestamps. A corrupt stream may also decode to different
+ * samples without an error (the format has no checksum).
  *
  * <p>Not thread-safe; reusable across streams.
  */
@@ -45,8 +45,8 @@ public final class GorillaDecoder implements ChunkDecoder {
   /**
    * For the 3 bits after '11' (index 0..7, one byte each): the dod width of the class they start
    * ({@code 0xx} class 0, {@code 10x} class 1, {@code 110} class 2, {@code 111} class 3; class 4,
-   * {@code 1111}, is checked first) and the bits the sample's timestamp part uses, '11' included.
-   * A shift of a constant instead of a leading-zero count and a table load.
+   * {@code 1111}, is checked first) and the bits the sample's timestamp part uses, '11' included. A
+   * shift of a constant instead of a leading-zero count and a table load.
    */
   private static final long WIDTH_BY_TOP3 = byTop3(false);
 
@@ -70,19 +70,26 @@ public final class GorillaDecoder implements ChunkDecoder {
   private static final int MAX_STREAM_BYTES = Integer.MAX_VALUE / 8 - PAD_BYTES - 8;
 
   private byte[] buf = new byte[64 + PAD_BYTES];
+
   /** The slot {@link Varints#readMinimal} reads the header into. */
   private final long[] varint = new long[1];
+
   /** Bit position of the next field in {@code buf}. */
   private int pos;
+
   /** Number of bits in the stream (excluding padding). */
   private int limitBits;
+
   /** Number of bytes of the bit stream (after the varint header). */
   private int streamBytes;
 
   private int count;
+
   /** Samples decoded so far, 0..count. */
   private int index;
+
   private boolean onSample;
+
   /** Set once the stream proved corrupt; every later {@link #next()} throws it again. */
   private CorruptRecordException failure;
 
@@ -128,10 +135,13 @@ public final class GorillaDecoder implements ChunkDecoder {
     long[] varint = this.varint;
     p = Varints.readMinimal(buf, p, end, 5, varint);
     switch (p) {
-      case Varints.TRUNCATED -> throw new CorruptRecordException("Gorilla stream truncated in the sample count varint");
-      case Varints.NOT_MINIMAL -> throw new CorruptRecordException("Gorilla sample count varint is not minimal");
-      case Varints.TOO_LONG -> throw new CorruptRecordException("Gorilla sample count varint is longer than 5 bytes");
-      default -> { }
+      case Varints.TRUNCATED ->
+          throw new CorruptRecordException("Gorilla stream truncated in the sample count varint");
+      case Varints.NOT_MINIMAL ->
+          throw new CorruptRecordException("Gorilla sample count varint is not minimal");
+      case Varints.TOO_LONG ->
+          throw new CorruptRecordException("Gorilla sample count varint is longer than 5 bytes");
+      default -> {}
     }
     long countLong = varint[0];
     if (countLong > Integer.MAX_VALUE) {
@@ -151,11 +161,15 @@ public final class GorillaDecoder implements ChunkDecoder {
     }
     p = Varints.readMinimal(buf, p, end, 9, varint);
     switch (p) {
-      case Varints.TRUNCATED -> throw new CorruptRecordException("Gorilla stream truncated in the first timestamp varint");
-      case Varints.TOO_LONG -> throw new CorruptRecordException(
-          "Gorilla first timestamp varint is longer than 9 bytes (exceeds Long.MAX_VALUE)");
-      case Varints.NOT_MINIMAL -> throw new CorruptRecordException("Gorilla first timestamp varint is not minimal");
-      default -> { }
+      case Varints.TRUNCATED ->
+          throw new CorruptRecordException(
+              "Gorilla stream truncated in the first timestamp varint");
+      case Varints.TOO_LONG ->
+          throw new CorruptRecordException(
+              "Gorilla first timestamp varint is longer than 9 bytes (exceeds Long.MAX_VALUE)");
+      case Varints.NOT_MINIMAL ->
+          throw new CorruptRecordException("Gorilla first timestamp varint is not minimal");
+      default -> {}
     }
     long t0 = varint[0];
     int bytes = end - p;
@@ -172,11 +186,7 @@ public final class GorillaDecoder implements ChunkDecoder {
     long minBits = 64L + (n - 1);
     if (minBits > (long) bytes * 8) {
       throw new CorruptRecordException(
-          "Gorilla sample count "
-              + n
-              + " cannot fit in the "
-              + bytes
-              + " bytes after the header");
+          "Gorilla sample count " + n + " cannot fit in the " + bytes + " bytes after the header");
     }
     if (this.buf.length < bytes + PAD_BYTES) {
       this.buf = new byte[Math.max(bytes + PAD_BYTES, this.buf.length * 2)];
@@ -294,8 +304,8 @@ public final class GorillaDecoder implements ChunkDecoder {
   }
 
   /**
-   * Reads a changed value: '0' + the bits of the current window, or '1' + 5 bits leading zeros,
-   * 6 bits significant-1 and the bits of a new window. Which of the two comes is data-dependent and
+   * Reads a changed value: '0' + the bits of the current window, or '1' + 5 bits leading zeros, 6
+   * bits significant-1 and the bits of a new window. Which of the two comes is data-dependent and
    * unpredictable, so both are decoded without a branch, by masking with the control bit.
    *
    * @param w the stream from {@code pos} on, at least the top 12 bits valid
@@ -373,8 +383,7 @@ public final class GorillaDecoder implements ChunkDecoder {
     }
     int padBits = usedBytes * 8 - pos;
     if (padBits > 0 && (buf[usedBytes - 1] & ((1 << padBits) - 1)) != 0) {
-      throw fail(
-          "Gorilla stream corrupt: non-zero padding bits after the last sample");
+      throw fail("Gorilla stream corrupt: non-zero padding bits after the last sample");
     }
   }
 

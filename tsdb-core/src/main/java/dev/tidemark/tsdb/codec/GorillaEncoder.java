@@ -11,14 +11,14 @@ import static dev.tidemark.tsdb.codec.GorillaFormat.NEW_WINDOW_HEADER_BITS;
  *
  * <h2>Design note</h2>
  *
- * <p>After Pelkonen et al., "Gorilla: A Fast, Scalable, In-Memory Time Series Database" (VLDB
- * 2015) and Prometheus' {@code tsdb/chunkenc/xor.go}: timestamps as delta-of-delta in prefix
- * classes, values as the XOR with the previous value stored as a window of meaningful bits. Where
- * this codec departs from both:
+ * <p>After Pelkonen et al., "Gorilla: A Fast, Scalable, In-Memory Time Series Database" (VLDB 2015)
+ * and Prometheus' {@code tsdb/chunkenc/xor.go}: timestamps as delta-of-delta in prefix classes,
+ * values as the XOR with the previous value stored as a window of meaningful bits. Where this codec
+ * departs from both:
  *
  * <ul>
- *   <li>A byte header of unsigned LEB128 varints (sample count, first timestamp) instead of a
- *       fixed 64-bit timestamp and padding-terminated stream, so the stream is self-delimiting.
+ *   <li>A byte header of unsigned LEB128 varints (sample count, first timestamp) instead of a fixed
+ *       64-bit timestamp and padding-terminated stream, so the stream is self-delimiting.
  *   <li>One control bit {@code 0} means "delta-of-delta 0 and value unchanged" (the common case of
  *       a constant series on a regular interval), {@code 10} means "delta-of-delta 0, value
  *       changed", {@code 11} introduces a non-zero (or first) delta-of-delta. Gorilla needs 2 bits
@@ -32,8 +32,8 @@ import static dev.tidemark.tsdb.codec.GorillaFormat.NEW_WINDOW_HEADER_BITS;
  *       wider than a fresh window would be; the initial window is the full 64 bits (no sentinel).
  * </ul>
  *
- * <p>Values are handled as raw IEEE-754 bits and stored bit-exact: every NaN payload (including
- * the staleness marker {@code 0x7ff0000000000002}), {@code -0.0}, infinities, subnormals.
+ * <p>Values are handled as raw IEEE-754 bits and stored bit-exact: every NaN payload (including the
+ * staleness marker {@code 0x7ff0000000000002}), {@code -0.0}, infinities, subnormals.
  *
  * <p>Not thread-safe. Reusable: {@link #reset()} starts a new chunk; {@link #toByteArray()} may be
  * called at any time and the encoder remains usable for further appends. No allocation per sample
@@ -46,8 +46,10 @@ public final class GorillaEncoder {
   private long lastTimestampMillis;
   private long lastDelta;
   private long lastValueBits;
+
   /** Current XOR window: trailing zeros and width in bits (the initial window is all 64 bits). */
   private int windowTrailing;
+
   private int windowLeading;
   private int windowBits = 64;
 
@@ -114,8 +116,7 @@ public final class GorillaEncoder {
 
   private void appendFirstOrRefuse(long timestampMillis, long valueBits) {
     if (timestampMillis < 0) {
-      throw new IllegalArgumentException(
-          "timestampMillis must be >= 0, was " + timestampMillis);
+      throw new IllegalArgumentException("timestampMillis must be >= 0, was " + timestampMillis);
     }
     if (count == 0) {
       firstTimestampMillis = timestampMillis;

@@ -137,8 +137,7 @@ public final class InvertedIndexValue {
                   + containerAt);
         }
       }
-      int card =
-          Bytes.getU16Le(value, headerAt + 4 * i + 2) + 1;
+      int card = Bytes.getU16Le(value, headerAt + 4 * i + 2) + 1;
       boolean run = runFlagsAt >= 0 && (value[runFlagsAt + i / 8] & (1 << (i % 8))) != 0;
       if (run) {
         validateRuns(r, i, card);

@@ -183,7 +183,7 @@ public final class Keys {
           case SERIES_DICTIONARY -> key.length == SERIES_DICTIONARY_LENGTH;
           case FORWARD_INDEX, TIME_SERIES -> key.length == SERIES_KEY_LENGTH;
           case INVERTED_INDEX -> key.length > BUCKET_PREFIX_LENGTH; // at least the terminator
-            // The rest of the key is the engine's; at least the prefix of its scope must be there.
+          // The rest of the key is the engine's; at least the prefix of its scope must be there.
           case HEAD_LOG ->
               key.length >= (type.bucketScoped() ? BUCKET_PREFIX_LENGTH : GLOBAL_KEY_LENGTH);
         };

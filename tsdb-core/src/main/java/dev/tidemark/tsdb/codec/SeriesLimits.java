@@ -9,9 +9,9 @@ import dev.tidemark.tsdb.model.MetricMetadata;
  * of failing the encoding of a record half-way through an append.
  *
  * <ul>
- *   <li>every label name and value (the metric name is the value of {@code __name__}) and the
- *       unit: at most {@link #MAX_STRING_BYTES} UTF-8 bytes, the {@code u16} length prefix of
- *       {@code Utf8};
+ *   <li>every label name and value (the metric name is the value of {@code __name__}) and the unit:
+ *       at most {@link #MAX_STRING_BYTES} UTF-8 bytes, the {@code u16} length prefix of {@code
+ *       Utf8};
  *   <li>at most {@link #MAX_LABELS} labels, the {@code u16} count of the ForwardIndex label array;
  *   <li>at most {@link #MAX_TOTAL_LABEL_BYTES} UTF-8 bytes of names and values together, so one
  *       ForwardIndex value stays one bounded array (the two limits above alone would allow 8 GiB);
@@ -25,8 +25,10 @@ public final class SeriesLimits {
 
   /** Longest label name, label value or unit in UTF-8 bytes. */
   public static final int MAX_STRING_BYTES = ValueWriter.MAX_U16;
+
   /** Most labels per series, {@code __name__} included. */
   public static final int MAX_LABELS = ValueWriter.MAX_U16;
+
   /** Most UTF-8 bytes of all label names and values of a series together (16 MiB). */
   public static final int MAX_TOTAL_LABEL_BYTES = 16 << 20;
 
@@ -53,8 +55,13 @@ public final class SeriesLimits {
         return "label name " + quote(name) + " is not valid UTF-8 (unpaired surrogate)";
       }
       if (nameBytes > MAX_STRING_BYTES) {
-        return "label name of " + nameBytes + " bytes exceeds the " + MAX_STRING_BYTES
-            + "-byte limit (" + quote(name) + ")";
+        return "label name of "
+            + nameBytes
+            + " bytes exceeds the "
+            + MAX_STRING_BYTES
+            + "-byte limit ("
+            + quote(name)
+            + ")";
       }
       String value = labels.value(i);
       int valueBytes = utf8Bytes(value);
@@ -64,13 +71,23 @@ public final class SeriesLimits {
         return what + " is not valid UTF-8 (unpaired surrogate) (" + where + ")";
       }
       if (valueBytes > MAX_STRING_BYTES) {
-        return what + " of " + valueBytes + " bytes exceeds the " + MAX_STRING_BYTES
-            + "-byte limit (" + where + ")";
+        return what
+            + " of "
+            + valueBytes
+            + " bytes exceeds the "
+            + MAX_STRING_BYTES
+            + "-byte limit ("
+            + where
+            + ")";
       }
       total += nameBytes + valueBytes;
     }
     if (total > MAX_TOTAL_LABEL_BYTES) {
-      return "labels of " + total + " bytes in all exceed the " + MAX_TOTAL_LABEL_BYTES + "-byte limit";
+      return "labels of "
+          + total
+          + " bytes in all exceed the "
+          + MAX_TOTAL_LABEL_BYTES
+          + "-byte limit";
     }
     String unit = metadata.unit();
     int unitBytes = utf8Bytes(unit);
@@ -78,7 +95,11 @@ public final class SeriesLimits {
       return "metric unit " + quote(unit) + " is not valid UTF-8 (unpaired surrogate)";
     }
     if (unitBytes > MAX_STRING_BYTES) {
-      return "metric unit of " + unitBytes + " bytes exceeds the " + MAX_STRING_BYTES + "-byte limit";
+      return "metric unit of "
+          + unitBytes
+          + " bytes exceeds the "
+          + MAX_STRING_BYTES
+          + "-byte limit";
     }
     return null;
   }
@@ -102,7 +123,9 @@ public final class SeriesLimits {
     return total <= MAX_TOTAL_LABEL_BYTES && ub >= 0 && ub <= MAX_STRING_BYTES;
   }
 
-  /** UTF-8 length of {@code s} (at most Integer.MAX_VALUE), or -1 if it has an unpaired surrogate. */
+  /**
+   * UTF-8 length of {@code s} (at most Integer.MAX_VALUE), or -1 if it has an unpaired surrogate.
+   */
   private static int utf8Bytes(String s) {
     long len = ValueWriter.utf8LengthOrNegative(s);
     return len < 0 ? -1 : (int) Math.min(len, Integer.MAX_VALUE);

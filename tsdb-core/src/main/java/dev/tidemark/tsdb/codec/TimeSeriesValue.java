@@ -66,9 +66,9 @@ public final class TimeSeriesValue {
   }
 
   /**
-   * Reusable decoders of TimeSeries values, one per encoding: {@link #open} checks the encoding
-   * id and hands out the decoder for it, pointed at the stream. A decoder handed out stays valid
-   * until the next {@code open}. Not thread-safe; no allocation per value or sample.
+   * Reusable decoders of TimeSeries values, one per encoding: {@link #open} checks the encoding id
+   * and hands out the decoder for it, pointed at the stream. A decoder handed out stays valid until
+   * the next {@code open}. Not thread-safe; no allocation per value or sample.
    */
   public static final class Decoders {
     // Made on first use: a reader of one series usually meets one encoding only.
@@ -102,10 +102,11 @@ public final class TimeSeriesValue {
           switch (encoding) {
             case ENCODING_GORILLA -> gorilla != null ? gorilla : (gorilla = new GorillaDecoder());
             case ENCODING_DECIMAL -> decimal != null ? decimal : (decimal = new DecimalDecoder());
-            default -> throw new CorruptRecordException(
-                String.format(
-                    "TimeSeries value has unknown encoding id 0x%02x (known: 0x%02x Gorilla, 0x%02x decimal)",
-                    encoding, ENCODING_GORILLA, ENCODING_DECIMAL));
+            default ->
+                throw new CorruptRecordException(
+                    String.format(
+                        "TimeSeries value has unknown encoding id 0x%02x (known: 0x%02x Gorilla, 0x%02x decimal)",
+                        encoding, ENCODING_GORILLA, ENCODING_DECIMAL));
           };
       d.reset(bytes, offset, length);
       return d;

@@ -154,7 +154,8 @@ public final class ValueWriter {
           "string has an unpaired surrogate at index " + (-len - 1) + ": " + abbreviate(s));
     }
     if (len > Integer.MAX_VALUE - 64) {
-      throw new IllegalArgumentException("string too long for UTF-8 encoding: " + s.length() + " chars");
+      throw new IllegalArgumentException(
+          "string too long for UTF-8 encoding: " + s.length() + " chars");
     }
     return (int) len;
   }
@@ -174,7 +175,9 @@ public final class ValueWriter {
       if (c < 0x800) {
         len += 1;
       } else if (Character.isSurrogate(c)) {
-        if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+        if (Character.isHighSurrogate(c)
+            && i + 1 < n
+            && Character.isLowSurrogate(s.charAt(i + 1))) {
           len += 2; // two chars, four bytes
           i++;
         } else {
@@ -186,7 +189,6 @@ public final class ValueWriter {
     }
     return len;
   }
-
 
   /**
    * Writes the UTF-8 bytes of {@code s} (already checked by {@link #utf8Length}) at {@code pos}.

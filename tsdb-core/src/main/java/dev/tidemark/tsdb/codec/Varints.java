@@ -31,9 +31,7 @@ public final class Varints {
   /** Read result: {@code limit} came before the last byte. */
   public static final int TRUNCATED = -1;
 
-  /**
-   * Read result: no last byte within the allowed length, or (10 bytes) bits past the 64th.
-   */
+  /** Read result: no last byte within the allowed length, or (10 bytes) bits past the 64th. */
   public static final int TOO_LONG = -2;
 
   /** Read result ({@link #readMinimal} only): a shorter form of the value exists. */
@@ -83,10 +81,10 @@ public final class Varints {
   }
 
   /**
-   * Reads a minimal varint of at most {@code maxBytes} bytes. The checks come byte by byte, in
-   * this order: {@link #TRUNCATED} at {@code limit}; {@link #TOO_LONG} for a 10th byte above 1
-   * (bits past the 64th) or for a {@code maxBytes}-th byte that is not the last; {@link
-   * #NOT_MINIMAL} for a last byte of 0 after others.
+   * Reads a minimal varint of at most {@code maxBytes} bytes. The checks come byte by byte, in this
+   * order: {@link #TRUNCATED} at {@code limit}; {@link #TOO_LONG} for a 10th byte above 1 (bits
+   * past the 64th) or for a {@code maxBytes}-th byte that is not the last; {@link #NOT_MINIMAL} for
+   * a last byte of 0 after others.
    *
    * @param maxBytes 1..10 (5 bounds an {@code int} count, 9 a non-negative {@code long})
    * @return the offset after the varint, or a negative code

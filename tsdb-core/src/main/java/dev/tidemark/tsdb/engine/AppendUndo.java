@@ -6,21 +6,21 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Undoes what a failed append changed in the head, so that an append that fails before its KV
- * write (the write itself failing, an encoding or any other exception) leaves the head exactly as
- * the store has it. See {@code docs/architecture.md}, "All or nothing".
+ * Undoes what a failed append changed in the head, so that an append that fails before its KV write
+ * (the write itself failing, an encoding or any other exception) leaves the head exactly as the
+ * store has it. See {@code docs/architecture.md}, "All or nothing".
  *
  * <p>The samples need no journal of their own: every sample an append inserts is also in its
  * bucket's pending head-log bytes (series id, timestamp), in insertion order. Undone newest first,
  * each entry is the newest insert left in its series: a late sample is removed from the side
  * buffer, an in-order one is the last sample of the encoder, which is then cut back (once per
- * series, a re-encode of its chunk). What the head log does not show is journaled here, rarely:
- * the buckets an append touched (whether it created them, and added them to the BucketList, and
- * their timestamp range before) and the series it created (each the highest id of its bucket).
+ * series, a re-encode of its chunk). What the head log does not show is journaled here, rarely: the
+ * buckets an append touched (whether it created them, and added them to the BucketList, and their
+ * timestamp range before) and the series it created (each the highest id of its bucket).
  *
- * <p>Reused across appends; "once per append and bucket" is an epoch stamp on the bucket. The
- * happy path pays an epoch comparison per sample and a list add per created series. Guarded by
- * the engine's write lock.
+ * <p>Reused across appends; "once per append and bucket" is an epoch stamp on the bucket. The happy
+ * path pays an epoch comparison per sample and a list add per created series. Guarded by the
+ * engine's write lock.
  */
 final class AppendUndo {
 
@@ -71,7 +71,8 @@ final class AppendUndo {
     void seriesCreated(HeadSeries hs);
 
     /** A bucket the append touched, with its range before; {@code created}: by this append. */
-    void bucket(HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp);
+    void bucket(
+        HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp);
   }
 
   /**
@@ -88,7 +89,8 @@ final class AppendUndo {
         continue;
       }
       List<long[]> entries = new ArrayList<>();
-      HeadLogBuffer.decode(hb.pendingLog.toByteArray(), (id, t, bits) -> entries.add(new long[] {id, t}));
+      HeadLogBuffer.decode(
+          hb.pendingLog.toByteArray(), (id, t, bits) -> entries.add(new long[] {id, t}));
       for (int i = entries.size() - 1; i >= 0; i--) {
         HeadSeries hs = hb.byId((int) entries.get(i)[0]);
         long t = entries.get(i)[1];
@@ -111,7 +113,12 @@ final class AppendUndo {
       v.seriesCreated(createdSeries.get(i));
     }
     for (int i = buckets.size() - 1; i >= 0; i--) {
-      v.bucket(buckets.get(i), createdBuckets.get(i), listedBuckets.get(i), ranges[2 * i], ranges[2 * i + 1]);
+      v.bucket(
+          buckets.get(i),
+          createdBuckets.get(i),
+          listedBuckets.get(i),
+          ranges[2 * i],
+          ranges[2 * i + 1]);
     }
     begin();
     return bytes;

@@ -39,8 +39,10 @@ final class Appends {
 
   /** The undo journal of the append in progress. */
   private final AppendUndo undo = new AppendUndo();
+
   /** Set when a rollback itself failed: the head may differ from the store, so appends stop. */
   private Throwable failedRollback;
+
   private final GroupSync groupSync;
   private final HeadState head;
   private final Sealer sealer;
@@ -95,7 +97,8 @@ final class Appends {
             "the engine refuses writes since an append could not be rolled back; restart the server",
             failedRollback);
       }
-      if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES > config.maxHeadBytes()) {
+      if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES
+          > config.maxHeadBytes()) {
         sealer.scheduleSealIfDue();
         throw new StorageUnavailableException(
             "head memory is over its budget of " + config.maxHeadBytes() + " bytes; retry later");
@@ -129,7 +132,8 @@ final class Appends {
               if (pointDetails == null) {
                 pointDetails = new String[batch.pointCount()];
               }
-              pointDetails[point] = SeriesLimits.violation(batch.labels(failing), batch.metadata(failing));
+              pointDetails[point] =
+                  SeriesLimits.violation(batch.labels(failing), batch.metadata(failing));
             }
           } else {
             for (int k = i; k < end; k++) {
@@ -165,14 +169,18 @@ final class Appends {
   }
 
   /**
-   * Undoes what a failed append changed in the head, so the head again holds exactly what the
-   * store (records and head log) holds: the undo journal newest first, the pending head-log bytes,
-   * the newest head timestamp, and the cached refs of the batch's series (they are resolved again
-   * on next use). Under the write lock. Should the undo itself fail, the engine refuses further
+   * Undoes what a failed append changed in the head, so the head again holds exactly what the store
+   * (records and head log) holds: the undo journal newest first, the pending head-log bytes, the
+   * newest head timestamp, and the cached refs of the batch's series (they are resolved again on
+   * next use). Under the write lock. Should the undo itself fail, the engine refuses further
    * appends (reads go on); a restart rebuilds the head from the store.
    */
   private void rollbackLocked(
-      SampleBatch batch, List<HeadBucket> touched, long headMaxBefore, boolean hadHeadMax, Throwable cause) {
+      SampleBatch batch,
+      List<HeadBucket> touched,
+      long headMaxBefore,
+      boolean hadHeadMax,
+      Throwable cause) {
     try {
       touched.clear();
       head.headSampleBytes += undo.undo(new Rollback());
@@ -184,7 +192,10 @@ final class Appends {
     } catch (RuntimeException | Error e) {
       failedRollback = e;
       e.addSuppressed(cause);
-      LOG.log(Level.ERROR, "an append failed and could not be rolled back; appends are refused until a restart", e);
+      LOG.log(
+          Level.ERROR,
+          "an append failed and could not be rolled back; appends are refused until a restart",
+          e);
     }
   }
 
@@ -197,7 +208,8 @@ final class Appends {
     }
 
     @Override
-    public void bucket(HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp) {
+    public void bucket(
+        HeadBucket hb, boolean created, boolean listed, long minTimestamp, long maxTimestamp) {
       hb.minTimestamp = minTimestamp;
       hb.maxTimestamp = maxTimestamp;
       if (created) {
@@ -229,9 +241,9 @@ final class Appends {
   }
 
   /**
-   * Checks one sample against the stored state; creates nothing. Remembers the series' ref and
-   * head series in {@code refOf}/{@code seriesOf} so {@link #apply} needs no second lookup. Under
-   * the write lock.
+   * Checks one sample against the stored state; creates nothing. Remembers the series' ref and head
+   * series in {@code refOf}/{@code seriesOf} so {@link #apply} needs no second lookup. Under the
+   * write lock.
    *
    * <p>Fast path (a known series appending to its newest, open bucket): one hash lookup, no
    * allocation.
@@ -243,7 +255,9 @@ final class Appends {
     SeriesRef ref = refs.get(labels);
     HeadSeries hs;
     HeadSeries latest = ref == null ? null : ref.latest;
-    if (latest != null && latest.bucket.state == HeadBucket.State.OPEN && latest.bucket.contains(t)) {
+    if (latest != null
+        && latest.bucket.state == HeadBucket.State.OPEN
+        && latest.bucket.contains(t)) {
       if (t < ref.maxT - oooMillis) {
         return RejectReason.OUT_OF_ORDER;
       }
@@ -265,7 +279,9 @@ final class Appends {
         if (!buckets.contains(b)) {
           refOf[k] = ref;
           // a new bucket: nothing to collide with, but the series must be storable
-          return SeriesLimits.storable(labels, batch.metadata(k)) ? null : RejectReason.LIMIT_EXCEEDED;
+          return SeriesLimits.storable(labels, batch.metadata(k))
+              ? null
+              : RejectReason.LIMIT_EXCEEDED;
         }
         hb = recovery.reopenLocked(b);
       }
@@ -369,9 +385,9 @@ final class Appends {
 
   /**
    * The newest stored timestamp of a series in bucket {@code b} or later, or Long.MIN_VALUE.
-   * Buckets before {@code b} only hold older timestamps, so this decides the out-of-order rule
-   * for a sample in {@code b}. Head buckets answer from memory; sealed ones with point reads
-   * (this runs once per series not in the head).
+   * Buckets before {@code b} only hold older timestamps, so this decides the out-of-order rule for
+   * a sample in {@code b}. Head buckets answer from memory; sealed ones with point reads (this runs
+   * once per series not in the head).
    */
   private long newestAtOrAfter(Labels labels, TimeBucket b) {
     long max = Long.MIN_VALUE;
@@ -390,7 +406,8 @@ final class Appends {
   }
 
   private static long storedNewest(KvReader reader, Labels labels, TimeBucket b) {
-    byte[] dict = reader.get(Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()));
+    byte[] dict =
+        reader.get(Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()));
     if (dict == null) {
       return Long.MIN_VALUE;
     }
@@ -415,8 +432,8 @@ final class Appends {
 
   /**
    * Writes the pending head-log records and created series; false if there was nothing to write.
-   * The pending logs are cleared only once the write succeeded: until then they are the undo
-   * record of the append's samples ({@link AppendUndo}).
+   * The pending logs are cleared only once the write succeeded: until then they are the undo record
+   * of the append's samples ({@link AppendUndo}).
    */
   private boolean writeLocked(WriteBatch wb, List<HeadBucket> touched) {
     for (HeadBucket hb : touched) {

@@ -1,8 +1,8 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
-import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -38,19 +38,19 @@ import org.roaringbitmap.RoaringBitmap;
  *   <li>TimeSeries: each record decodes entirely and has a ForwardIndex record (else dropped:
  *       without labels its samples cannot be read, and {@code Engine} fails reopening the bucket).
  *   <li>HeadLog: each record decodes and names known series only (else the samples of unknown
- *       series are dropped and the record rewritten in format 2, or deleted when none is left).
- *       A bucket with HeadLog records left is <em>open</em>: recovery replays it.
- *   <li>SeriesDictionary: each entry names exactly the series whose labels hash to its
- *       fingerprint, rebuilt from the ForwardIndex when not.
+ *       series are dropped and the record rewritten in format 2, or deleted when none is left). A
+ *       bucket with HeadLog records left is <em>open</em>: recovery replays it.
+ *   <li>SeriesDictionary: each entry names exactly the series whose labels hash to its fingerprint,
+ *       rebuilt from the ForwardIndex when not.
  *   <li>InvertedIndex: each posting names only series that carry its label pair (the all-series
  *       posting: only known series). In a <em>sealed</em> bucket (no HeadLog left) every series is
- *       in the all-series posting and the posting of each of its labels, so the postings are set
- *       to exactly what the ForwardIndex implies; in an open bucket postings are only cleaned,
- *       since the next seal writes them all from the ForwardIndex anyway.
+ *       in the all-series posting and the posting of each of its labels, so the postings are set to
+ *       exactly what the ForwardIndex implies; in an open bucket postings are only cleaned, since
+ *       the next seal writes them all from the ForwardIndex anyway.
  * </ol>
  *
- * <p>Reads through one {@link KvReader} (a snapshot); {@link #fix} collects the changes, written
- * by the caller in one atomic batch. Single use, one thread.
+ * <p>Reads through one {@link KvReader} (a snapshot); {@link #fix} collects the changes, written by
+ * the caller in one atomic batch. Single use, one thread.
  */
 final class BucketCheck {
 
@@ -65,6 +65,7 @@ final class BucketCheck {
   private static final Pair ALL = new Pair("", "");
 
   final TimeBucket bucket;
+
   /** The changes that make the bucket consistent; empty when it is. */
   final WriteBatch fix = new WriteBatch();
 
@@ -74,11 +75,14 @@ final class BucketCheck {
 
   /** Records of the bucket, of every type, decodable or not. */
   long records;
+
   /** Series with a decodable ForwardIndex record: id → labels. */
   private final HashMap<Integer, Labels> series = new HashMap<>();
+
   private boolean headLogLeft;
 
-  BucketCheck(KvReader reader, TimeBucket bucket, VerifyReport.Builder report, Map<Action, Long> actions) {
+  BucketCheck(
+      KvReader reader, TimeBucket bucket, VerifyReport.Builder report, Map<Action, Long> actions) {
     this.reader = reader;
     this.bucket = bucket;
     this.report = report;
@@ -143,7 +147,10 @@ final class BucketCheck {
           continue;
         }
         if (!series.containsKey((int) id)) {
-          problem(Kind.TIME_SERIES_UNKNOWN_SERIES, id, "chunk of " + samples + " samples of a series without labels");
+          problem(
+              Kind.TIME_SERIES_UNKNOWN_SERIES,
+              id,
+              "chunk of " + samples + " samples of a series without labels");
           fix.delete(key);
           count(Action.TIME_SERIES_DELETED, 1);
           count(Action.SAMPLES_DROPPED, samples);
@@ -158,7 +165,10 @@ final class BucketCheck {
         records++;
         byte[] key = c.key();
         if (key.length != Keys.BUCKET_PREFIX_LENGTH + 8) {
-          undecodable(RecordType.HEAD_LOG, key, -1,
+          undecodable(
+              RecordType.HEAD_LOG,
+              key,
+              -1,
               "key of " + key.length + " bytes, expected " + (Keys.BUCKET_PREFIX_LENGTH + 8));
           continue;
         }
@@ -181,9 +191,18 @@ final class BucketCheck {
           headLogLeft = true;
           continue;
         }
-        problem(Kind.HEAD_LOG_UNKNOWN_SERIES, unknown.first(),
-            "record " + StoreVerifier.hex(key) + ": " + dropped + " of " + entries.size()
-                + " samples name series " + abbreviate(unknown) + " (replay fails on them)");
+        problem(
+            Kind.HEAD_LOG_UNKNOWN_SERIES,
+            unknown.first(),
+            "record "
+                + StoreVerifier.hex(key)
+                + ": "
+                + dropped
+                + " of "
+                + entries.size()
+                + " samples name series "
+                + abbreviate(unknown)
+                + " (replay fails on them)");
         count(Action.SAMPLES_DROPPED, dropped);
         if (dropped == entries.size()) {
           fix.delete(key);
@@ -228,10 +247,19 @@ final class BucketCheck {
         for (int id : ids) {
           Labels labels = series.get(id);
           if (labels == null) {
-            problem(Kind.DICTIONARY_UNKNOWN_SERIES, Integer.toUnsignedLong(id), "entry " + fingerprint(fp));
+            problem(
+                Kind.DICTIONARY_UNKNOWN_SERIES,
+                Integer.toUnsignedLong(id),
+                "entry " + fingerprint(fp));
           } else if (!Fingerprint.of(labels).equals(fp)) {
-            problem(Kind.DICTIONARY_WRONG_FINGERPRINT, Integer.toUnsignedLong(id),
-                "entry " + fingerprint(fp) + " names " + labels + ", whose fingerprint is "
+            problem(
+                Kind.DICTIONARY_WRONG_FINGERPRINT,
+                Integer.toUnsignedLong(id),
+                "entry "
+                    + fingerprint(fp)
+                    + " names "
+                    + labels
+                    + ", whose fingerprint is "
                     + fingerprint(Fingerprint.of(labels)));
           }
         }
@@ -249,13 +277,17 @@ final class BucketCheck {
       int[] have = stored.get(e.getKey());
       for (int id : e.getValue()) {
         if (have == null || !contains(have, id)) {
-          problem(Kind.SERIES_NOT_IN_DICTIONARY, Integer.toUnsignedLong(id),
+          problem(
+              Kind.SERIES_NOT_IN_DICTIONARY,
+              Integer.toUnsignedLong(id),
               series.get(id) + " is not in entry " + fingerprint(e.getKey()));
         }
       }
       if (have == null) {
         Fingerprint fp = e.getKey();
-        fix.put(Keys.seriesDictionary(bucket, fp.high(), fp.low()), SeriesDictionaryValue.encode(e.getValue()));
+        fix.put(
+            Keys.seriesDictionary(bucket, fp.high(), fp.low()),
+            SeriesDictionaryValue.encode(e.getValue()));
         count(Action.DICTIONARY_ENTRIES_WRITTEN, 1);
       }
     }
@@ -293,7 +325,9 @@ final class BucketCheck {
           int id = it.next();
           Labels l = series.get(id);
           if (l == null) {
-            problem(Kind.POSTING_UNKNOWN_SERIES, Integer.toUnsignedLong(id),
+            problem(
+                Kind.POSTING_UNKNOWN_SERIES,
+                Integer.toUnsignedLong(id),
                 pair + " names it, but it has no ForwardIndex record");
           } else if (!pair.equals(ALL) && !pair.value().equals(l.get(pair.name()))) {
             problem(Kind.POSTING_WRONG_SERIES, Integer.toUnsignedLong(id), pair + " names " + l);
@@ -334,17 +368,22 @@ final class BucketCheck {
         }
       }
       if (!missing.isEmpty()) {
-        problem(Kind.SERIES_NOT_IN_POSTINGS, Integer.toUnsignedLong(id),
-            l + " is missing from " + missing.get(0)
+        problem(
+            Kind.SERIES_NOT_IN_POSTINGS,
+            Integer.toUnsignedLong(id),
+            l
+                + " is missing from "
+                + missing.get(0)
                 + (missing.size() > 1 ? " and " + (missing.size() - 1) + " more postings" : ""));
       }
     }
     for (Map.Entry<Pair, RoaringBitmap> e : expected.entrySet()) {
       if (!stored.containsKey(e.getKey())) {
         Pair p = e.getKey();
-        byte[] key = p.equals(ALL)
-            ? Keys.invertedIndexAllSeries(bucket)
-            : Keys.invertedIndex(bucket, p.name(), p.value());
+        byte[] key =
+            p.equals(ALL)
+                ? Keys.invertedIndexAllSeries(bucket)
+                : Keys.invertedIndex(bucket, p.name(), p.value());
         fix.put(key, InvertedIndexValue.encode(e.getValue().clone()));
         count(Action.POSTINGS_WRITTEN, 1);
       }
@@ -358,7 +397,10 @@ final class BucketCheck {
   }
 
   private void undecodable(RecordType type, byte[] key, long id, String why) {
-    problem(Kind.UNDECODABLE_RECORD, id, StoreVerifier.name(type) + " record " + StoreVerifier.hex(key) + ": " + why);
+    problem(
+        Kind.UNDECODABLE_RECORD,
+        id,
+        StoreVerifier.name(type) + " record " + StoreVerifier.hex(key) + ": " + why);
     fix.delete(key);
     count(Action.RECORDS_DELETED, 1);
   }

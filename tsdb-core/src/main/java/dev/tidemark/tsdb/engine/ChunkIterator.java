@@ -26,6 +26,7 @@ final class ChunkIterator implements SampleIterator {
   private boolean done;
   private long t;
   private long bits;
+
   /** Whether the last next() or seek() returned true. */
   private boolean onSample;
 
@@ -130,7 +131,8 @@ final class ChunkIterator implements SampleIterator {
     }
     if (current == null || current.bucket().endMillis() <= timestampMillis) {
       current = null;
-      while (chunk + 1 < chunks.size() && chunks.get(chunk + 1).bucket().endMillis() <= timestampMillis) {
+      while (chunk + 1 < chunks.size()
+          && chunks.get(chunk + 1).bucket().endMillis() <= timestampMillis) {
         chunk++;
       }
     }
@@ -149,7 +151,10 @@ final class ChunkIterator implements SampleIterator {
     current = chunks.get(chunk);
     decoder =
         decoders.open(
-            current.encoding(), current.bytes(), current.offset(), current.bytes().length - current.offset());
+            current.encoding(),
+            current.bytes(),
+            current.offset(),
+            current.bytes().length - current.offset());
     decoderHas = decoder.next() && (current.lateCount() > 0 || decoder.seek(minT));
     late = 0;
     return true;

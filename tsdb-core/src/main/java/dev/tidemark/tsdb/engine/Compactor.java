@@ -40,24 +40,25 @@ import org.roaringbitmap.RoaringBitmap;
  * one SeriesDictionary, ForwardIndex and InvertedIndex and one TimeSeries record per series,
  * re-encoded in whichever encoding is smaller.
  *
- * <p>Runs on the engine's one background thread (so never beside a seal, retention or delete),
- * one group per task. It reads the group through a KV snapshot without any lock and writes the
- * coarse records under the coarse bucket's own key prefix, which no listed bucket uses: until
- * the switch they are invisible. The switch is one write batch under the write lock: the
- * BucketList names the coarse bucket instead of its members, and the members' records are range
- * deleted. A member reopened by a late sample meanwhile (it is then open) or a bucket new in the
- * range abandons the group: its coarse records are deleted. A crash before the switch leaves
- * coarse records of an unlisted bucket, which {@link Recovery} deletes on open.
+ * <p>Runs on the engine's one background thread (so never beside a seal, retention or delete), one
+ * group per task. It reads the group through a KV snapshot without any lock and writes the coarse
+ * records under the coarse bucket's own key prefix, which no listed bucket uses: until the switch
+ * they are invisible. The switch is one write batch under the write lock: the BucketList names the
+ * coarse bucket instead of its members, and the members' records are range deleted. A member
+ * reopened by a late sample meanwhile (it is then open) or a bucket new in the range abandons the
+ * group: its coarse records are deleted. A crash before the switch leaves coarse records of an
+ * unlisted bucket, which {@link Recovery} deletes on open.
  *
- * <p>Memory: the merge walks the members' SeriesDictionary records in fingerprint order (one
- * cursor per member, a k-way merge), so it holds one series' samples at a time, the writes of one
- * batch ({@link #BATCH_BYTES}), and a map from each member's series ids to the coarse ids (4
- * bytes per member series) for the postings, which are merged the same way, key by key.
+ * <p>Memory: the merge walks the members' SeriesDictionary records in fingerprint order (one cursor
+ * per member, a k-way merge), so it holds one series' samples at a time, the writes of one batch
+ * ({@link #BATCH_BYTES}), and a map from each member's series ids to the coarse ids (4 bytes per
+ * member series) for the postings, which are merged the same way, key by key.
  */
 final class Compactor {
 
   /** Coarse records are written in batches of about this many payload bytes. */
   static final long BATCH_BYTES = 4L << 20;
+
   /** At most this many groups per {@link #compactNow()}; a guard, never reached in practice. */
   private static final int MAX_GROUPS_PER_CALL = 100_000;
 
@@ -71,8 +72,8 @@ final class Compactor {
 
   /**
    * Groups whose merge met a record that does not decode: skipped until the next start (their
-   * buckets stay as they are and read as before; {@code tidemark verify --repair} mends them).
-   * Only the background thread touches it.
+   * buckets stay as they are and read as before; {@code tidemark verify --repair} mends them). Only
+   * the background thread touches it.
    */
   private final java.util.Set<TimeBucket> unmergeable = new java.util.HashSet<>();
 
@@ -192,12 +193,13 @@ final class Compactor {
   }
 
   /**
-   * The listed buckets inside {@code target}, all finer than it; empty if a listed bucket as
-   * coarse as the target lies there (nothing to do). Under the lock.
+   * The listed buckets inside {@code target}, all finer than it; empty if a listed bucket as coarse
+   * as the target lies there (nothing to do). Under the lock.
    */
   private List<TimeBucket> membersLocked(TimeBucket target) {
     List<TimeBucket> out = new ArrayList<>();
-    for (TimeBucket b : buckets.tailSet(new TimeBucket(TimeBucket.ONE_HOUR, target.startMinutes()), true)) {
+    for (TimeBucket b :
+        buckets.tailSet(new TimeBucket(TimeBucket.ONE_HOUR, target.startMinutes()), true)) {
       if (b.startMillis() >= target.endMillis()) {
         break;
       }
@@ -218,7 +220,9 @@ final class Compactor {
     return true;
   }
 
-  /** Whether the plan still holds: its members are what the range lists, all sealed. Under the lock. */
+  /**
+   * Whether the plan still holds: its members are what the range lists, all sealed. Under the lock.
+   */
   private boolean stillValidLocked(Plan p) {
     return !head.closed
         && !stopping
@@ -257,8 +261,13 @@ final class Compactor {
       head.compactionFailures.increment();
       dropQuietly(target);
       unmergeable.add(target);
-      LOG.log(Level.WARNING, "compaction into " + target + " met a record that does not decode; its buckets"
-          + " stay as they are until the next start (run tidemark verify)", e);
+      LOG.log(
+          Level.WARNING,
+          "compaction into "
+              + target
+              + " met a record that does not decode; its buckets"
+              + " stay as they are until the next start (run tidemark verify)",
+          e);
       return false;
     } catch (RuntimeException | Error e) {
       head.compactionFailures.increment();
@@ -278,7 +287,10 @@ final class Compactor {
     if (!switched) {
       head.compactionsAbandoned.increment();
       dropQuietly(target);
-      LOG.log(Level.INFO, "compaction into {0} abandoned: {1}", target,
+      LOG.log(
+          Level.INFO,
+          "compaction into {0} abandoned: {1}",
+          target,
           stopping ? "the engine is closing" : "a bucket of the group changed");
       return false;
     }
@@ -332,7 +344,10 @@ final class Compactor {
       if (stored == null || !BucketListValue.decode(stored).contains(p.target)) {
         throw e; // not written: the coarse records are orphans (deleted by the caller or on open)
       }
-      LOG.log(Level.WARNING, "the compaction switch to " + p.target + " reported a failure but landed", e);
+      LOG.log(
+          Level.WARNING,
+          "the compaction switch to " + p.target + " reported a failure but landed",
+          e);
     }
     buckets.removeAll(p.members);
     buckets.add(p.target);
@@ -362,7 +377,12 @@ final class Compactor {
       }
       kv.write(wb);
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "could not delete the records of unfinished compaction " + target + "; the next open does", e);
+      LOG.log(
+          Level.WARNING,
+          "could not delete the records of unfinished compaction "
+              + target
+              + "; the next open does",
+          e);
     }
   }
 
@@ -379,11 +399,11 @@ final class Compactor {
   }
 
   /**
-   * Deletes the records of buckets of a coarse size code that the BucketList does not name: what
-   * a compaction interrupted before its switch leaves. Only codes above one hour: ingestion never
+   * Deletes the records of buckets of a coarse size code that the BucketList does not name: what a
+   * compaction interrupted before its switch leaves. Only codes above one hour: ingestion never
    * writes them, so such records are never data. One short scan per bucket and record type
-   * (skipping from one bucket prefix to the next). Runs on open, under the write lock. Returns
-   * how many buckets' records it deleted.
+   * (skipping from one bucket prefix to the next). Runs on open, under the write lock. Returns how
+   * many buckets' records it deleted.
    */
   static int dropOrphans(KvStore kv, TreeSet<TimeBucket> listed) {
     TreeSet<TimeBucket> orphans = new TreeSet<>();
@@ -421,7 +441,11 @@ final class Compactor {
     }
     if (!wb.isEmpty()) {
       kv.write(wb);
-      LOG.log(Level.INFO, "deleted the records of {0} unfinished compactions: {1}", orphans.size(), orphans);
+      LOG.log(
+          Level.INFO,
+          "deleted the records of {0} unfinished compactions: {1}",
+          orphans.size(),
+          orphans);
     }
     return orphans.size();
   }
@@ -481,13 +505,20 @@ final class Compactor {
       PriorityQueue<Integer> queue =
           new PriorityQueue<>(
               (a, b) -> {
-                int c = Arrays.compareUnsigned(keys[a], Keys.BUCKET_PREFIX_LENGTH, keys[a].length,
-                    keys[b], Keys.BUCKET_PREFIX_LENGTH, keys[b].length);
+                int c =
+                    Arrays.compareUnsigned(
+                        keys[a],
+                        Keys.BUCKET_PREFIX_LENGTH,
+                        keys[a].length,
+                        keys[b],
+                        Keys.BUCKET_PREFIX_LENGTH,
+                        keys[b].length);
                 return c != 0 ? c : Integer.compare(a, b);
               });
       try {
         for (int i = 0; i < k; i++) {
-          cursors[i] = snap.scanPrefix(Keys.bucketPrefix(RecordType.SERIES_DICTIONARY, members.get(i)));
+          cursors[i] =
+              snap.scanPrefix(Keys.bucketPrefix(RecordType.SERIES_DICTIONARY, members.get(i)));
           if (advance(cursors[i], keys, values, i)) {
             queue.add(i);
           }
@@ -560,7 +591,9 @@ final class Compactor {
           }
           put(
               Keys.seriesDictionary(
-                  target, Keys.fingerprintHigh(fingerprintKey), Keys.fingerprintLow(fingerprintKey)),
+                  target,
+                  Keys.fingerprintHigh(fingerprintKey),
+                  Keys.fingerprintLow(fingerprintKey)),
               SeriesDictionaryValue.encode(ids));
         }
       } finally {
@@ -578,9 +611,15 @@ final class Compactor {
       }
     }
 
-    /** Appends a member's chunk of series {@code id}; samples not after the last one are dropped. */
+    /**
+     * Appends a member's chunk of series {@code id}; samples not after the last one are dropped.
+     */
     private void appendChunk(
-        GorillaEncoder chunk, DecimalEncoder decimal, TimeSeriesValue.Decoders decoders, TimeBucket b, int id) {
+        GorillaEncoder chunk,
+        DecimalEncoder decimal,
+        TimeSeriesValue.Decoders decoders,
+        TimeBucket b,
+        int id) {
       byte[] v = snap.get(Keys.timeSeries(b, id));
       if (v == null) {
         return;
@@ -605,14 +644,21 @@ final class Compactor {
       PriorityQueue<Integer> queue =
           new PriorityQueue<>(
               (a, b) -> {
-                int c = Arrays.compareUnsigned(keys[a], Keys.BUCKET_PREFIX_LENGTH, keys[a].length,
-                    keys[b], Keys.BUCKET_PREFIX_LENGTH, keys[b].length);
+                int c =
+                    Arrays.compareUnsigned(
+                        keys[a],
+                        Keys.BUCKET_PREFIX_LENGTH,
+                        keys[a].length,
+                        keys[b],
+                        Keys.BUCKET_PREFIX_LENGTH,
+                        keys[b].length);
                 return c != 0 ? c : Integer.compare(a, b);
               });
       byte[] prefix = Keys.bucketPrefix(RecordType.INVERTED_INDEX, target);
       try {
         for (int i = 0; i < k; i++) {
-          cursors[i] = snap.scanPrefix(Keys.bucketPrefix(RecordType.INVERTED_INDEX, members.get(i)));
+          cursors[i] =
+              snap.scanPrefix(Keys.bucketPrefix(RecordType.INVERTED_INDEX, members.get(i)));
           if (advance(cursors[i], keys, values, i)) {
             queue.add(i);
           }
@@ -637,7 +683,11 @@ final class Compactor {
           }
           merged.runOptimize();
           byte[] coarseKey = Arrays.copyOf(prefix, key.length);
-          System.arraycopy(key, Keys.BUCKET_PREFIX_LENGTH, coarseKey, Keys.BUCKET_PREFIX_LENGTH,
+          System.arraycopy(
+              key,
+              Keys.BUCKET_PREFIX_LENGTH,
+              coarseKey,
+              Keys.BUCKET_PREFIX_LENGTH,
               key.length - Keys.BUCKET_PREFIX_LENGTH);
           put(coarseKey, InvertedIndexValue.encode(merged));
         }
@@ -679,7 +729,8 @@ final class Compactor {
   }
 
   private static boolean sameSuffix(byte[] a, byte[] b) {
-    return Arrays.equals(a, Keys.BUCKET_PREFIX_LENGTH, a.length, b, Keys.BUCKET_PREFIX_LENGTH, b.length);
+    return Arrays.equals(
+        a, Keys.BUCKET_PREFIX_LENGTH, a.length, b, Keys.BUCKET_PREFIX_LENGTH, b.length);
   }
 
   /** Member series id → coarse id, -1 for none; grows with the largest id. */

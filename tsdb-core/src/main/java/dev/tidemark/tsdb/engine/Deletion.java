@@ -37,8 +37,8 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Deletion of the samples of matching series in a time range, for good: seals the overlapping open
- * buckets, rewrites or removes each series' records, drops emptied buckets and compacts. See
- * {@link Engine#deleteSeries}.
+ * buckets, rewrites or removes each series' records, drops emptied buckets and compacts. See {@link
+ * Engine#deleteSeries}.
  */
 final class Deletion {
 
@@ -124,12 +124,18 @@ final class Deletion {
         kv.compactRange(prefix, KeyRanges.prefixEnd(prefix));
       }
     }
-    LOG.log(Level.INFO, "deleted {0} samples of {1} series in {2} buckets", samples, series, bucketCount);
+    LOG.log(
+        Level.INFO,
+        "deleted {0} samples of {1} series in {2} buckets",
+        samples,
+        series,
+        bucketCount);
     return new DeleteResult(bucketCount, series, samples);
   }
 
   /** Returns {series touched, samples removed}. Under the write lock; the bucket is sealed. */
-  private long[] deleteInBucketLocked(TimeBucket b, long minT, long maxT, List<LabelMatcher> matchers) {
+  private long[] deleteInBucketLocked(
+      TimeBucket b, long minT, long maxT, List<LabelMatcher> matchers) {
     KvPostings postings = new KvPostings(kv, b);
     RoaringBitmap ids = PostingsSelector.select(postings, matchers);
     if (ids.isEmpty()) {
@@ -169,7 +175,8 @@ final class Deletion {
       }
       byte[] fwd = kv.get(Keys.forwardIndex(b, id));
       if (fwd == null) {
-        throw new CorruptRecordException("series " + b + "/" + id + " has a chunk but no ForwardIndex record");
+        throw new CorruptRecordException(
+            "series " + b + "/" + id + " has a chunk but no ForwardIndex record");
       }
       Labels labels = ForwardIndexValue.decode(fwd).labels();
       gone.add(id);
@@ -179,7 +186,8 @@ final class Deletion {
       byte[] dictKey = Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow());
       byte[] dict = kv.get(dictKey);
       if (dict != null) {
-        int[] rest = Arrays.stream(SeriesDictionaryValue.decode(dict)).filter(x -> x != id).toArray();
+        int[] rest =
+            Arrays.stream(SeriesDictionaryValue.decode(dict)).filter(x -> x != id).toArray();
         if (rest.length == 0) {
           wb.delete(dictKey);
         } else {
@@ -210,7 +218,8 @@ final class Deletion {
               continue;
             }
             byte[] key = Keys.invertedIndex(b, l.name(i), l.value(i));
-            RoaringBitmap left = RoaringBitmap.andNot(postings.posting(l.name(i), l.value(i)), gone);
+            RoaringBitmap left =
+                RoaringBitmap.andNot(postings.posting(l.name(i), l.value(i)), gone);
             if (left.isEmpty()) {
               wb.delete(key);
             } else {
@@ -229,7 +238,8 @@ final class Deletion {
       kv.sync();
     }
     // Forget cached newest timestamps of the touched series; they are looked up again.
-    refs.values().removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+    refs.values()
+        .removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
     return new long[] {touched, removedSamples};
   }
 }

@@ -103,8 +103,8 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   /**
-   * Opens the engine on a store: checks the schema record (creating it in an empty store),
-   * recovers the head from the head log, and starts the background sealer.
+   * Opens the engine on a store: checks the schema record (creating it in an empty store), recovers
+   * the head from the head log, and starts the background sealer.
    *
    * @throws IllegalStateException if the store's schema is unknown or contradicts the config
    */
@@ -163,7 +163,8 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    * coarse buckets it made. The background compactor does the same, one group at a time, every
    * {@link EngineConfig#compactionInterval()}. A group is due once its whole range lies more than
    * {@link EngineConfig#compactionDelay()} (and the out-of-order window) behind both the clock and
-   * the newest sample, and none of its buckets is open. See {@code docs/architecture.md}, Compaction.
+   * the newest sample, and none of its buckets is open. See {@code docs/architecture.md},
+   * Compaction.
    */
   public int compactNow() {
     return compactor.compactNow();
@@ -191,11 +192,11 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    * <p>Runs on the background thread (after any seal in progress). Open buckets that overlap the
    * range are sealed first (their head log is gone, so a restart cannot bring the samples back),
    * without the write lock; then, under the write lock, so no append or read sees it half done, a
-   * bucket appended to meanwhile is sealed again, and per overlapping bucket:
-   * a series with no sample left loses its TimeSeries, ForwardIndex and SeriesDictionary records
-   * and its ids in the postings; a series with samples left outside the range gets its chunk
-   * rewritten; a bucket with no series left is range-deleted whole and leaves the BucketList.
-   * Finally the affected ranges are compacted, so the space is reclaimed.
+   * bucket appended to meanwhile is sealed again, and per overlapping bucket: a series with no
+   * sample left loses its TimeSeries, ForwardIndex and SeriesDictionary records and its ids in the
+   * postings; a series with samples left outside the range gets its chunk rewritten; a bucket with
+   * no series left is range-deleted whole and leaves the BucketList. Finally the affected ranges
+   * are compacted, so the space is reclaimed.
    *
    * @throws IllegalArgumentException if {@code minT > maxT}
    */
@@ -203,10 +204,16 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     return deletion.deleteSeries(minT, maxT, matchers);
   }
 
-  /** One bucket as the admin API lists it. {@code bytes} is the sum of its records' key and value sizes. */
+  /**
+   * One bucket as the admin API lists it. {@code bytes} is the sum of its records' key and value
+   * sizes.
+   */
   public record BucketInfo(TimeBucket bucket, boolean open, long seriesCount, long bytes) {}
 
-  /** Every bucket with its series count and size; scans each bucket's records (an admin call, not a hot path). */
+  /**
+   * Every bucket with its series count and size; scans each bucket's records (an admin call, not a
+   * hot path).
+   */
   public List<BucketInfo> bucketInfo() {
     return reads.bucketInfo();
   }
@@ -310,7 +317,10 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     }
   }
 
-  /** The schema version of the open store ({@code docs/format.md}, Schema record): open refuses any other. */
+  /**
+   * The schema version of the open store ({@code docs/format.md}, Schema record): open refuses any
+   * other.
+   */
   public int schemaVersion() {
     return SchemaRecord.CURRENT_VERSION;
   }

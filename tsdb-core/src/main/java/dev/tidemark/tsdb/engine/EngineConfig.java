@@ -27,13 +27,14 @@ import java.util.Objects;
  *     sample before it is compacted (at least the out-of-order window is always waited): recent
  *     data stays in one-hour buckets, where a late sample reopens one hour, not a coarse bucket
  *     (default {@link #DEFAULT_COMPACTION_DELAY})
- * @param compactionInterval how often the compactor looks for due bucket groups; zero disables
- *     the background compactor ({@link Engine#compactNow()} still works) (default {@link
+ * @param compactionInterval how often the compactor looks for due bucket groups; zero disables the
+ *     background compactor ({@link Engine#compactNow()} still works) (default {@link
  *     #DEFAULT_COMPACTION_INTERVAL})
  * @param clock the clock for retention and future checks
  * @param labelCacheBytes the bound, in estimated heap bytes, of the decoded ForwardIndex tables of
- *     sealed buckets that selects keep (per bucket {@code series id → labels}; docs/architecture.md,
- *     Read path); 0 disables the cache (default {@link #DEFAULT_LABEL_CACHE_BYTES})
+ *     sealed buckets that selects keep (per bucket {@code series id → labels};
+ *     docs/architecture.md, Read path); 0 disables the cache (default {@link
+ *     #DEFAULT_LABEL_CACHE_BYTES})
  * @param readParallelism how many threads one select may use to read sealed buckets (the caller's
  *     and {@code ForkJoinPool.commonPool()} workers); 1 reads them on the caller's thread (default
  *     {@link #DEFAULT_READ_PARALLELISM})
@@ -57,6 +58,7 @@ public record EngineConfig(
   public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.ofMinutes(10);
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
   public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(5);
+
   /**
    * 1 h → 8 h (size codes 1, 4), chosen by measurement (docs/benchmarks.md, "Bucket compaction"):
    * 8-hour buckets take nearly all of the saving (the per-bucket index records), a 64-hour level
@@ -64,16 +66,21 @@ public record EngineConfig(
    */
   public static final List<Duration> DEFAULT_COMPACTION_LEVELS =
       List.of(Duration.ofHours(1), Duration.ofHours(8));
+
   /** Compaction disabled: ingestion's one-hour buckets only. */
   public static final List<Duration> NO_COMPACTION = List.of(Duration.ofHours(1));
+
   public static final Duration DEFAULT_COMPACTION_INTERVAL = Duration.ofMinutes(1);
+
   /** Eight hours: the last 8 to 16 hours stay in one-hour buckets. */
   public static final Duration DEFAULT_COMPACTION_DELAY = Duration.ofHours(8);
+
   /**
    * 256 MiB: about 400,000 series-buckets of 10 labels held alone (a series' tables share its
    * labels, so more in practice), e.g. 16,000 series over 24 hour buckets.
    */
   public static final long DEFAULT_LABEL_CACHE_BYTES = 256L << 20;
+
   /** The machine's processors, as the PromQL engine's parallelism. */
   public static final int DEFAULT_READ_PARALLELISM = Runtime.getRuntime().availableProcessors();
 
@@ -97,10 +104,12 @@ public record EngineConfig(
       throw new IllegalArgumentException("maxHeadBytes must be positive, was " + maxHeadBytes);
     }
     if (labelCacheBytes < 0) {
-      throw new IllegalArgumentException("labelCacheBytes must not be negative, was " + labelCacheBytes);
+      throw new IllegalArgumentException(
+          "labelCacheBytes must not be negative, was " + labelCacheBytes);
     }
     if (readParallelism < 1) {
-      throw new IllegalArgumentException("readParallelism must be at least 1, was " + readParallelism);
+      throw new IllegalArgumentException(
+          "readParallelism must be at least 1, was " + readParallelism);
     }
   }
 
@@ -113,7 +122,10 @@ public record EngineConfig(
       long hours = d.toHours();
       if (!d.equals(Duration.ofHours(hours)) || Long.bitCount(hours) != 1 || hours > 16384) {
         throw new IllegalArgumentException(
-            "compactionLevels must be powers of two hours up to 16384h, was " + d + " in " + levels);
+            "compactionLevels must be powers of two hours up to 16384h, was "
+                + d
+                + " in "
+                + levels);
       }
       if (hours <= previous) {
         throw new IllegalArgumentException("compactionLevels must increase, was " + levels);

@@ -13,8 +13,8 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * One open bucket in the head: its series dictionary (labels → series, id → series), in-memory
- * postings in the same shape as the InvertedIndex records, and the head-log bytes of the append
- * in progress.
+ * postings in the same shape as the InvertedIndex records, and the head-log bytes of the append in
+ * progress.
  *
  * <p>Guarded by the engine lock. A bucket being sealed stays open and appendable; once it leaves
  * the open set nothing mutates it.
@@ -33,8 +33,10 @@ final class HeadBucket implements PostingsSource {
 
   private final HashMap<Labels, HeadSeries> byLabels = new HashMap<>();
   private final ArrayList<HeadSeries> byId = new ArrayList<>();
+
   /** Fingerprint → ids, for the collision-safe SeriesDictionary value. */
   private final HashMap<Fingerprint, int[]> byFingerprint = new HashMap<>();
+
   private final HashMap<String, TreeMap<String, RoaringBitmap>> postings = new HashMap<>();
   private final RoaringBitmap all = new RoaringBitmap();
 
@@ -43,11 +45,16 @@ final class HeadBucket implements PostingsSource {
 
   long minTimestamp = Long.MAX_VALUE;
   long maxTimestamp = Long.MIN_VALUE;
+
   /** The append that last noted this bucket in its undo journal ({@link AppendUndo}). */
   long undoEpoch;
+
   /** Sequence number of the newest head-log record written for this bucket (or attempted). */
   long lastLogSeq;
-  /** The newest head-log sequence number when the seal in progress started ({@link Sealer#seal}). */
+
+  /**
+   * The newest head-log sequence number when the seal in progress started ({@link Sealer#seal}).
+   */
   long sealPoint;
 
   record Fingerprint(long high, long low) {
@@ -124,7 +131,8 @@ final class HeadBucket implements PostingsSource {
   void removeLast(HeadSeries s) {
     int id = s.id;
     if (id != byId.size() - 1 || byId.get(id) != s) {
-      throw new IllegalStateException("series " + id + " of bucket " + bucket + " is not the last added");
+      throw new IllegalStateException(
+          "series " + id + " of bucket " + bucket + " is not the last added");
     }
     byId.remove(id);
     byLabels.remove(s.labels);
@@ -164,7 +172,8 @@ final class HeadBucket implements PostingsSource {
   void forEachPosting(PostingConsumer consumer) {
     TreeMap<String, TreeMap<String, RoaringBitmap>> sorted = new TreeMap<>(Labels.UTF8_ORDER);
     sorted.putAll(postings);
-    sorted.forEach((name, values) -> values.forEach((value, bm) -> consumer.accept(name, value, bm)));
+    sorted.forEach(
+        (name, values) -> values.forEach((value, bm) -> consumer.accept(name, value, bm)));
   }
 
   interface PostingConsumer {

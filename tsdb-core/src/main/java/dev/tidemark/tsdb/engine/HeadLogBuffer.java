@@ -18,6 +18,7 @@ final class HeadLogBuffer {
   static final int FORMAT_FIXED = 0x01;
   static final int FORMAT_VARINT = 0x02;
   static final int FIXED_ENTRY_BYTES = 20;
+
   /** Largest entry of format 2: 5-byte id varint, 10-byte delta varint, 8-byte value. */
   private static final int MAX_VARINT_ENTRY_BYTES = 23;
 
@@ -77,16 +78,21 @@ final class HeadLogBuffer {
   private static void decodeFixed(byte[] value, EntryConsumer consumer) {
     if ((value.length - 1) % FIXED_ENTRY_BYTES != 0) {
       throw new CorruptRecordException(
-          "HeadLog value length " + value.length + " is not 1 + a multiple of " + FIXED_ENTRY_BYTES);
+          "HeadLog value length "
+              + value.length
+              + " is not 1 + a multiple of "
+              + FIXED_ENTRY_BYTES);
     }
     for (int p = 1; p < value.length; p += FIXED_ENTRY_BYTES) {
-      consumer.accept(Bytes.getIntLe(value, p), Bytes.getLongLe(value, p + 4), Bytes.getLongLe(value, p + 12));
+      consumer.accept(
+          Bytes.getIntLe(value, p), Bytes.getLongLe(value, p + 4), Bytes.getLongLe(value, p + 12));
     }
   }
 
   private static void decodeVarint(byte[] value, EntryConsumer consumer) {
     if (value.length < 9) {
-      throw new CorruptRecordException("HeadLog value of format 2 is " + value.length + " bytes, shorter than its header");
+      throw new CorruptRecordException(
+          "HeadLog value of format 2 is " + value.length + " bytes, shorter than its header");
     }
     long base = Bytes.getLongLe(value, 1);
     long[] out = new long[1];
@@ -114,7 +120,8 @@ final class HeadLogBuffer {
       throw new CorruptRecordException("HeadLog value truncated in a varint at offset " + b.length);
     }
     if (next == Varints.TOO_LONG) {
-      throw new CorruptRecordException("HeadLog varint longer than 10 bytes at offset " + (p + Varints.MAX_BYTES));
+      throw new CorruptRecordException(
+          "HeadLog varint longer than 10 bytes at offset " + (p + Varints.MAX_BYTES));
     }
     return next;
   }

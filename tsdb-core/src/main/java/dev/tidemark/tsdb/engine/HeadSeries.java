@@ -8,9 +8,9 @@ import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.Arrays;
 
 /**
- * The samples of one series in one open bucket: a Gorilla encoder for samples that arrive in
- * order, and a small sorted side buffer for late ones (inside the out-of-order window). Sealing
- * merges the two into the bucket's chunk.
+ * The samples of one series in one open bucket: a Gorilla encoder for samples that arrive in order,
+ * and a small sorted side buffer for late ones (inside the out-of-order window). Sealing merges the
+ * two into the bucket's chunk.
  *
  * <p>Guarded by the engine lock: mutated under the write lock, read (copied) under the read lock.
  */
@@ -18,6 +18,7 @@ final class HeadSeries {
 
   /** Outcome of {@link #check}. */
   static final int NEW = 0;
+
   static final int SAME = 1;
   static final int CONFLICT = 2;
 
@@ -109,7 +110,9 @@ final class HeadSeries {
     return 16;
   }
 
-  /** Samples in the in-order encoder (the late buffer aside); what {@link #truncateInOrder} takes. */
+  /**
+   * Samples in the in-order encoder (the late buffer aside); what {@link #truncateInOrder} takes.
+   */
   int inOrderCount() {
     return inOrder.count();
   }
@@ -156,7 +159,8 @@ final class HeadSeries {
   ChunkSource capture() {
     byte[] bytes = inOrder.toByteArray();
     if (lateCount == 0) {
-      return new ChunkSource(bucket.bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
+      return new ChunkSource(
+          bucket.bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
     }
     return new ChunkSource(
         bucket.bucket,

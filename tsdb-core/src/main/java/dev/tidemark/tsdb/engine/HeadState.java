@@ -16,8 +16,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * The head's shared state: what every part of the {@link Engine} ({@link Appends}, {@link Reads},
- * {@link Sealer}, {@link Retention}, {@link Deletion}, {@link Recovery}) reads and changes, with the
- * lock that guards it. Holds state and the few lookups every part needs; no behaviour of its own.
+ * {@link Sealer}, {@link Retention}, {@link Deletion}, {@link Recovery}) reads and changes, with
+ * the lock that guards it. Holds state and the few lookups every part needs; no behaviour of its
+ * own.
  */
 final class HeadState {
 
@@ -27,7 +28,11 @@ final class HeadState {
   final KvStore kv;
   final EngineConfig config;
   final long oooMillis;
-  /** The retention in force: starts as the configured one, changed by {@link Retention#setRetention}. */
+
+  /**
+   * The retention in force: starts as the configured one, changed by {@link
+   * Retention#setRetention}.
+   */
   volatile long retentionMillis;
 
   final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -40,10 +45,16 @@ final class HeadState {
 
   // Guarded by lock.
   final TreeMap<TimeBucket, HeadBucket> open = new TreeMap<>();
-  /** The buckets whose seal is in progress; each is also in {@link #open} (docs/architecture.md, Sealing). */
+
+  /**
+   * The buckets whose seal is in progress; each is also in {@link #open} (docs/architecture.md,
+   * Sealing).
+   */
   final TreeMap<TimeBucket, HeadBucket> sealing = new TreeMap<>();
+
   /** Every bucket with data, open or sealed: the BucketList. */
   final TreeSet<TimeBucket> buckets = new TreeSet<>();
+
   final HashMap<Labels, SeriesRef> refs = new HashMap<>();
   long headMaxT;
   boolean hasHeadMaxT;
@@ -95,8 +106,8 @@ final class HeadState {
   }
 
   /**
-   * The bucket a sample at {@code t} belongs to: the listed coarse bucket covering it (made by
-   * the compactor; a late sample reopens it), else the one-hour bucket. Under the lock.
+   * The bucket a sample at {@code t} belongs to: the listed coarse bucket covering it (made by the
+   * compactor; a late sample reopens it), else the one-hour bucket. Under the lock.
    */
   TimeBucket bucketFor(long t) {
     for (int codes = coarseCodes; codes != 0; codes &= codes - 1) {
@@ -108,7 +119,10 @@ final class HeadState {
     return TimeBucket.containing(t, CODE);
   }
 
-  /** Notes that a bucket of {@code b}'s size code may be listed ({@link #coarseCodes}). Under the write lock. */
+  /**
+   * Notes that a bucket of {@code b}'s size code may be listed ({@link #coarseCodes}). Under the
+   * write lock.
+   */
   void noteSize(TimeBucket b) {
     if (b.sizeCode() != CODE) {
       coarseCodes |= 1 << b.sizeCode();

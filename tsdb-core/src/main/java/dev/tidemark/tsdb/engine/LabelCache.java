@@ -20,15 +20,15 @@ import java.util.HashMap;
  * coarser bucket that replaces it never share an entry) and by the bucket's <em>incarnation</em>: a
  * number this cache hands out afresh every time a part of the engine tells it, under the engine's
  * write lock, that the bucket's stored records may change or have changed ({@link #invalidate}):
- * when the bucket is created, enters or leaves the head (reopened, sealed), or has records
- * deleted, dropped by retention or replaced by compaction. Readers read the incarnation under the
- * read lock, together with their KV snapshot, so the incarnation they hold describes exactly the
- * records their snapshot shows; a table built from that snapshot is stored under that incarnation,
- * and one built from an older snapshot, stored after a change, sits under a number no reader asks
- * for again (it is evicted like any other entry). Ids are dense per bucket and an id is only ever
- * reused after its records were deleted and the bucket was sealed again, both of which change the
- * incarnation. The cache belongs to one engine, hence to one store instance: a store reopened by
- * another engine (after {@code tidemark verify --repair}, say) starts with an empty cache.
+ * when the bucket is created, enters or leaves the head (reopened, sealed), or has records deleted,
+ * dropped by retention or replaced by compaction. Readers read the incarnation under the read lock,
+ * together with their KV snapshot, so the incarnation they hold describes exactly the records their
+ * snapshot shows; a table built from that snapshot is stored under that incarnation, and one built
+ * from an older snapshot, stored after a change, sits under a number no reader asks for again (it
+ * is evicted like any other entry). Ids are dense per bucket and an id is only ever reused after
+ * its records were deleted and the bucket was sealed again, both of which change the incarnation.
+ * The cache belongs to one engine, hence to one store instance: a store reopened by another engine
+ * (after {@code tidemark verify --repair}, say) starts with an empty cache.
  *
  * <p>Labels are interned through a weak interner while a table is built, so one series has one
  * {@link Labels} instance in every bucket it lives in: the cross-bucket join of a select then
@@ -36,8 +36,8 @@ import java.util.HashMap;
  * cache holds each label set once. Their names and values are interned too, so sorting label sets
  * compares references until the values that differ.
  *
- * <p>Thread-safe: tables are immutable once built; {@link #incarnation} is called under the engine's
- * read lock, {@link #invalidate} under its write lock.
+ * <p>Thread-safe: tables are immutable once built; {@link #incarnation} is called under the
+ * engine's read lock, {@link #invalidate} under its write lock.
  */
 final class LabelCache {
 
@@ -128,8 +128,8 @@ final class LabelCache {
   }
 
   /**
-   * Estimated heap bytes of one label set held alone (object headers, the pairs array, each
-   * string with its byte array); an upper bound once the set is interned and shared.
+   * Estimated heap bytes of one label set held alone (object headers, the pairs array, each string
+   * with its byte array); an upper bound once the set is interned and shared.
    */
   static long estimateBytes(Labels l) {
     long bytes = 48 + 16 + 8L * l.size(); // Labels, its pairs array

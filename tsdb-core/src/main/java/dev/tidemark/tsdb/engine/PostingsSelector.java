@@ -10,10 +10,10 @@ import org.roaringbitmap.RoaringBitmap;
  *
  * <p>For a matcher on label {@code l}: if it accepts "" (an absent label), the result is every
  * series minus those whose value of {@code l} it rejects; otherwise the union of the postings of
- * the values it accepts. {@code =} is one posting; {@code =~} with a literal alternation reads
- * only those values, with a literal prefix ({@code foo.*}) scans only values starting with it;
- * anything else scans all values of the label. Results combine with {@code and}; the most
- * selective kind (positive, not matching "") runs first and an empty intersection stops early.
+ * the values it accepts. {@code =} is one posting; {@code =~} with a literal alternation reads only
+ * those values, with a literal prefix ({@code foo.*}) scans only values starting with it; anything
+ * else scans all values of the label. Results combine with {@code and}; the most selective kind
+ * (positive, not matching "") runs first and an empty intersection stops early.
  */
 final class PostingsSelector {
   private PostingsSelector() {}

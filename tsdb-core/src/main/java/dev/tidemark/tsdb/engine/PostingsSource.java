@@ -16,7 +16,9 @@ interface PostingsSource {
   /** The series with {@code name=value}; empty if none. */
   RoaringBitmap posting(String name, String value);
 
-  /** Each value of label {@code name} that starts with {@code prefix} ("" for all), in UTF-8 order. */
+  /**
+   * Each value of label {@code name} that starts with {@code prefix} ("" for all), in UTF-8 order.
+   */
   void forEachValue(String name, String prefix, BiConsumer<String, RoaringBitmap> consumer);
 
   /** Every label name in the bucket, in UTF-8 order. */

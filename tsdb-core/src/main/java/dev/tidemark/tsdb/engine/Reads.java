@@ -30,7 +30,6 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -49,6 +48,7 @@ final class Reads implements Querier {
 
   /** Above this share of a bucket's series, a select scans records instead of point reads. */
   private static final int SCAN_DENSITY_DIVISOR = 8;
+
   private static final long UNREADABLE_LOG_INTERVAL_NANOS = 10_000_000_000L;
 
   private final java.util.concurrent.atomic.AtomicLong lastUnreadableLog =
@@ -152,7 +152,8 @@ final class Reads implements Querier {
     }
   }
 
-  private List<Series> collect(long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
+  private List<Series> collect(
+      long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
     requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
     StoredHits[][] stored = new StoredHits[1][];
@@ -167,7 +168,8 @@ final class Reads implements Querier {
           for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
             HeadSeries hs = hb.byId(it.next());
             if (hs != null && !hs.isEmpty()) {
-              found.computeIfAbsent(hs.labels, Found::new)
+              found
+                  .computeIfAbsent(hs.labels, Found::new)
                   .add(hb.bucket, hs.metadata, withSamples ? hs.capture() : null);
             }
           }
@@ -177,7 +179,9 @@ final class Reads implements Querier {
     // met in several of them compares by reference.
     for (StoredHits h : stored[0]) {
       for (int i = 0; i < h.size; i++) {
-        found.computeIfAbsent(h.labels[i], Found::new).add(h.bucket, h.metadata[i], h.chunks == null ? null : h.chunks[i]);
+        found
+            .computeIfAbsent(h.labels[i], Found::new)
+            .add(h.bucket, h.metadata[i], h.chunks == null ? null : h.chunks[i]);
       }
     }
     Found[] sorted = found.values().toArray(new Found[0]);
@@ -271,14 +275,16 @@ final class Reads implements Querier {
    * LabelCache} table (built here, from the snapshot, when a select reads a large share of the
    * bucket and the cache has none) or from ForwardIndex point reads, and with their chunks.
    */
-  private StoredHits selectStored(KvReader snap, LabelCache.Key key, List<LabelMatcher> matchers, boolean withSamples) {
+  private StoredHits selectStored(
+      KvReader snap, LabelCache.Key key, List<LabelMatcher> matchers, boolean withSamples) {
     TimeBucket b = key.bucket();
     KvPostings postings = new KvPostings(snap, b);
     RoaringBitmap ids = PostingsSelector.select(postings, matchers);
     if (ids.isEmpty()) {
       return StoredHits.NONE;
     }
-    boolean dense = ids.getLongCardinality() * SCAN_DENSITY_DIVISOR > postings.all().getLongCardinality();
+    boolean dense =
+        ids.getLongCardinality() * SCAN_DENSITY_DIVISOR > postings.all().getLongCardinality();
     LabelCache.Table table = labelCache.get(key);
     if (table == null && dense && labelCache.enabled()) {
       table = buildTable(snap, b);
@@ -340,8 +346,8 @@ final class Reads implements Querier {
   }
 
   /**
-   * The bucket's whole ForwardIndex, decoded: one scan. A record that does not decode leaves its
-   * id empty (a select naming it counts it as unreadable).
+   * The bucket's whole ForwardIndex, decoded: one scan. A record that does not decode leaves its id
+   * empty (a select naming it counts it as unreadable).
    */
   private LabelCache.Table buildTable(KvReader snap, TimeBucket b) {
     List<Labels> labels = new ArrayList<>();
@@ -368,10 +374,14 @@ final class Reads implements Querier {
       }
     }
     bytes += 8L * labels.size() + 64L * sameMetadata.size();
-    return new LabelCache.Table(labels.toArray(new Labels[0]), metadata.toArray(new MetricMetadata[0]), bytes);
+    return new LabelCache.Table(
+        labels.toArray(new Labels[0]), metadata.toArray(new MetricMetadata[0]), bytes);
   }
 
-  /** The chunks of the hits: one scan of the bucket's TimeSeries records when dense, else point reads. */
+  /**
+   * The chunks of the hits: one scan of the bucket's TimeSeries records when dense, else point
+   * reads.
+   */
   private void addChunks(KvReader snap, StoredHits hits, boolean dense) {
     hits.chunks = new ChunkSource[hits.size];
     TimeBucket b = hits.bucket;
@@ -401,16 +411,21 @@ final class Reads implements Querier {
 
   private ChunkSource chunk(TimeBucket b, int id, byte[] value) {
     if (value.length == 0 || !TimeSeriesValue.isKnownEncoding(value[0] & 0xFF)) {
-      unreadable(b, id, "its TimeSeries record has unknown encoding id "
-          + (value.length == 0 ? "(empty value)" : "0x" + Integer.toHexString(value[0] & 0xFF)));
+      unreadable(
+          b,
+          id,
+          "its TimeSeries record has unknown encoding id "
+              + (value.length == 0
+                  ? "(empty value)"
+                  : "0x" + Integer.toHexString(value[0] & 0xFF)));
       return null;
     }
     return new ChunkSource(b, value[0] & 0xFF, value, 1, null, null, 0);
   }
 
   /**
-   * A read met a record it cannot use: the series is left out of the answer (the rest of the
-   * bucket is still read), counted in {@link Engine.Stats#unreadableRecords()} and logged at most every
+   * A read met a record it cannot use: the series is left out of the answer (the rest of the bucket
+   * is still read), counted in {@link Engine.Stats#unreadableRecords()} and logged at most every
    * {@link #UNREADABLE_LOG_INTERVAL_NANOS}. {@code tidemark verify --repair} makes such a store
    * consistent again.
    */
@@ -421,8 +436,15 @@ final class Reads implements Querier {
     if (now - last >= UNREADABLE_LOG_INTERVAL_NANOS && lastUnreadableLog.compareAndSet(last, now)) {
       LOG.log(
           Level.WARNING,
-          "skipped series " + id + " of bucket " + b + " in a read: " + why
-              + " (" + unreadableRecords.sum() + " unreadable records met so far; run tidemark verify)");
+          "skipped series "
+              + id
+              + " of bucket "
+              + b
+              + " in a read: "
+              + why
+              + " ("
+              + unreadableRecords.sum()
+              + " unreadable records met so far; run tidemark verify)");
     }
   }
 
@@ -433,7 +455,8 @@ final class Reads implements Querier {
     private final long minT;
     private final long maxT;
 
-    FoundSeries(Labels labels, MetricMetadata metadata, List<ChunkSource> chunks, long minT, long maxT) {
+    FoundSeries(
+        Labels labels, MetricMetadata metadata, List<ChunkSource> chunks, long minT, long maxT) {
       this.labels = labels;
       this.metadata = metadata;
       this.chunks = chunks;
@@ -469,7 +492,8 @@ final class Reads implements Querier {
         minT,
         maxT,
         src -> {
-          RoaringBitmap selected = matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
+          RoaringBitmap selected =
+              matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
           for (String name : src.labelNames()) {
             if (selected == null) {
               out.add(name);
@@ -492,7 +516,8 @@ final class Reads implements Querier {
         minT,
         maxT,
         src -> {
-          RoaringBitmap selected = matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
+          RoaringBitmap selected =
+              matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
           src.forEachValue(
               name,
               "",
@@ -505,7 +530,8 @@ final class Reads implements Querier {
     return new ArrayList<>(out);
   }
 
-  private void forEachPostingsSource(long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
+  private void forEachPostingsSource(
+      long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
     requireRange(minT, maxT);
     visitBuckets(
         minT,
@@ -520,11 +546,11 @@ final class Reads implements Querier {
 
   /**
    * The read path's one way in: under the read lock, takes a KV snapshot and hands every head
-   * bucket (open or sealing) overlapping the range to {@code head}, still under the lock (copy
-   * what you need), and notes every other overlapping bucket with its {@link LabelCache}
-   * incarnation; then, without the lock, hands those to {@code stored} with the snapshot. Every
-   * append is thus seen entirely or not at all, and a cached table is used only for the records
-   * the snapshot shows.
+   * bucket (open or sealing) overlapping the range to {@code head}, still under the lock (copy what
+   * you need), and notes every other overlapping bucket with its {@link LabelCache} incarnation;
+   * then, without the lock, hands those to {@code stored} with the snapshot. Every append is thus
+   * seen entirely or not at all, and a cached table is used only for the records the snapshot
+   * shows.
    */
   private void visitBuckets(
       long minT,

@@ -4,9 +4,9 @@ import static dev.tidemark.tsdb.engine.HeadState.CODE;
 
 import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.Bytes;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
-import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
@@ -14,15 +14,14 @@ import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
-import dev.tidemark.tsdb.query.Series;
 import java.util.Arrays;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Opening and the head log: the schema check, the replay of the head log into the head on open,
- * and the reopening of a sealed bucket into the head (on recovery, and when a late sample reaches
- * a sealed bucket). See {@code docs/architecture.md}, Recovery and Sealing (Reopening).
+ * Opening and the head log: the schema check, the replay of the head log into the head on open, and
+ * the reopening of a sealed bucket into the head (on recovery, and when a late sample reaches a
+ * sealed bucket). See {@code docs/architecture.md}, Recovery and Sealing (Reopening).
  */
 final class Recovery {
 
@@ -39,7 +38,8 @@ final class Recovery {
   }
 
   void checkSchema() {
-    SchemaRecord wanted = new SchemaRecord(SchemaRecord.CURRENT_VERSION, CODE, SchemaRecord.HASH_XXH3_128);
+    SchemaRecord wanted =
+        new SchemaRecord(SchemaRecord.CURRENT_VERSION, CODE, SchemaRecord.HASH_XXH3_128);
     byte[] stored = kv.get(Keys.schema());
     if (stored == null) {
       try (KvCursor c = kv.scan(null, null)) {
@@ -56,8 +56,8 @@ final class Recovery {
   }
 
   /**
-   * Rebuilds the head from the head log. Series refs are not created here: a series' newest
-   * sample may lie in a sealed bucket newer than the recovered one (a late sample reopened an older
+   * Rebuilds the head from the head log. Series refs are not created here: a series' newest sample
+   * may lie in a sealed bucket newer than the recovered one (a late sample reopened an older
    * bucket), so refs are resolved on first use by {@link Appends#newestAtOrAfter}, which sees both.
    */
   void recover() {
@@ -82,7 +82,8 @@ final class Recovery {
           HeadBucket target = hb;
           HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, id, t, bits));
         }
-        if (hb != null && hb.maxTimestamp != Long.MIN_VALUE
+        if (hb != null
+            && hb.maxTimestamp != Long.MIN_VALUE
             && (!head.hasHeadMaxT || hb.maxTimestamp > head.headMaxT)) {
           head.headMaxT = hb.maxTimestamp;
           head.hasHeadMaxT = true;
@@ -95,13 +96,19 @@ final class Recovery {
     HeadSeries hs = hb.byId(id);
     if (hs == null) {
       throw new CorruptRecordException(
-          "head log of bucket " + hb.bucket + " names series id " + id + " which has no ForwardIndex record");
+          "head log of bucket "
+              + hb.bucket
+              + " names series id "
+              + id
+              + " which has no ForwardIndex record");
     }
     head.headSampleBytes += hs.insertRecovered(t, bits);
     hb.noteTimestamp(t);
   }
 
-  /** Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock. */
+  /**
+   * Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock.
+   */
   HeadBucket reopenLocked(TimeBucket b) {
     HeadBucket hb = new HeadBucket(b);
     long series = 0;
@@ -119,7 +126,8 @@ final class Recovery {
         int id = Keys.seriesId(c.key());
         HeadSeries hs = hb.byId(id);
         if (hs == null) {
-          throw new CorruptRecordException("TimeSeries record " + b + "/" + id + " has no ForwardIndex record");
+          throw new CorruptRecordException(
+              "TimeSeries record " + b + "/" + id + " has no ForwardIndex record");
         }
         ChunkDecoder d = decoders.open(c.value());
         while (d.next()) {
@@ -148,7 +156,8 @@ final class Recovery {
 
   private static long headLogSeq(byte[] key) {
     if (key.length != Keys.BUCKET_PREFIX_LENGTH + 8) {
-      throw new CorruptRecordException("HeadLog key must be " + (Keys.BUCKET_PREFIX_LENGTH + 8) + " bytes, was " + key.length);
+      throw new CorruptRecordException(
+          "HeadLog key must be " + (Keys.BUCKET_PREFIX_LENGTH + 8) + " bytes, was " + key.length);
     }
     return Bytes.getLongBe(key, Keys.BUCKET_PREFIX_LENGTH);
   }

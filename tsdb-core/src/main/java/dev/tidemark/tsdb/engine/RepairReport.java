@@ -69,7 +69,11 @@ public record RepairReport(
     }
     StringBuilder sb = new StringBuilder();
     for (Map.Entry<Action, Long> e : actions.entrySet()) {
-      sb.append("  ").append(e.getValue()).append("  ").append(e.getKey().description()).append('\n');
+      sb.append("  ")
+          .append(e.getValue())
+          .append("  ")
+          .append(e.getKey().description())
+          .append('\n');
     }
     return sb.toString();
   }

@@ -104,7 +104,11 @@ final class Retention {
           }
         }
       }
-      refs.values().removeIf(r -> r.maxT < cutoff || (r.latest != null && r.latest.bucket.state == HeadBucket.State.SEALED));
+      refs.values()
+          .removeIf(
+              r ->
+                  r.maxT < cutoff
+                      || (r.latest != null && r.latest.bucket.state == HeadBucket.State.SEALED));
     } finally {
       lock.writeLock().unlock();
     }
@@ -113,7 +117,11 @@ final class Retention {
       byte[] to = KeyRanges.prefixEnd(Keys.bucketPrefix(type, victims.get(victims.size() - 1)));
       kv.compactRange(from, to);
     }
-    LOG.log(Level.INFO, "retention dropped {0} buckets ending at or before {1}", victims.size(), cutoff);
+    LOG.log(
+        Level.INFO,
+        "retention dropped {0} buckets ending at or before {1}",
+        victims.size(),
+        cutoff);
     return victims.size();
   }
 

@@ -14,6 +14,7 @@ import dev.tidemark.tsdb.codec.CorruptRecordException;
 record SchemaRecord(int schemaVersion, int bucketSizeCode, int hashId) {
 
   static final int CURRENT_VERSION = 1;
+
   /** XXH3-128, seed 0, over the canonical label bytes. */
   static final int HASH_XXH3_128 = 1;
 
@@ -30,22 +31,33 @@ record SchemaRecord(int schemaVersion, int bucketSizeCode, int hashId) {
     return new SchemaRecord(Bytes.getU16Le(v, 0), v[2] & 0xFF, v[3] & 0xFF);
   }
 
-  /** Throws {@link IllegalStateException} naming the conflict if a store with {@code stored} can't be opened as {@code this}. */
+  /**
+   * Throws {@link IllegalStateException} naming the conflict if a store with {@code stored} can't
+   * be opened as {@code this}.
+   */
   void checkCompatible(SchemaRecord stored) {
     if (stored.schemaVersion != CURRENT_VERSION) {
       throw new IllegalStateException(
-          "store has schema version " + stored.schemaVersion + ", this Tidemark reads version "
-              + CURRENT_VERSION + " only");
+          "store has schema version "
+              + stored.schemaVersion
+              + ", this Tidemark reads version "
+              + CURRENT_VERSION
+              + " only");
     }
     if (stored.bucketSizeCode != bucketSizeCode) {
       throw new IllegalStateException(
-          "store was created with bucket size code " + stored.bucketSizeCode
-              + " but the configuration says " + bucketSizeCode);
+          "store was created with bucket size code "
+              + stored.bucketSizeCode
+              + " but the configuration says "
+              + bucketSizeCode);
     }
     if (stored.hashId != hashId) {
       throw new IllegalStateException(
-          "store was created with series hash id " + stored.hashId + " but this Tidemark uses "
-              + hashId + " (XXH3-128)");
+          "store was created with series hash id "
+              + stored.hashId
+              + " but this Tidemark uses "
+              + hashId
+              + " (XXH3-128)");
     }
   }
 }

@@ -29,16 +29,18 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Sealing and the background thread: decides when the oldest open bucket is due, moves it to the
- * sealing set, writes its TimeSeries and InvertedIndex records and drops it from the head;
- * {@link #flush()} seals every open bucket. The one background thread also runs retention and
- * deletes ({@link #runOnBackground}). See {@code docs/architecture.md}, Sealing.
+ * sealing set, writes its TimeSeries and InvertedIndex records and drops it from the head; {@link
+ * #flush()} seals every open bucket. The one background thread also runs retention and deletes
+ * ({@link #runOnBackground}). See {@code docs/architecture.md}, Sealing.
  */
 final class Sealer {
 
   /** A seal writes its records in batches of about this many payload bytes. */
   private static final long SEAL_BATCH_BYTES = 4L << 20;
+
   /** A seal copies the head under the read lock in slices of at most this many bytes... */
   private static final long SEAL_SLICE_BYTES = 1L << 20;
+
   /** ... or this many series. */
   private static final int SEAL_SLICE_SERIES = 1_000;
 
@@ -146,12 +148,12 @@ final class Sealer {
   }
 
   /**
-   * Writes a sealing bucket's records and deletes its head log up to the seal point; then drops
-   * the bucket from the head, unless an append wrote to it since the seal point (then it stays
-   * open, whole, and is sealed again later). Returns whether the bucket left the head.
+   * Writes a sealing bucket's records and deletes its head log up to the seal point; then drops the
+   * bucket from the head, unless an append wrote to it since the seal point (then it stays open,
+   * whole, and is sealed again later). Returns whether the bucket left the head.
    *
-   * <p>Runs without the lock: the bucket stays open and appendable throughout, and the seal
-   * copies what it writes under the read lock, a slice at a time ({@link #SEAL_SLICE_BYTES}, {@link
+   * <p>Runs without the lock: the bucket stays open and appendable throughout, and the seal copies
+   * what it writes under the read lock, a slice at a time ({@link #SEAL_SLICE_BYTES}, {@link
    * #SEAL_SLICE_SERIES}), so an append waits at most for one slice. See {@code
    * docs/architecture.md}, Sealing, for why this keeps the head log, reads and appends whole.
    */
@@ -220,7 +222,9 @@ final class Sealer {
         lock.readLock().unlock();
       }
       for (int i = 0; i < postings.size(); i++) {
-        wb[0].put(Keys.invertedIndex(b, names.get(i), values.get(i)), InvertedIndexValue.encode(postings.get(i)));
+        wb[0].put(
+            Keys.invertedIndex(b, names.get(i), values.get(i)),
+            InvertedIndexValue.encode(postings.get(i)));
         if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
           kv.write(wb[0]);
           wb[0] = new WriteBatch();
@@ -228,7 +232,8 @@ final class Sealer {
       }
       wb[0].put(Keys.invertedIndexAllSeries(b), InvertedIndexValue.encode(all));
       // Only up to the seal point: later records are of samples appended during the seal.
-      wb[0].deleteRange(Keys.bucketPrefix(RecordType.HEAD_LOG, b), Recovery.headLogKey(b, sealPoint + 1));
+      wb[0].deleteRange(
+          Keys.bucketPrefix(RecordType.HEAD_LOG, b), Recovery.headLogKey(b, sealPoint + 1));
       kv.write(wb[0]);
       if (config.fsync()) {
         kv.sync();
@@ -256,8 +261,10 @@ final class Sealer {
       for (HeadSeries hs : hb.series()) {
         head.headSampleBytes -= hs.sampleBytes();
       }
-      // Forget series whose newest data just left the head; they are looked up again if they return.
-      refs.values().removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+      // Forget series whose newest data just left the head; they are looked up again if they
+      // return.
+      refs.values()
+          .removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
       return true;
     } finally {
       lock.writeLock().unlock();
@@ -330,7 +337,10 @@ final class Sealer {
     }
   }
 
-  /** Runs {@code task} on the background thread every {@code everyMillis}, the first time after one period. */
+  /**
+   * Runs {@code task} on the background thread every {@code everyMillis}, the first time after one
+   * period.
+   */
   void scheduleWithFixedDelay(Runnable task, long everyMillis) {
     background.scheduleWithFixedDelay(task, everyMillis, everyMillis, TimeUnit.MILLISECONDS);
   }

@@ -5,8 +5,8 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * One inconsistency {@link StoreVerifier} found in a store: what kind, where (bucket and series
- * id, when it has them) and a detail naming the record. Immutable.
+ * One inconsistency {@link StoreVerifier} found in a store: what kind, where (bucket and series id,
+ * when it has them) and a detail naming the record. Immutable.
  *
  * @param kind the kind of problem
  * @param bucket the bucket of the record, or null for a global record or a key without a bucket
@@ -21,12 +21,15 @@ public record StoreProblem(Kind kind, TimeBucket bucket, long seriesId, String d
     STRAY_KEY("key that is no Tidemark record key"),
     UNDECODABLE_RECORD("record that does not decode"),
     BUCKET_NOT_LISTED("bucket with records missing from the BucketList (its data is invisible)"),
-    UNFINISHED_COMPACTION("coarse bucket the BucketList does not name: records of an interrupted compaction (the engine deletes them on open)"),
+    UNFINISHED_COMPACTION(
+        "coarse bucket the BucketList does not name: records of an interrupted compaction (the engine deletes them on open)"),
     LISTED_BUCKET_EMPTY("BucketList names a bucket without records"),
     TIME_SERIES_UNKNOWN_SERIES("TimeSeries record without a ForwardIndex record"),
     HEAD_LOG_UNKNOWN_SERIES("HeadLog record names series without a ForwardIndex record"),
-    DICTIONARY_UNKNOWN_SERIES("SeriesDictionary entry names a series without a ForwardIndex record"),
-    DICTIONARY_WRONG_FINGERPRINT("SeriesDictionary entry names a series whose labels hash to another fingerprint"),
+    DICTIONARY_UNKNOWN_SERIES(
+        "SeriesDictionary entry names a series without a ForwardIndex record"),
+    DICTIONARY_WRONG_FINGERPRINT(
+        "SeriesDictionary entry names a series whose labels hash to another fingerprint"),
     SERIES_NOT_IN_DICTIONARY("ForwardIndex series missing from the SeriesDictionary"),
     POSTING_UNKNOWN_SERIES("posting names a series without a ForwardIndex record"),
     POSTING_WRONG_SERIES("posting names a series without that label pair"),

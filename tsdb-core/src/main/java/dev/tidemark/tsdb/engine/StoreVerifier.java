@@ -24,26 +24,26 @@ import java.util.function.Consumer;
  * Checks every record of a store against the others, offline, and repairs what is inconsistent
  * ({@code tidemark verify}; {@code docs/architecture.md}, "Verification and repair").
  *
- * <p>What is checked: the schema record; that every key is a record key of a known type in a
- * valid bucket; that the BucketList names exactly the buckets that have records of any type; and
- * per bucket ({@link BucketCheck}) that every record decodes, that SeriesDictionary,
- * InvertedIndex (the all-series posting included), TimeSeries and HeadLog records name only series
- * with a ForwardIndex record, that the dictionary and, in sealed buckets, the postings hold every
- * such series, each under its own fingerprint and label pairs.
+ * <p>What is checked: the schema record; that every key is a record key of a known type in a valid
+ * bucket; that the BucketList names exactly the buckets that have records of any type; and per
+ * bucket ({@link BucketCheck}) that every record decodes, that SeriesDictionary, InvertedIndex (the
+ * all-series posting included), TimeSeries and HeadLog records name only series with a ForwardIndex
+ * record, that the dictionary and, in sealed buckets, the postings hold every such series, each
+ * under its own fingerprint and label pairs.
  *
- * <p>What a repair does, without losing a sample that can be read: buckets with readable records
- * go back into the BucketList (their data was invisible; the engine's recovery replays their head
+ * <p>What a repair does, without losing a sample that can be read: buckets with readable records go
+ * back into the BucketList (their data was invisible; the engine's recovery replays their head
  * log); ids without a ForwardIndex record leave the postings (a posting left empty is deleted);
  * missing dictionary entries and postings are rebuilt from the ForwardIndex records; records that
  * cannot be decoded, TimeSeries records without a ForwardIndex record and HeadLog samples of
  * unknown series are dropped (a HeadLog record is rewritten without them). Each bucket's changes
  * are one atomic write batch; the BucketList is written last, in its own batch, so a repair that
- * stops half-way leaves a store that a second run finishes. A store whose schema record is
- * missing or of another version is not touched.
+ * stops half-way leaves a store that a second run finishes. A store whose schema record is missing
+ * or of another version is not touched.
  *
- * <p>The store must not be in use by an engine: {@code Engine} keeps the BucketList and the head
- * in memory. Reads go through one snapshot. Stateless and thread-safe; each call is one pass over
- * the store.
+ * <p>The store must not be in use by an engine: {@code Engine} keeps the BucketList and the head in
+ * memory. Reads go through one snapshot. Stateless and thread-safe; each call is one pass over the
+ * store.
  */
 public final class StoreVerifier {
 
@@ -65,11 +65,14 @@ public final class StoreVerifier {
     Outcome before;
     try (KvSnapshot snap = store.snapshot()) {
       // Writes go to the store while the check reads the snapshot taken before any of them.
-      before = check(snap, batch -> {
-        if (!batch.isEmpty()) {
-          store.write(batch);
-        }
-      });
+      before =
+          check(
+              snap,
+              batch -> {
+                if (!batch.isEmpty()) {
+                  store.write(batch);
+                }
+              });
     }
     store.sync();
     if (before.refusal != null) {
@@ -96,7 +99,8 @@ public final class StoreVerifier {
       try {
         listed.addAll(BucketListValue.decode(list));
       } catch (CorruptRecordException e) {
-        report.add(new StoreProblem(Kind.UNDECODABLE_RECORD, null, -1, "BucketList: " + e.getMessage()));
+        report.add(
+            new StoreProblem(Kind.UNDECODABLE_RECORD, null, -1, "BucketList: " + e.getMessage()));
         listReadable = false;
       }
     }
@@ -110,7 +114,9 @@ public final class StoreVerifier {
     for (TimeBucket b : buckets) {
       if (unfinishedCompaction(b, listed, listReadable, buckets)) {
         // Never added back: its finer buckets, still listed, hold the data (docs/format.md).
-        report.add(new StoreProblem(Kind.UNFINISHED_COMPACTION, b, -1, "not in the BucketList; deleted on repair"));
+        report.add(
+            new StoreProblem(
+                Kind.UNFINISHED_COMPACTION, b, -1, "not in the BucketList; deleted on repair"));
         for (RecordType type : HeadState.BUCKET_RECORD_TYPES) {
           byte[] prefix = Keys.bucketPrefix(type, b);
           global.deleteRange(prefix, KeyRanges.prefixEnd(prefix));
@@ -124,12 +130,22 @@ public final class StoreVerifier {
       if (bc.records > 0) {
         report.bucketsWithRecords++;
         if (!listed.contains(b)) {
-          report.add(new StoreProblem(Kind.BUCKET_NOT_LISTED, b, -1,
-              bc.records + " records, " + bc.seriesCount() + " series"
-                  + (bc.open() ? ", a head log to replay" : "") + ", not in the BucketList"));
+          report.add(
+              new StoreProblem(
+                  Kind.BUCKET_NOT_LISTED,
+                  b,
+                  -1,
+                  bc.records
+                      + " records, "
+                      + bc.seriesCount()
+                      + " series"
+                      + (bc.open() ? ", a head log to replay" : "")
+                      + ", not in the BucketList"));
         }
       } else if (listed.contains(b)) {
-        report.add(new StoreProblem(Kind.LISTED_BUCKET_EMPTY, b, -1, "in the BucketList, without records"));
+        report.add(
+            new StoreProblem(
+                Kind.LISTED_BUCKET_EMPTY, b, -1, "in the BucketList, without records"));
       }
       if (readable) {
         keep.add(b);
@@ -167,7 +183,9 @@ public final class StoreVerifier {
       return true;
     }
     for (TimeBucket o : found) {
-      if (o.sizeCode() < b.sizeCode() && o.startMillis() < b.endMillis() && b.startMillis() < o.endMillis()) {
+      if (o.sizeCode() < b.sizeCode()
+          && o.startMillis() < b.endMillis()
+          && b.startMillis() < o.endMillis()) {
         return true;
       }
     }
@@ -187,7 +205,10 @@ public final class StoreVerifier {
     } else {
       report.records++;
       try {
-        new SchemaRecord(SchemaRecord.CURRENT_VERSION, EngineConfig.BUCKET_SIZE_CODE, SchemaRecord.HASH_XXH3_128)
+        new SchemaRecord(
+                SchemaRecord.CURRENT_VERSION,
+                EngineConfig.BUCKET_SIZE_CODE,
+                SchemaRecord.HASH_XXH3_128)
             .checkCompatible(SchemaRecord.decode(v));
       } catch (CorruptRecordException | IllegalStateException e) {
         problem = e.getMessage();
@@ -200,16 +221,23 @@ public final class StoreVerifier {
   }
 
   /**
-   * The buckets that have keys of any bucket-scoped type, found by skipping from one bucket
-   * prefix to the next (one short scan per bucket and type, no value read). Keys that are no
-   * record key (unknown version or record type, a tag invalid for its type, too short, an
-   * unaligned bucket) are reported as stray and planned for deletion in {@code global}.
+   * The buckets that have keys of any bucket-scoped type, found by skipping from one bucket prefix
+   * to the next (one short scan per bucket and type, no value read). Keys that are no record key
+   * (unknown version or record type, a tag invalid for its type, too short, an unaligned bucket)
+   * are reported as stray and planned for deletion in {@code global}.
    */
   private static TreeSet<TimeBucket> discover(
       KvReader r, VerifyReport.Builder report, WriteBatch global, Map<Action, Long> actions) {
     TreeSet<TimeBucket> found = new TreeSet<>();
     byte v = (byte) Keys.VERSION;
-    stray(r, null, new byte[] {v, 0x00}, null, report, global, actions); // other versions, and 01 alone
+    stray(
+        r,
+        null,
+        new byte[] {v, 0x00},
+        null,
+        report,
+        global,
+        actions); // other versions, and 01 alone
     stray(r, new byte[] {(byte) (v + 1)}, null, null, report, global, actions);
     for (int tag = 0; tag < 256; tag++) {
       byte[] from = {v, (byte) tag};
@@ -252,7 +280,8 @@ public final class StoreVerifier {
       int start = Bytes.getIntBe(key, 2);
       try {
         found.add(new TimeBucket(code, start));
-      } catch (IllegalArgumentException e) { // unaligned start: nothing under this prefix is a record
+      } catch (
+          IllegalArgumentException e) { // unaligned start: nothing under this prefix is a record
         stray(r, prefix, KeyRanges.prefixEnd(prefix), null, report, global, actions);
       }
       from = KeyRanges.prefixEnd(prefix);
@@ -314,7 +343,8 @@ public final class StoreVerifier {
   static String hex(byte[] key) {
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < key.length && i < 64; i++) {
-      sb.append(Character.forDigit((key[i] >>> 4) & 0xF, 16)).append(Character.forDigit(key[i] & 0xF, 16));
+      sb.append(Character.forDigit((key[i] >>> 4) & 0xF, 16))
+          .append(Character.forDigit(key[i] & 0xF, 16));
     }
     if (key.length > 64) {
       sb.append("… (").append(key.length).append(" bytes)");

@@ -93,7 +93,10 @@ public final class VerifyReport {
       return sb.append("no problems found\n").toString();
     }
     long total = problemCount();
-    sb.append(total).append(total == 1 ? " problem" : " problems").append(" of ").append(counts.size())
+    sb.append(total)
+        .append(total == 1 ? " problem" : " problems")
+        .append(" of ")
+        .append(counts.size())
         .append(counts.size() == 1 ? " kind:\n" : " kinds:\n");
     int width = 1;
     for (long c : counts.values()) {
@@ -101,14 +104,24 @@ public final class VerifyReport {
     }
     for (Map.Entry<Kind, Long> e : counts.entrySet()) {
       String n = Long.toString(e.getValue());
-      sb.append("  ").append(" ".repeat(width - n.length())).append(n).append("  ")
-          .append(e.getKey().description()).append(" [").append(e.getKey()).append("]\n");
+      sb.append("  ")
+          .append(" ".repeat(width - n.length()))
+          .append(n)
+          .append("  ")
+          .append(e.getKey().description())
+          .append(" [")
+          .append(e.getKey())
+          .append("]\n");
       for (StoreProblem p : examples(e.getKey())) {
         sb.append("  ").append(" ".repeat(width)).append("    ").append(p).append('\n');
       }
       long more = e.getValue() - examples(e.getKey()).size();
       if (more > 0) {
-        sb.append("  ").append(" ".repeat(width)).append("    ... and ").append(more).append(" more\n");
+        sb.append("  ")
+            .append(" ".repeat(width))
+            .append("    ... and ")
+            .append(more)
+            .append(" more\n");
       }
     }
     return sb.toString();

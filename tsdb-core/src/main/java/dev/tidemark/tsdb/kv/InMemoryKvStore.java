@@ -104,9 +104,10 @@ public final class InMemoryKvStore implements KvStore {
       NavigableMap<byte[], byte[]> source, byte[] fromInclusive, byte[] toExclusive) {
     NavigableMap<byte[], byte[]> view;
     if (fromInclusive != null && toExclusive != null) {
-      view = Arrays.compareUnsigned(fromInclusive, toExclusive) >= 0
-          ? new TreeMap<byte[], byte[]>(Arrays::compareUnsigned)
-          : source.subMap(fromInclusive, true, toExclusive, false);
+      view =
+          Arrays.compareUnsigned(fromInclusive, toExclusive) >= 0
+              ? new TreeMap<byte[], byte[]>(Arrays::compareUnsigned)
+              : source.subMap(fromInclusive, true, toExclusive, false);
     } else if (fromInclusive != null) {
       view = source.tailMap(fromInclusive, true);
     } else if (toExclusive != null) {

@@ -7,10 +7,10 @@ package dev.tidemark.tsdb.kv;
  * store-specific type crosses this interface.
  *
  * <p>Durability: when {@link #write} returns, the batch survives a crash of the process (for
- * RocksDB: it is in the WAL, handed to the OS). {@link #sync()} makes every batch written before
- * it durable against power loss too; one sync serves many writes (group commit). Reads on the
- * store itself see each batch entirely or not at all per key, but a scan racing a write may see
- * some keys of the batch and not others; use {@link #snapshot()} for a consistent view.
+ * RocksDB: it is in the WAL, handed to the OS). {@link #sync()} makes every batch written before it
+ * durable against power loss too; one sync serves many writes (group commit). Reads on the store
+ * itself see each batch entirely or not at all per key, but a scan racing a write may see some keys
+ * of the batch and not others; use {@link #snapshot()} for a consistent view.
  *
  * <p>Thread-safe. Methods throw {@link KvStoreException} on storage failure and {@link
  * IllegalStateException} once closed.
@@ -27,8 +27,8 @@ public interface KvStore extends KvReader, AutoCloseable {
   KvSnapshot snapshot();
 
   /**
-   * Asks the store to reclaim the space of deleted keys in {@code [fromInclusive, toExclusive)}
-   * now (RocksDB: drop whole files, then compact the range). Returns when done.
+   * Asks the store to reclaim the space of deleted keys in {@code [fromInclusive, toExclusive)} now
+   * (RocksDB: drop whole files, then compact the range). Returns when done.
    */
   void compactRange(byte[] fromInclusive, byte[] toExclusive);
 

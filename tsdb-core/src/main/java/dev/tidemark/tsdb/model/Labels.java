@@ -14,15 +14,15 @@ import java.util.Map;
 /**
  * An immutable label set: the identity of a series.
  *
- * <p>Labels are sorted by name in the unsigned byte order of their UTF-8 encoding (which is
- * Unicode code point order), names are unique and non-empty, values are non-empty ({@code
- * name=""} means "no such label", as in Prometheus: the builder drops such pairs). The metric
- * name is the label {@value #METRIC_NAME}, stored like any other.
+ * <p>Labels are sorted by name in the unsigned byte order of their UTF-8 encoding (which is Unicode
+ * code point order), names are unique and non-empty, values are non-empty ({@code name=""} means
+ * "no such label", as in Prometheus: the builder drops such pairs). The metric name is the label
+ * {@value #METRIC_NAME}, stored like any other.
  *
- * <p>The <em>canonical bytes</em> are, for each label in order, {@code name 0xFF value 0xFF}
- * (0xFF never occurs in UTF-8). The <em>fingerprint</em> is XXH3-128 with seed 0 over the
- * canonical bytes ({@code docs/format.md}, SeriesDictionary). It is computed once, when the set is
- * built. Strings with unpaired surrogates cannot be encoded as UTF-8 and are refused.
+ * <p>The <em>canonical bytes</em> are, for each label in order, {@code name 0xFF value 0xFF} (0xFF
+ * never occurs in UTF-8). The <em>fingerprint</em> is XXH3-128 with seed 0 over the canonical bytes
+ * ({@code docs/format.md}, SeriesDictionary). It is computed once, when the set is built. Strings
+ * with unpaired surrogates cannot be encoded as UTF-8 and are refused.
  *
  * <p>Thread-safe: instances are immutable. {@link #hashCode()} is derived from the fingerprint.
  */
@@ -67,8 +67,8 @@ public final class Labels implements Comparable<Labels> {
   /**
    * Builds a label set from alternating names and values, in any order.
    *
-   * @throws IllegalArgumentException on an odd count, a null or empty name, a duplicate name or
-   *     a string that is not valid UTF-16
+   * @throws IllegalArgumentException on an odd count, a null or empty name, a duplicate name or a
+   *     string that is not valid UTF-16
    */
   public static Labels of(String... namesAndValues) {
     if (namesAndValues.length % 2 != 0) {
@@ -246,7 +246,8 @@ public final class Labels implements Comparable<Labels> {
       char cb = b.charAt(i);
       if (ca != cb) {
         if (ca >= 0xD800 && cb >= 0xD800) {
-          // Move surrogates (D800-DFFF) above E000-FFFF so that UTF-16 order becomes code point order.
+          // Move surrogates (D800-DFFF) above E000-FFFF so that UTF-16 order becomes code point
+          // order.
           ca += ca >= 0xE000 ? (char) -0x800 : (char) 0x2000;
           cb += cb >= 0xE000 ? (char) -0x800 : (char) 0x2000;
         }
@@ -269,18 +270,24 @@ public final class Labels implements Comparable<Labels> {
           continue;
         }
         throw new IllegalArgumentException(
-            what + (whatSuffix == null ? "" : whatSuffix) + " has an unpaired surrogate at index " + i);
+            what
+                + (whatSuffix == null ? "" : whatSuffix)
+                + " has an unpaired surrogate at index "
+                + i);
       }
       if (Character.isLowSurrogate(c)) {
         throw new IllegalArgumentException(
-            what + (whatSuffix == null ? "" : whatSuffix) + " has an unpaired surrogate at index " + i);
+            what
+                + (whatSuffix == null ? "" : whatSuffix)
+                + " has an unpaired surrogate at index "
+                + i);
       }
     }
   }
 
   /**
-   * Collects labels in any order. Pairs with an empty value are dropped (Prometheus: an empty
-   * value is an absent label). Not thread-safe; reusable after {@link #reset()}.
+   * Collects labels in any order. Pairs with an empty value are dropped (Prometheus: an empty value
+   * is an absent label). Not thread-safe; reusable after {@link #reset()}.
    */
   public static final class Builder {
     private final List<String> names = new ArrayList<>();
@@ -296,7 +303,8 @@ public final class Labels implements Comparable<Labels> {
      */
     public Builder add(String name, String value) {
       if (name == null || name.isEmpty()) {
-        throw new IllegalArgumentException("label name must not be empty (value was " + value + ")");
+        throw new IllegalArgumentException(
+            "label name must not be empty (value was " + value + ")");
       }
       if (value == null || value.isEmpty()) {
         return this;

@@ -12,7 +12,8 @@ import java.util.Objects;
  * @param temporality the temporality of the stored values
  * @param monotonic the OTLP monotonic flag (meaningful for sums only)
  */
-public record MetricMetadata(MetricType type, String unit, Temporality temporality, boolean monotonic) {
+public record MetricMetadata(
+    MetricType type, String unit, Temporality temporality, boolean monotonic) {
 
   /** Metadata of a series that arrived without any. */
   public static final MetricMetadata UNKNOWN =
@@ -42,6 +43,9 @@ public record MetricMetadata(MetricType type, String unit, Temporality temporali
           "reserved flag bits set: 0x" + Integer.toHexString(flags & 0xFF));
     }
     return new MetricMetadata(
-        MetricType.fromId(typeId), unit, Temporality.fromId(flags & 0x03), (flags & MONOTONIC_BIT) != 0);
+        MetricType.fromId(typeId),
+        unit,
+        Temporality.fromId(flags & 0x03),
+        (flags & MONOTONIC_BIT) != 0);
   }
 }

@@ -1,6 +1,8 @@
 package dev.tidemark.tsdb.model;
 
-/** OTLP aggregation temporality, as stored in bits 0-1 of the ForwardIndex flags. Ids are persisted. */
+/**
+ * OTLP aggregation temporality, as stored in bits 0-1 of the ForwardIndex flags. Ids are persisted.
+ */
 public enum Temporality {
   UNSPECIFIED(0),
   CUMULATIVE(1),

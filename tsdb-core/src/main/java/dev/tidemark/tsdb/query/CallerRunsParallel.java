@@ -6,18 +6,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs one piece of work on the calling thread and on up to {@code extra} common-pool workers at
- * once, for reads whose parts the threads take in turn from a shared counter (a select's buckets,
- * a range function's series slices). The caller never waits for an idle pool: a worker that has
- * not started when the caller finishes is told not to run at all, and only workers that did start
- * are waited for (they share the caller's state, so they are waited for even if the caller is
+ * once, for reads whose parts the threads take in turn from a shared counter (a select's buckets, a
+ * range function's series slices). The caller never waits for an idle pool: a worker that has not
+ * started when the caller finishes is told not to run at all, and only workers that did start are
+ * waited for (they share the caller's state, so they are waited for even if the caller is
  * interrupted; the interrupt is then restored). Stateless.
  */
 public final class CallerRunsParallel {
   private CallerRunsParallel() {}
 
   /**
-   * Runs {@code work} on this thread and on up to {@code extra} pool workers, and returns when every
-   * run that started has finished.
+   * Runs {@code work} on this thread and on up to {@code extra} pool workers, and returns when
+   * every run that started has finished.
    *
    * @param stopOthers called when this thread's run fails, so that the others stop taking parts
    * @throws RuntimeException or Error the first failure of any run, the others suppressed in it

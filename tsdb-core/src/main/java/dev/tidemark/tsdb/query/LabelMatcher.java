@@ -8,9 +8,9 @@ import java.util.regex.PatternSyntaxException;
 
 /**
  * A Prometheus label matcher: {@code name op value} with op one of {@code =}, {@code !=}, {@code
- * =~}, {@code !~}. Regexes are fully anchored, as in Prometheus ({@code foo} matches "foo" only).
- * A matcher is evaluated against the label's value, where an absent label has the value "" (so
- * {@code {a=""}} matches series without {@code a}).
+ * =~}, {@code !~}. Regexes are fully anchored, as in Prometheus ({@code foo} matches "foo" only). A
+ * matcher is evaluated against the label's value, where an absent label has the value "" (so {@code
+ * {a=""}} matches series without {@code a}).
  *
  * <p>Immutable and thread-safe. The regex is compiled once ({@link Pattern#DOTALL}: Prometheus'
  * {@code .} matches newlines too).
@@ -39,8 +39,10 @@ public final class LabelMatcher {
   private final Op op;
   private final String value;
   private final Pattern pattern;
+
   /** For regexes that are a plain alternation of literals (a|b|c): the literals, else null. */
   private final List<String> literalAlternatives;
+
   /** For regexes of the form {@code literal.*}: the literal, else null. */
   private final String literalPrefix;
 
@@ -53,7 +55,14 @@ public final class LabelMatcher {
         this.pattern = Pattern.compile("(?:" + value + ")", Pattern.DOTALL);
       } catch (PatternSyntaxException e) {
         throw new IllegalArgumentException(
-            "invalid regex in matcher " + name + op.symbol + "\"" + value + "\": " + e.getDescription(), e);
+            "invalid regex in matcher "
+                + name
+                + op.symbol
+                + "\""
+                + value
+                + "\": "
+                + e.getDescription(),
+            e);
       }
       this.literalAlternatives = literalAlternation(value);
       this.literalPrefix = literalAlternatives == null ? literalPrefix(value) : null;
@@ -72,12 +81,16 @@ public final class LabelMatcher {
     return new LabelMatcher(name, Op.NOT_EQUAL, value);
   }
 
-  /** @throws IllegalArgumentException if the regex does not compile (the message names it) */
+  /**
+   * @throws IllegalArgumentException if the regex does not compile (the message names it)
+   */
   public static LabelMatcher regex(String name, String regex) {
     return new LabelMatcher(name, Op.REGEX, regex);
   }
 
-  /** @throws IllegalArgumentException if the regex does not compile (the message names it) */
+  /**
+   * @throws IllegalArgumentException if the regex does not compile (the message names it)
+   */
   public static LabelMatcher notRegex(String name, String regex) {
     return new LabelMatcher(name, Op.NOT_REGEX, regex);
   }
@@ -161,7 +174,10 @@ public final class LabelMatcher {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof LabelMatcher m && m.name.equals(name) && m.op == op && m.value.equals(value);
+    return o instanceof LabelMatcher m
+        && m.name.equals(name)
+        && m.op == op
+        && m.value.equals(value);
   }
 
   @Override

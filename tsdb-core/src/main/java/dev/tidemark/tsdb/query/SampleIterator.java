@@ -11,8 +11,8 @@ public interface SampleIterator {
 
   /**
    * Moves to the first sample at or after {@code timestampMillis}, or stays on the current one if
-   * it is already there (never moves backwards); false if there is none. Implementations skip
-   * whole chunks without decoding them where they can.
+   * it is already there (never moves backwards); false if there is none. Implementations skip whole
+   * chunks without decoding them where they can.
    */
   boolean seek(long timestampMillis);
 

@@ -18,8 +18,8 @@ public interface Series {
   /**
    * {@link #iterator()}, reusing {@code reuse} (an iterator an earlier call of this method or of
    * {@link #iterator()} returned, on any series of the same querier, which the caller no longer
-   * uses) where the implementation can, so that walking many series allocates no decoder per
-   * series (Prometheus' {@code Series.Iterator(chunkenc.Iterator)}). {@code reuse} may be null.
+   * uses) where the implementation can, so that walking many series allocates no decoder per series
+   * (Prometheus' {@code Series.Iterator(chunkenc.Iterator)}). {@code reuse} may be null.
    */
   default SampleIterator iterator(SampleIterator reuse) {
     return iterator();

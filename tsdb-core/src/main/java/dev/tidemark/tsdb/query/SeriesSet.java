@@ -4,9 +4,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The answer of {@link Querier#select}: series in label order, walked once with {@link #next()}
- * and {@link #at()}. Not thread-safe; each {@link Series} it hands out may be iterated on any
- * thread, more than once.
+ * The answer of {@link Querier#select}: series in label order, walked once with {@link #next()} and
+ * {@link #at()}. Not thread-safe; each {@link Series} it hands out may be iterated on any thread,
+ * more than once.
  */
 public interface SeriesSet {
 

@@ -8,8 +8,8 @@ import java.time.ZoneOffset;
 
 /**
  * A {@link Clock} that moves only when told to: for tests, benchmarks and simulations that inject
- * time into the engine and the translator (never {@code System.currentTimeMillis()} in logic
- * under test). Thread-safe; UTC.
+ * time into the engine and the translator (never {@code System.currentTimeMillis()} in logic under
+ * test). Thread-safe; UTC.
  */
 public final class ManualClock extends Clock {
   private volatile long millis;

@@ -34,7 +34,16 @@ class BytesTest {
     assertThat(hex(b)).isEqualTo("ef be");
     assertThat(Bytes.getU16Le(b, 0)).isEqualTo(0xBEEF);
     // Sign bits: high bytes of 0xFF read back as negative numbers, not as widened bytes.
-    byte[] ff = {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0x80};
+    byte[] ff = {
+      (byte) 0xFF,
+      (byte) 0xFF,
+      (byte) 0xFF,
+      (byte) 0xFF,
+      (byte) 0xFF,
+      (byte) 0xFF,
+      (byte) 0xFF,
+      (byte) 0x80
+    };
     assertThat(Bytes.getLongLe(ff, 0)).isEqualTo(0x80FFFFFFFFFFFFFFL);
     assertThat(Bytes.getLongBe(ff, 0)).isEqualTo(0xFFFFFFFFFFFFFF80L);
     assertThat(Bytes.getIntBe(ff, 4)).isEqualTo(0xFFFFFF80);
@@ -84,12 +93,19 @@ class BytesTest {
   @Test
   void outOfRangeThrowsTheArraysException() {
     byte[] b = new byte[7];
-    assertThatThrownBy(() -> Bytes.getLongBe(b, 0)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> Bytes.getLongLe(b, 0)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> Bytes.putLongLe(b, 0, 1)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> Bytes.getIntBe(b, 4)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> Bytes.getIntLe(b, -1)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> Bytes.getU16Le(b, 6)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
-    assertThatThrownBy(() -> Bytes.getUnsignedBe(b, 4, 4)).isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.getLongBe(b, 0))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.getLongLe(b, 0))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.putLongLe(b, 0, 1))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.getIntBe(b, 4))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.getIntLe(b, -1))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.getU16Le(b, 6))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> Bytes.getUnsignedBe(b, 4, 4))
+        .isInstanceOf(ArrayIndexOutOfBoundsException.class);
   }
 }

@@ -7,8 +7,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link ChunkDecoder#copyUpTo} of both decoders copies what the one-by-one loop of its contract
- * copies and leaves the decoder where that loop leaves it: runs cut by the time limit, by
- * {@code max}, at mini-block edges and at the end; constant, regular and irregular series.
+ * copies and leaves the decoder where that loop leaves it: runs cut by the time limit, by {@code
+ * max}, at mini-block edges and at the end; constant, regular and irregular series.
  */
 class ChunkDecoderCopyTest {
 

@@ -82,7 +82,9 @@ class DecimalGoldenVectorTest {
             "exceptions: -0.0, +Inf, a NaN payload, 17 digits",
             samples(
                 new long[] {0, 1, 2, 3},
-                new long[] {d(-0.0), d(Double.POSITIVE_INFINITY), 0x7ff8000000000001L, d(0.1 + 0.2)}),
+                new long[] {
+                  d(-0.0), d(Double.POSITIVE_INFINITY), 0x7ff8000000000001L, d(0.1 + 0.2)
+                }),
             "04 00 01 11 88 80 98 f4 e9 b5 ca 6a 01 01 03 00 00 00 00 00 00 00 00 80"
                 + " 01 00 00 00 00 00 00 f0 7f 02 01 00 00 00 00 00 f8 7f 00 00"));
   }
@@ -90,13 +92,15 @@ class DecimalGoldenVectorTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("vectors")
   void samplesEncodeToTheGoldenBytes(Golden golden) {
-    assertThat(hex(DecimalRoundTripTest.encode(golden.samples()))).isEqualTo(golden.hex().replace(" ", ""));
+    assertThat(hex(DecimalRoundTripTest.encode(golden.samples())))
+        .isEqualTo(golden.hex().replace(" ", ""));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("vectors")
   void goldenBytesDecodeToTheSamples(Golden golden) {
-    assertThat(DecimalRoundTripTest.decode(hex(golden.hex()))).containsExactlyElementsOf(golden.samples());
+    assertThat(DecimalRoundTripTest.decode(hex(golden.hex())))
+        .containsExactlyElementsOf(golden.samples());
   }
 
   @ParameterizedTest(name = "{0}")

@@ -44,7 +44,9 @@ class DecimalRefusalTest {
   }
 
   static void assertCorrupt(byte[] bytes, String msg) {
-    assertThatThrownBy(() -> decodeOrCorrupt(bytes, msg)).as(msg).isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> decodeOrCorrupt(bytes, msg))
+        .as(msg)
+        .isInstanceOf(CorruptRecordException.class);
   }
 
   static void assertCorrupt(String hexBytes, String messagePart) {
@@ -61,7 +63,8 @@ class DecimalRefusalTest {
     out.add(hex(SPECIALS));
     out.add(hex("01 80 d0 95 ff bc 31 01 01 1d 00"));
     for (int i = 0; i < 20; i++) {
-      out.add(DecimalRoundTripTest.encode(DecimalRoundTripTest.randomChunk(rnd, 1 + rnd.nextInt(300))));
+      out.add(
+          DecimalRoundTripTest.encode(DecimalRoundTripTest.randomChunk(rnd, 1 + rnd.nextInt(300))));
     }
     return out;
   }
@@ -70,7 +73,8 @@ class DecimalRefusalTest {
   void everyTruncationIsCorrupt() {
     for (byte[] stream : validStreams()) {
       for (int len = 0; len < stream.length; len++) {
-        assertCorrupt(Arrays.copyOf(stream, len), "seed " + SEED + ", " + hex(stream) + " cut to " + len);
+        assertCorrupt(
+            Arrays.copyOf(stream, len), "seed " + SEED + ", " + hex(stream) + " cut to " + len);
       }
     }
   }
@@ -127,7 +131,8 @@ class DecimalRefusalTest {
   void exceptionPositionsMustIncreaseAndStayBelowTheCount() {
     // SPECIALS has exceptions at positions 0, 1, 2 of 4 samples
     assertCorrupt(SPECIALS.replace("01 01 03 00 00", "01 01 03 01 00"), "not after the previous");
-    String positions = SPECIALS.replace("80 01 00 00 00 00 00 00 f0 7f 02", "80 00 00 00 00 00 00 00 f0 7f 02");
+    String positions =
+        SPECIALS.replace("80 01 00 00 00 00 00 00 f0 7f 02", "80 00 00 00 00 00 00 00 f0 7f 02");
     assertCorrupt(positions, "not after the previous");
     assertCorrupt(SPECIALS.replace("f0 7f 02 01", "f0 7f 04 01"), "beyond the last sample");
     assertCorrupt(SPECIALS.replace("f0 7f 02 01", "f0 7f 7f 01"), "beyond the last sample");
@@ -159,9 +164,11 @@ class DecimalRefusalTest {
   void timestampsThatDoNotIncreaseOrOverflowAreCorrupt() {
     // worked example (grid timestamps) with the block minimum -1 replaced by -15008
     byte[] b = hex(WORKED.replace("02 01 72 40", "02 bf ea 01 72 40"));
-    assertThatThrownBy(() -> decodeOrCorrupt(b, "")).hasMessageContaining("timestamps must increase");
+    assertThatThrownBy(() -> decodeOrCorrupt(b, ""))
+        .hasMessageContaining("timestamps must increase");
     // regular, 3 samples from t0 = 2^62 with base delta 2^62: the first step overflows
-    assertCorrupt("03 80 80 80 80 80 80 80 80 40 01 00 00 80 80 80 80 80 80 80 80 40 01 00 00 00", "2^63-1");
+    assertCorrupt(
+        "03 80 80 80 80 80 80 80 80 40 01 00 00 80 80 80 80 80 80 80 80 40 01 00 00 00", "2^63-1");
   }
 
   @Test
@@ -185,10 +192,16 @@ class DecimalRefusalTest {
   @Test
   void encoderRefusesBadTimestamps() {
     DecimalEncoder e = new DecimalEncoder();
-    assertThatThrownBy(() -> e.append(-1, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
+    assertThatThrownBy(() -> e.append(-1, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("-1");
     e.append(10, 0);
-    assertThatThrownBy(() -> e.append(10, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("duplicates");
-    assertThatThrownBy(() -> e.append(9, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("before");
+    assertThatThrownBy(() -> e.append(10, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("duplicates");
+    assertThatThrownBy(() -> e.append(9, 0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("before");
     assertThat(e.count()).isEqualTo(1);
   }
 

@@ -46,7 +46,9 @@ class DecimalRoundTripTest {
     byte[] padded = new byte[stream.length + 9];
     java.util.Arrays.fill(padded, (byte) 0xA5);
     System.arraycopy(stream, 0, padded, 4, stream.length);
-    assertThat(decode(new DecimalDecoder(), padded, 4, stream.length)).as(msg).containsExactlyElementsOf(samples);
+    assertThat(decode(new DecimalDecoder(), padded, 4, stream.length))
+        .as(msg)
+        .containsExactlyElementsOf(samples);
   }
 
   /** A random value of one of the classes; {@code prev} is the previous value's bits. */
@@ -55,27 +57,33 @@ class DecimalRoundTripTest {
       case 0: // random bits: anything, NaNs and subnormals included
         return rnd.nextLong();
       case 1: // specials
-        return GorillaRoundTripTest.SPECIAL_BITS[rnd.nextInt(GorillaRoundTripTest.SPECIAL_BITS.length)];
-      case 2: { // decimals with 0..17 digits after the point
-        long unscaled = rnd.nextLong(-1_000_000_000_000L, 1_000_000_000_000L);
-        return Double.doubleToRawLongBits(unscaled / Math.pow(10, digits));
-      }
-      case 3: { // a 2-decimal gauge walk
-        double p = Double.longBitsToDouble(prev);
-        long centi = Double.isFinite(p) ? Math.round(p * 100) : 0;
-        return Double.doubleToRawLongBits((centi + rnd.nextInt(-50, 51)) / 100.0);
-      }
-      case 4: { // a counter with resets, sometimes in multiples of 5, sometimes fractional
-        double p = Double.longBitsToDouble(prev);
-        if (!Double.isFinite(p) || rnd.nextInt(50) == 0) {
-          return Double.doubleToRawLongBits(0.0);
+        return GorillaRoundTripTest.SPECIAL_BITS[
+            rnd.nextInt(GorillaRoundTripTest.SPECIAL_BITS.length)];
+      case 2:
+        { // decimals with 0..17 digits after the point
+          long unscaled = rnd.nextLong(-1_000_000_000_000L, 1_000_000_000_000L);
+          return Double.doubleToRawLongBits(unscaled / Math.pow(10, digits));
         }
-        return Double.doubleToRawLongBits(p + (digits % 3 == 0 ? 5 * rnd.nextInt(10) : rnd.nextInt(1000) / 4.0));
-      }
+      case 3:
+        { // a 2-decimal gauge walk
+          double p = Double.longBitsToDouble(prev);
+          long centi = Double.isFinite(p) ? Math.round(p * 100) : 0;
+          return Double.doubleToRawLongBits((centi + rnd.nextInt(-50, 51)) / 100.0);
+        }
+      case 4:
+        { // a counter with resets, sometimes in multiples of 5, sometimes fractional
+          double p = Double.longBitsToDouble(prev);
+          if (!Double.isFinite(p) || rnd.nextInt(50) == 0) {
+            return Double.doubleToRawLongBits(0.0);
+          }
+          return Double.doubleToRawLongBits(
+              p + (digits % 3 == 0 ? 5 * rnd.nextInt(10) : rnd.nextInt(1000) / 4.0));
+        }
       case 5: // subnormals and tiny values
         return rnd.nextLong(1, 0x0010000000000000L) | (rnd.nextBoolean() ? Long.MIN_VALUE : 0);
       case 6: // large magnitudes around and beyond 2^63
-        return Double.doubleToRawLongBits(Math.scalb((double) rnd.nextLong(1, 1L << 53), rnd.nextInt(0, 40)));
+        return Double.doubleToRawLongBits(
+            Math.scalb((double) rnd.nextLong(1, 1L << 53), rnd.nextInt(0, 40)));
       default:
         return prev; // constant
     }
@@ -161,8 +169,10 @@ class DecimalRoundTripTest {
     for (int digits = 0; digits <= 17; digits++) {
       List<Sample> chunk = new ArrayList<>();
       for (int i = 0; i < 200; i++) {
-        long unscaled = rnd.nextLong(-99_999_999_999_999_999L, 99_999_999_999_999_999L) >> rnd.nextInt(60);
-        chunk.add(new Sample(1000L * i, Double.doubleToRawLongBits(unscaled / Math.pow(10, digits))));
+        long unscaled =
+            rnd.nextLong(-99_999_999_999_999_999L, 99_999_999_999_999_999L) >> rnd.nextInt(60);
+        chunk.add(
+            new Sample(1000L * i, Double.doubleToRawLongBits(unscaled / Math.pow(10, digits))));
       }
       roundTrip(chunk, "seed " + SEED + ", digits " + digits);
     }
@@ -173,7 +183,8 @@ class DecimalRoundTripTest {
     assertThat(encode(List.of())).containsExactly(0);
     assertThat(decode(new byte[] {0})).isEmpty();
     roundTrip(List.of(new Sample(0, STALE_NAN)), "one stale marker at 0");
-    roundTrip(List.of(new Sample(Long.MAX_VALUE, Double.doubleToRawLongBits(-0.0))), "one -0.0 at max");
+    roundTrip(
+        List.of(new Sample(Long.MAX_VALUE, Double.doubleToRawLongBits(-0.0))), "one -0.0 at max");
     roundTrip(List.of(new Sample(5, Double.doubleToRawLongBits(2.5))), "one decimal");
     roundTrip(List.of(new Sample(0, 0), new Sample(Long.MAX_VALUE, 0)), "epoch-sized gap");
   }

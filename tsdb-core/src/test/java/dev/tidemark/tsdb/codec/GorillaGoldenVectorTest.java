@@ -20,9 +20,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * changed, and that needs a new encoding id, not a new vector.
  *
  * <p>How they were produced: the header bytes and the bit fields were derived by hand from the
- * layout in docs/format.md ("Gorilla XOR chunk") (varints with Python's arithmetic, bit strings written out
- * field by field and regrouped into bytes), then confirmed by running the encoder. The "regular"
- * vector is decoded bit by bit in the worked example of that document.
+ * layout in docs/format.md ("Gorilla XOR chunk") (varints with Python's arithmetic, bit strings
+ * written out field by field and regrouped into bytes), then confirmed by running the encoder. The
+ * "regular" vector is decoded bit by bit in the worked example of that document.
  */
 class GorillaGoldenVectorTest {
 
@@ -56,10 +56,7 @@ class GorillaGoldenVectorTest {
     v.add(
         new Golden(
             "stale marker and -0.0",
-            List.of(
-                sample(T0, 1.0),
-                new Sample(T0 + 15_000, STALE_NAN),
-                sample(T0 + 30_010, -0.0)),
+            List.of(sample(T0, 1.0), new Sample(T0 + 15_000, STALE_NAN), sample(T0 + 30_010, -0.0)),
             "03 80d095ffbc31 3ff0000000000000 f1d4c48000000000000005855ffe00000000000040"));
     // the worked example of docs/format.md ("Gorilla XOR chunk"): 15 s interval, 5.0 x4 then 6.0 x2
     // s1: '11' '110' 0011101010011000 '0' | s2 '0' | s3 '0'

@@ -147,8 +147,8 @@ class GorillaRefusalTest {
   }
 
   /**
-   * Three samples (13 bits after the first value, 2 bytes) with the count patched to 17: the
-   * header check passes (16 one-bit samples fit in 16 bits), the zero padding decodes as three more
+   * Three samples (13 bits after the first value, 2 bytes) with the count patched to 17: the header
+   * check passes (16 one-bit samples fit in 16 bits), the zero padding decodes as three more
    * samples, then the stream runs out.
    */
   private static byte[] countPatchedTo17() {
@@ -207,11 +207,13 @@ class GorillaRefusalTest {
     byte[] bytes = countPatchedTo17();
     GorillaDecoder decoder = new GorillaDecoder();
     decoder.reset(bytes, 0, bytes.length);
-    Throwable first = catchThrowable(() -> {
-      while (decoder.next()) {
-        // drain
-      }
-    });
+    Throwable first =
+        catchThrowable(
+            () -> {
+              while (decoder.next()) {
+                // drain
+              }
+            });
     assertThat(first).isInstanceOf(CorruptRecordException.class);
     assertThatThrownBy(decoder::next).isSameAs(first);
     assertThatThrownBy(decoder::timestampMillis).isInstanceOf(IllegalStateException.class);
@@ -228,7 +230,8 @@ class GorillaRefusalTest {
     for (int iter = 0; iter < 3000; iter++) {
       String ctx = "seed " + SEED + ", iteration " + iter;
       List<Sample> samples =
-          GorillaRoundTripTest.randomChunk(rnd, rnd.nextInt(4) == 0 ? rnd.nextInt(4) : rnd.nextInt(300));
+          GorillaRoundTripTest.randomChunk(
+              rnd, rnd.nextInt(4) == 0 ? rnd.nextInt(4) : rnd.nextInt(300));
       byte[] bytes = encode(samples);
       int flips = 1 + rnd.nextInt(3);
       for (int f = 0; f < flips; f++) {

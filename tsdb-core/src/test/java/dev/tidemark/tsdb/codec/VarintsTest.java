@@ -9,7 +9,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** {@link Varints}: sizes and bytes at the boundaries, round trips, and what each reader refuses. */
+/**
+ * {@link Varints}: sizes and bytes at the boundaries, round trips, and what each reader refuses.
+ */
 class VarintsTest {
   private static final long SEED = 0x5EED_1402L;
 
@@ -99,9 +101,13 @@ class VarintsTest {
     SplittableRandom rnd = new SplittableRandom(SEED);
     for (int i = 0; i < 100_000; i++) {
       long v = rnd.nextLong() >> rnd.nextInt(64);
-      assertThat(Varints.decodeZigZag(Varints.encodeZigZag(v))).as("seed %d, %d", SEED, v).isEqualTo(v);
+      assertThat(Varints.decodeZigZag(Varints.encodeZigZag(v)))
+          .as("seed %d, %d", SEED, v)
+          .isEqualTo(v);
       int w = (int) v;
-      assertThat(Varints.decodeZigZag32(Varints.encodeZigZag32(w))).as("seed %d, %d", SEED, w).isEqualTo(w);
+      assertThat(Varints.decodeZigZag32(Varints.encodeZigZag32(w)))
+          .as("seed %d, %d", SEED, w)
+          .isEqualTo(w);
     }
   }
 
@@ -173,8 +179,12 @@ class VarintsTest {
       long v = 1L << k | 1;
       int n = Varints.put(b, 0, v);
       for (int cut = 0; cut < n; cut++) {
-        assertThat(Varints.read(b, 0, cut, out)).as("%d cut at %d", v, cut).isEqualTo(Varints.TRUNCATED);
-        assertThat(Varints.readMinimal(b, 0, cut, 10, out)).as("%d cut at %d", v, cut).isEqualTo(Varints.TRUNCATED);
+        assertThat(Varints.read(b, 0, cut, out))
+            .as("%d cut at %d", v, cut)
+            .isEqualTo(Varints.TRUNCATED);
+        assertThat(Varints.readMinimal(b, 0, cut, 10, out))
+            .as("%d cut at %d", v, cut)
+            .isEqualTo(Varints.TRUNCATED);
       }
     }
   }

@@ -36,7 +36,10 @@ class ChunkIteratorBulkTest {
       while (one.next()) {
         expected.add(new long[] {one.timestampMillis(), one.valueBits()});
       }
-      SampleIterator bulk = rnd.nextBoolean() ? new ChunkIterator(chunks, minT, maxT) : reused.reset(chunks, minT, maxT);
+      SampleIterator bulk =
+          rnd.nextBoolean()
+              ? new ChunkIterator(chunks, minT, maxT)
+              : reused.reset(chunks, minT, maxT);
       List<long[]> got = new ArrayList<>();
       long[] ts = new long[64];
       long[] bits = new long[64];
@@ -48,7 +51,9 @@ class ChunkIteratorBulkTest {
           got.add(new long[] {ts[off + i], bits[off + i]});
         }
         if (n == max) {
-          assertThat(bulk.timestampMillis()).as("seed %d: stands on the last sample read", seed).isEqualTo(ts[off + n - 1]);
+          assertThat(bulk.timestampMillis())
+              .as("seed %d: stands on the last sample read", seed)
+              .isEqualTo(ts[off + n - 1]);
           assertThat(bulk.valueBits()).isEqualTo(bits[off + n - 1]);
         }
         if (n < max) {
@@ -81,25 +86,30 @@ class ChunkIteratorBulkTest {
       TreeMap<Long, Long> samples = new TreeMap<>();
       int n = 1 + rnd.nextInt(300);
       for (int i = 0; i < n; i++) {
-        samples.put(b.startMillis() + rnd.nextLong(HOUR), Double.doubleToRawLongBits(Math.round(rnd.nextDouble(0, 100) * 100) / 100.0));
+        samples.put(
+            b.startMillis() + rnd.nextLong(HOUR),
+            Double.doubleToRawLongBits(Math.round(rnd.nextDouble(0, 100) * 100) / 100.0));
       }
       int kind = rnd.nextInt(3);
       if (kind == 2) { // head: in-order stream plus sorted late samples
         GorillaEncoder enc = new GorillaEncoder();
         List<long[]> late = new ArrayList<>();
-        samples.forEach((t, v) -> {
-          if (late.size() < 20 && rnd.nextInt(5) == 0) {
-            late.add(new long[] {t, v});
-          } else {
-            enc.append(t, v);
-          }
-        });
+        samples.forEach(
+            (t, v) -> {
+              if (late.size() < 20 && rnd.nextInt(5) == 0) {
+                late.add(new long[] {t, v});
+              } else {
+                enc.append(t, v);
+              }
+            });
         if (enc.count() == 0) {
           continue;
         }
         long[] lt = late.stream().mapToLong(x -> x[0]).toArray();
         long[] lb = late.stream().mapToLong(x -> x[1]).toArray();
-        out.add(new ChunkSource(b, TimeSeriesValue.ENCODING_GORILLA, enc.toByteArray(), 0, lt, lb, lt.length));
+        out.add(
+            new ChunkSource(
+                b, TimeSeriesValue.ENCODING_GORILLA, enc.toByteArray(), 0, lt, lb, lt.length));
       } else {
         byte[] value;
         if (kind == 0) {

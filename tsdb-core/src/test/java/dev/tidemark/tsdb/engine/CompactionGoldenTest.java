@@ -30,10 +30,10 @@ import org.junit.jupiter.api.Test;
  * both ways: the engine's compaction of a fixed input gives exactly these bytes, and the bytes
  * decode to the buckets, series, postings and samples they stand for.
  *
- * <p>How they were produced: by this test's input run through {@code Compactor} at the commit
- * that added it, printed with {@link #dump}, and checked by hand against docs/format.md (keys
- * with size code 2 in the tag's low nibble, coarse ids dense in fingerprint order, the newest
- * member's ForwardIndex value, one decimal chunk per series, remapped postings).
+ * <p>How they were produced: by this test's input run through {@code Compactor} at the commit that
+ * added it, printed with {@link #dump}, and checked by hand against docs/format.md (keys with size
+ * code 2 in the tag's low nibble, coarse ids dense in fingerprint order, the newest member's
+ * ForwardIndex value, one decimal chunk per series, remapped postings).
  */
 class CompactionGoldenTest {
 
@@ -60,13 +60,15 @@ class CompactionGoldenTest {
 
   static final Labels REQ = Labels.of("__name__", "requests_total", "job", "api");
   static final Labels UP = Labels.of("__name__", "up", "job", "api");
-  static final MetricMetadata SUM = new MetricMetadata(MetricType.SUM, "1", Temporality.CUMULATIVE, true);
-  static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
+  static final MetricMetadata SUM =
+      new MetricMetadata(MetricType.SUM, "1", Temporality.CUMULATIVE, true);
+  static final MetricMetadata GAUGE =
+      new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
 
   /**
-   * requests_total{job="api"}: 1 at 10:00, 2 at 10:30, 3 at 11:00; up{job="api"}: 1 at 11:15.
-   * The 10:00 bucket holds requests_total as id 0; the 11:00 bucket up as id 0 and
-   * requests_total as id 1 (arrival order).
+   * requests_total{job="api"}: 1 at 10:00, 2 at 10:30, 3 at 11:00; up{job="api"}: 1 at 11:15. The
+   * 10:00 bucket holds requests_total as id 0; the 11:00 bucket up as id 0 and requests_total as id
+   * 1 (arrival order).
    */
   static InMemoryKvStore compactedStore() {
     ManualClock clock = new ManualClock(T0);
@@ -85,10 +87,14 @@ class CompactionGoldenTest {
       clock.set(T0 + 1_800_000);
       e.append(new SampleBatch().addPoint(REQ, SUM, T0 + 1_800_000, 2.0));
       clock.set(T0 + 4_500_000);
-      e.append(new SampleBatch().addPoint(UP, GAUGE, T0 + 4_500_000, 1.0).addPoint(REQ, SUM, T0 + 3_600_000, 3.0));
+      e.append(
+          new SampleBatch()
+              .addPoint(UP, GAUGE, T0 + 4_500_000, 1.0)
+              .addPoint(REQ, SUM, T0 + 3_600_000, 3.0));
       clock.set(T0 + 3 * 3_600_000L);
       e.flush();
-      assertThat(HexFormat.ofDelimiter(" ").formatHex(kv.get(Keys.bucketList()))).isEqualTo(BEFORE_BUCKET_LIST);
+      assertThat(HexFormat.ofDelimiter(" ").formatHex(kv.get(Keys.bucketList())))
+          .isEqualTo(BEFORE_BUCKET_LIST);
       assertThat(e.compactNow()).isEqualTo(1);
     }
     return kv;
@@ -100,7 +106,10 @@ class CompactionGoldenTest {
     try (KvCursor c = kv.scan(null, null)) {
       while (c.next()) {
         if (Keys.recordType(c.key()) != RecordType.SCHEMA) {
-          sb.append(hex.formatHex(c.key())).append(" = ").append(hex.formatHex(c.value())).append('\n');
+          sb.append(hex.formatHex(c.key()))
+              .append(" = ")
+              .append(hex.formatHex(c.value()))
+              .append('\n');
         }
       }
     }
@@ -146,7 +155,8 @@ class CompactionGoldenTest {
     assertThat(Keys.invertedIndexLabel(k[8])).containsExactly("job", "api");
     assertThat(InvertedIndexValue.decode(v[8]).toArray()).containsExactly(0, 1);
     assertThat(Keys.seriesId(k[9])).isZero();
-    assertThat(samples(v[9])).containsExactly(T0 + "=1.0", (T0 + 1_800_000) + "=2.0", (T0 + 3_600_000) + "=3.0");
+    assertThat(samples(v[9]))
+        .containsExactly(T0 + "=1.0", (T0 + 1_800_000) + "=2.0", (T0 + 3_600_000) + "=3.0");
     assertThat(v[9][0]).isEqualTo((byte) TimeSeriesValue.ENCODING_DECIMAL);
     assertThat(Keys.seriesId(k[10])).isEqualTo(1);
     assertThat(samples(v[10])).containsExactly((T0 + 4_500_000) + "=1.0");

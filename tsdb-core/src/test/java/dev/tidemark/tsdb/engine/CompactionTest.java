@@ -127,7 +127,8 @@ class CompactionTest {
         EngineModelTest.compare(engine[0], model, rnd, clock.millis(), where);
       }
       compacted += engine[0].compactNow();
-      EngineModelTest.compare(engine[0], model, rnd, clock.millis(), "seed " + seed + " at the end");
+      EngineModelTest.compare(
+          engine[0], model, rnd, clock.millis(), "seed " + seed + " at the end");
       engine[0].close();
       assertClean(kv, "seed " + seed);
       engine[0] = Engine.open(kv, config);
@@ -151,7 +152,10 @@ class CompactionTest {
           continue; // a series that stops early: its late samples may still come
         }
         batch.addPoint(
-            Labels.of("__name__", "m" + i % 4, "instance", "i" + i), META, t, (t / 15_000 % 100 + i) / 4.0);
+            Labels.of("__name__", "m" + i % 4, "instance", "i" + i),
+            META,
+            t,
+            (t / 15_000 % 100 + i) / 4.0);
       }
       assertThat(engine.append(batch).rejectedPoints()).isZero();
     }
@@ -165,7 +169,10 @@ class CompactionTest {
       StringBuilder sb = new StringBuilder(s.labels().toString()).append(' ').append(s.metadata());
       SampleIterator it = s.iterator();
       while (it.next()) {
-        sb.append(' ').append(it.timestampMillis()).append('=').append(Long.toHexString(it.valueBits()));
+        sb.append(' ')
+            .append(it.timestampMillis())
+            .append('=')
+            .append(Long.toHexString(it.valueBits()));
       }
       out.add(sb.toString());
     }
@@ -185,9 +192,7 @@ class CompactionTest {
       assertThat(engine.buckets()).hasSize(20);
       int made = engine.compactNow();
       // 20 hours from a 64-hour boundary: two 8 h buckets, one 4 h bucket; nothing left to merge
-      assertThat(engine.buckets())
-          .extracting(TimeBucket::sizeHours)
-          .containsExactly(8, 8, 4);
+      assertThat(engine.buckets()).extracting(TimeBucket::sizeHours).containsExactly(8, 8, 4);
       assertThat(made).isEqualTo(3);
       assertThat(dump(engine)).isEqualTo(before);
       Engine.Stats stats = engine.stats();
@@ -196,11 +201,19 @@ class CompactionTest {
       assertThat(stats.compactedBuckets()).isEqualTo(20);
       assertThat(stats.compactionBytesWritten()).isPositive();
       assertThat(engine.compactNow()).isZero();
-      assertThat(engine.series(START + 9 * HOUR, START + 9 * HOUR, List.of(LabelMatcher.equal("instance", "i3"))))
+      assertThat(
+              engine.series(
+                  START + 9 * HOUR,
+                  START + 9 * HOUR,
+                  List.of(LabelMatcher.equal("instance", "i3"))))
           .containsExactly(Labels.of("__name__", "m3", "instance", "i3"));
-      assertThat(engine.labelValues("instance", START, START + HOUR, List.of(LabelMatcher.equal("__name__", "m0"))))
+      assertThat(
+              engine.labelValues(
+                  "instance", START, START + HOUR, List.of(LabelMatcher.equal("__name__", "m0"))))
           .hasSize(10);
-      assertThat(engine.bucketInfo()).extracting(i -> i.bucket().sizeHours()).containsExactly(8, 8, 4);
+      assertThat(engine.bucketInfo())
+          .extracting(i -> i.bucket().sizeHours())
+          .containsExactly(8, 8, 4);
       engine.close();
       assertThat(storeBytes(kv)).isLessThan(bytesBefore);
       assertClean(kv, "after compaction");
@@ -214,13 +227,16 @@ class CompactionTest {
   @Test
   void theDelayKeepsRecentGroupsInOneHourBuckets() {
     ManualClock clock = new ManualClock(START);
-    EngineConfig config = config(clock, Duration.ofDays(30)).toBuilder().compactionDelay(Duration.ofHours(8)).build();
+    EngineConfig config =
+        config(clock, Duration.ofDays(30)).toBuilder().compactionDelay(Duration.ofHours(8)).build();
     InMemoryKvStore kv = new InMemoryKvStore();
     Engine engine = Engine.open(kv, config);
     try {
       fill(engine, clock, 16); // the clock ends at 17 h
-      assertThat(engine.compactNow()).isEqualTo(1); // [0 h, 8 h) ended 9 h ago; [8 h, 16 h) only 1 h ago
-      assertThat(engine.buckets()).extracting(TimeBucket::sizeHours)
+      assertThat(engine.compactNow())
+          .isEqualTo(1); // [0 h, 8 h) ended 9 h ago; [8 h, 16 h) only 1 h ago
+      assertThat(engine.buckets())
+          .extracting(TimeBucket::sizeHours)
           .containsExactly(8, 1, 1, 1, 1, 1, 1, 1, 1);
       clock.set(START + 24 * HOUR);
       assertThat(engine.compactNow()).isEqualTo(1);
@@ -256,7 +272,8 @@ class CompactionTest {
       assertThat(engine.stats().openBuckets()).isEqualTo(1);
       assertThat(engine.buckets()).extracting(TimeBucket::sizeHours).containsExactly(8, 8);
       List<String> want = dump(engine);
-      assertThat(String.join("\n", want)).contains(" " + (last + 45_000) + "=", " " + (last + 60_000) + "=");
+      assertThat(String.join("\n", want))
+          .contains(" " + (last + 45_000) + "=", " " + (last + 60_000) + "=");
       engine.abandon();
       engine = Engine.open(kv, config); // the head log of the reopened coarse bucket replays
       assertThat(dump(engine)).isEqualTo(want);
@@ -287,7 +304,9 @@ class CompactionTest {
       assertThat(engine.select(START, START + 1, List.of()).toList()).isNotEmpty();
       clock.set(START + 12 * HOUR + 8 * HOUR); // cutoff at its end
       assertThat(engine.applyRetention()).isEqualTo(1);
-      assertThat(engine.buckets()).extracting(TimeBucket::startMillis).containsExactly(START + 8 * HOUR);
+      assertThat(engine.buckets())
+          .extracting(TimeBucket::startMillis)
+          .containsExactly(START + 8 * HOUR);
       assertThat(engine.select(0, START + 8 * HOUR - 1, List.of()).toList()).isEmpty();
       engine.close();
       assertClean(kv, "after retention");
@@ -306,16 +325,29 @@ class CompactionTest {
       fill(engine, clock, 16);
       engine.compactNow();
       Engine.DeleteResult d =
-          engine.deleteSeries(START + 2 * HOUR, START + 10 * HOUR, List.of(LabelMatcher.equal("__name__", "m1")));
+          engine.deleteSeries(
+              START + 2 * HOUR, START + 10 * HOUR, List.of(LabelMatcher.equal("__name__", "m1")));
       assertThat(d.buckets()).isEqualTo(2);
       assertThat(d.series()).isEqualTo(20);
-      for (Series s : engine.select(START + 2 * HOUR, START + 10 * HOUR, List.of(LabelMatcher.equal("__name__", "m1"))).toList()) {
+      for (Series s :
+          engine
+              .select(
+                  START + 2 * HOUR,
+                  START + 10 * HOUR,
+                  List.of(LabelMatcher.equal("__name__", "m1")))
+              .toList()) {
         throw new AssertionError("not deleted: " + s.labels());
       }
-      assertThat(engine.select(0, START + 2 * HOUR - 1, List.of(LabelMatcher.equal("__name__", "m1"))).toList()).hasSize(10);
+      assertThat(
+              engine
+                  .select(0, START + 2 * HOUR - 1, List.of(LabelMatcher.equal("__name__", "m1")))
+                  .toList())
+          .hasSize(10);
       // the whole first coarse bucket, every series: the bucket goes
       engine.deleteSeries(START, START + 8 * HOUR - 1, List.of());
-      assertThat(engine.buckets()).extracting(TimeBucket::startMillis).containsExactly(START + 8 * HOUR);
+      assertThat(engine.buckets())
+          .extracting(TimeBucket::startMillis)
+          .containsExactly(START + 8 * HOUR);
       engine.close();
       assertClean(kv, "after deletes");
     } finally {
@@ -332,7 +364,11 @@ class CompactionTest {
     try {
       fill(engine, clock, 16);
       engine.close();
-      kv.write(new WriteBatch().put(Keys.timeSeries(new TimeBucket(1, (int) (START / 60_000 + 120)), 3), new byte[] {1, 5}));
+      kv.write(
+          new WriteBatch()
+              .put(
+                  Keys.timeSeries(new TimeBucket(1, (int) (START / 60_000 + 120)), 3),
+                  new byte[] {1, 5}));
       engine = Engine.open(kv, config);
       // hour 2 is unreadable: the 8 h, 4 h and 2 h groups holding it stay; the rest compacts
       assertThat(engine.compactNow()).isEqualTo(3);
@@ -385,9 +421,9 @@ class CompactionTest {
   // Crashes
 
   /**
-   * A crash at every write of a compaction (the store takes nothing after the Nth write, as after
-   * a SIGKILL), then a restart: the store reads the same, holds no orphans, and a second
-   * compaction finishes it.
+   * A crash at every write of a compaction (the store takes nothing after the Nth write, as after a
+   * SIGKILL), then a restart: the store reads the same, holds no orphans, and a second compaction
+   * finishes it.
    */
   @Test
   void aCrashAtAnyWriteOfACompactionLosesAndDuplicatesNothing() {
@@ -417,7 +453,8 @@ class CompactionTest {
       // tidemark verify on the crashed store: an unfinished compaction, never a bucket to add back
       VerifyReport report = StoreVerifier.verify(inner);
       assertThat(report.count(StoreProblem.Kind.BUCKET_NOT_LISTED)).as("budget " + budget).isZero();
-      assertThat(report.problemCount()).as("budget " + budget + " " + report.counts())
+      assertThat(report.problemCount())
+          .as("budget " + budget + " " + report.counts())
           .isEqualTo(report.count(StoreProblem.Kind.UNFINISHED_COMPACTION));
       unfinished += report.count(StoreProblem.Kind.UNFINISHED_COMPACTION);
       if (budget % 2 == 0) {
@@ -477,7 +514,9 @@ class CompactionTest {
 
   private static void assertNoOverlap(List<TimeBucket> buckets, String where) {
     for (int i = 1; i < buckets.size(); i++) {
-      assertThat(buckets.get(i).startMillis()).as(where + " " + buckets).isGreaterThanOrEqualTo(buckets.get(i - 1).endMillis());
+      assertThat(buckets.get(i).startMillis())
+          .as(where + " " + buckets)
+          .isGreaterThanOrEqualTo(buckets.get(i - 1).endMillis());
     }
   }
 

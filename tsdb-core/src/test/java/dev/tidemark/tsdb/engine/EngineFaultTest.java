@@ -36,13 +36,13 @@ import org.roaringbitmap.RoaringBitmap;
 
 /**
  * Appends that fail anywhere leave nothing behind. A seeded workload against {@link
- * ReferenceModel}, with faults injected at random: the KV store failing the Nth write (the
- * append's own write, a seal's, retention's), an exception or an {@link Error} thrown while the
- * append builds its batch (before any sample, between samples, after the last one), and series
- * that break a format limit mixed into the batches. A failed append must change nothing the model
- * would not; every answer, before and after clean and crash restarts, must equal the model's; and
- * the store must stay consistent (every posting id has its ForwardIndex record, every bucket with
- * records is in the BucketList).
+ * ReferenceModel}, with faults injected at random: the KV store failing the Nth write (the append's
+ * own write, a seal's, retention's), an exception or an {@link Error} thrown while the append
+ * builds its batch (before any sample, between samples, after the last one), and series that break
+ * a format limit mixed into the batches. A failed append must change nothing the model would not;
+ * every answer, before and after clean and crash restarts, must equal the model's; and the store
+ * must stay consistent (every posting id has its ForwardIndex record, every bucket with records is
+ * in the BucketList).
  */
 class EngineFaultTest {
 
@@ -62,7 +62,8 @@ class EngineFaultTest {
             .outOfOrderWindow(Duration.ofMinutes(30))
             .retention(Duration.ofHours(6))
             .retentionInterval(Duration.ZERO)
-            .compactionLevels(List.of(Duration.ofHours(1), Duration.ofHours(2), Duration.ofHours(4)))
+            .compactionLevels(
+                List.of(Duration.ofHours(1), Duration.ofHours(2), Duration.ofHours(4)))
             .compactionInterval(Duration.ZERO)
             .compactionDelay(Duration.ZERO)
             .build();
@@ -91,9 +92,12 @@ class EngineFaultTest {
             r = engine.append(batch);
           } catch (StorageUnavailableException | InjectedFault | InjectedError e) {
             faultsSeen++;
-            assertThat(fault).as(where + " only an injected fault fails an append: " + e).isNotZero();
+            assertThat(fault)
+                .as(where + " only an injected fault fails an append: " + e)
+                .isNotZero();
             disarm(engine, kv);
-            EngineModelTest.compare(engine, model, rnd, clock.millis(), where + " after a failed append");
+            EngineModelTest.compare(
+                engine, model, rnd, clock.millis(), where + " after a failed append");
             continue;
           }
           disarm(engine, kv);
@@ -181,7 +185,8 @@ class EngineFaultTest {
     // The hostile client's case: the first write into an hour fails, a later one succeeds; after
     // a restart the later one must still be there, and the bucket readable.
     ManualClock clock = new ManualClock(1_700_000_000_000L);
-    EngineConfig config = EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build();
+    EngineConfig config =
+        EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build();
     FailingKvStore kv = new FailingKvStore(new InMemoryKvStore());
     Engine engine = Engine.open(kv, config);
     long t = clock.millis();
@@ -214,7 +219,8 @@ class EngineFaultTest {
     Engine reopened = Engine.open(kv, config);
     try {
       assertThat(reopened.buckets()).hasSize(1);
-      assertThat(reopened.series(0, Long.MAX_VALUE, List.of())).containsExactly(Labels.of("__name__", "m", "i", "b"));
+      assertThat(reopened.series(0, Long.MAX_VALUE, List.of()))
+          .containsExactly(Labels.of("__name__", "m", "i", "b"));
       reopened.flush();
       assertConsistent(kv, "after the failed first append");
     } finally {
@@ -222,7 +228,8 @@ class EngineFaultTest {
     }
   }
 
-  private static void addOverLongPoint(SampleBatch batch, SplittableRandom rnd, Labels[] series, long now) {
+  private static void addOverLongPoint(
+      SampleBatch batch, SplittableRandom rnd, Labels[] series, long now) {
     Labels base = series[rnd.nextInt(series.length)];
     Labels bad =
         switch (rnd.nextInt(3)) {
@@ -231,14 +238,18 @@ class EngineFaultTest {
           default -> base.toBuilder().set(LONG_VALUE, "v").build();
         };
     if (rnd.nextBoolean()) {
-      batch.add(base, META, now - rnd.nextLong(0, 60_000), rnd.nextInt(100)); // its point fails whole
+      batch.add(
+          base, META, now - rnd.nextLong(0, 60_000), rnd.nextInt(100)); // its point fails whole
     }
     batch.add(bad, META, now - rnd.nextLong(0, 60_000), 1.0);
     batch.endPoint();
   }
 
-  /** 0: none; 1: the KV write fails; 2: before a random sample; 3: before the write; 4: an Error. */
-  private static void armAppendFault(Engine engine, FailingKvStore kv, int fault, SplittableRandom rnd, int size) {
+  /**
+   * 0: none; 1: the KV write fails; 2: before a random sample; 3: before the write; 4: an Error.
+   */
+  private static void armAppendFault(
+      Engine engine, FailingKvStore kv, int fault, SplittableRandom rnd, int size) {
     int at = rnd.nextInt(size + 1);
     switch (fault) {
       case 1 -> kv.failWriteAfter(0);
@@ -290,11 +301,15 @@ class EngineFaultTest {
     List<String> problems = new ArrayList<>();
     for (RecordType type :
         new RecordType[] {
-          RecordType.SERIES_DICTIONARY, RecordType.FORWARD_INDEX, RecordType.INVERTED_INDEX,
-          RecordType.TIME_SERIES, RecordType.HEAD_LOG
+          RecordType.SERIES_DICTIONARY,
+          RecordType.FORWARD_INDEX,
+          RecordType.INVERTED_INDEX,
+          RecordType.TIME_SERIES,
+          RecordType.HEAD_LOG
         }) {
       byte[] from = Keys.bucketPrefix(type, TimeBucket.containing(0, 1));
-      byte[] to = Keys.bucketPrefix(type, TimeBucket.containing(TimeBucket.MAX_START_MINUTES * 60_000L, 1));
+      byte[] to =
+          Keys.bucketPrefix(type, TimeBucket.containing(TimeBucket.MAX_START_MINUTES * 60_000L, 1));
       try (KvCursor c = kv.scan(from, to)) {
         while (c.next()) {
           TimeBucket b = Keys.timeBucket(c.key());
@@ -313,9 +328,11 @@ class EngineFaultTest {
       }
       try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.INVERTED_INDEX, b))) {
         while (c.next()) {
-          RoaringBitmap orphans = RoaringBitmap.andNot(InvertedIndexValue.decode(c.value()), forward);
+          RoaringBitmap orphans =
+              RoaringBitmap.andNot(InvertedIndexValue.decode(c.value()), forward);
           if (!orphans.isEmpty()) {
-            problems.add("a posting of bucket " + b + " names " + orphans + " without ForwardIndex records");
+            problems.add(
+                "a posting of bucket " + b + " names " + orphans + " without ForwardIndex records");
           }
         }
       }

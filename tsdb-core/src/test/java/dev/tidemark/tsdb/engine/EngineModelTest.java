@@ -1,6 +1,5 @@
 package dev.tidemark.tsdb.engine;
 
-import dev.tidemark.tsdb.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tidemark.tsdb.append.AppendResult;
@@ -14,6 +13,7 @@ import dev.tidemark.tsdb.model.Temporality;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
+import dev.tidemark.tsdb.time.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The engine against {@link ReferenceModel} under seeded random workloads: thousands of series,
- * late, duplicate, future and too-old samples, multi-sample points, flushes, clean restarts,
- * crash restarts (the head recovered from its log) and retention. Every select, label-names and
+ * late, duplicate, future and too-old samples, multi-sample points, flushes, clean restarts, crash
+ * restarts (the head recovered from its log) and retention. Every select, label-names and
  * label-values answer must equal the model's, and so must every per-point outcome.
  */
 class EngineModelTest {
@@ -35,8 +35,12 @@ class EngineModelTest {
   private static final MetricMetadata META =
       new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
   private static final long[] SPECIAL_BITS = {
-    SampleBatch.STALE_NAN_BITS, 0x7ff8000000000001L, Double.doubleToRawLongBits(-0.0),
-    Double.doubleToRawLongBits(Double.POSITIVE_INFINITY), 0x7ff8dead0000beefL, 1L
+    SampleBatch.STALE_NAN_BITS,
+    0x7ff8000000000001L,
+    Double.doubleToRawLongBits(-0.0),
+    Double.doubleToRawLongBits(Double.POSITIVE_INFINITY),
+    0x7ff8dead0000beefL,
+    1L
   };
 
   @ParameterizedTest
@@ -79,13 +83,26 @@ class EngineModelTest {
               while (batch.pointOf(first) != p) {
                 first++;
               }
-              diff.append("\n point ").append(p).append(": engine ").append(got[p]).append(", model ")
-                  .append(want[p]).append(", first sample ").append(batch.labels(first)).append(" @")
-                  .append(batch.timestampMillis(first)).append(" now ").append(clock.millis());
+              diff.append("\n point ")
+                  .append(p)
+                  .append(": engine ")
+                  .append(got[p])
+                  .append(", model ")
+                  .append(want[p])
+                  .append(", first sample ")
+                  .append(batch.labels(first))
+                  .append(" @")
+                  .append(batch.timestampMillis(first))
+                  .append(" now ")
+                  .append(clock.millis());
               for (int k = first; k < batch.size() && batch.pointOf(k) == p; k++) {
                 TreeMap<Long, Long> ms = model.data.get(batch.labels(k));
-                diff.append("\n   sample ").append(batch.labels(k)).append(" @").append(batch.timestampMillis(k))
-                    .append(" model max ").append(ms == null ? "none" : ms.lastKey() + " n=" + ms.size());
+                diff.append("\n   sample ")
+                    .append(batch.labels(k))
+                    .append(" @")
+                    .append(batch.timestampMillis(k))
+                    .append(" model max ")
+                    .append(ms == null ? "none" : ms.lastKey() + " n=" + ms.size());
               }
             }
           }
@@ -121,10 +138,11 @@ class EngineModelTest {
   static Labels[] testSeries() {
     Labels[] series = new Labels[2000];
     for (int i = 0; i < series.length; i++) {
-      Labels.Builder b = Labels.builder()
-          .add(Labels.METRIC_NAME, "m" + (i % 7))
-          .add("job", "job" + (i % 3))
-          .add("instance", "host-" + (i % 101));
+      Labels.Builder b =
+          Labels.builder()
+              .add(Labels.METRIC_NAME, "m" + (i % 7))
+              .add("job", "job" + (i % 3))
+              .add("instance", "host-" + (i % 101));
       if (i % 5 == 0) {
         b.add("le", Integer.toString(i % 11));
       }
@@ -226,9 +244,13 @@ class EngineModelTest {
             wantAfter.add(tv[0] + "=" + Long.toHexString(tv[1]));
           }
         }
-        assertThat(afterSeek).as(ctx + " " + s.labels() + " seek " + target).containsExactlyElementsOf(wantAfter);
+        assertThat(afterSeek)
+            .as(ctx + " " + s.labels() + " seek " + target)
+            .containsExactlyElementsOf(wantAfter);
       }
-      assertThat(engine.series(minT, maxT, matchers)).as(ctx + " series").containsExactlyElementsOf(model.series(minT, maxT, matchers));
+      assertThat(engine.series(minT, maxT, matchers))
+          .as(ctx + " series")
+          .containsExactlyElementsOf(model.series(minT, maxT, matchers));
       assertThat(engine.labelNames(minT, maxT, matchers))
           .as(ctx + " names")
           .containsExactlyElementsOf(model.labelNames(minT, maxT, matchers));

@@ -11,8 +11,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Golden vectors of the engine records (docs/format.md, "Engine records"), both directions. The
- * hex was derived by hand from the layout in docs/format.md (timestamps and doubles packed with
+ * Golden vectors of the engine records (docs/format.md, "Engine records"), both directions. The hex
+ * was derived by hand from the layout in docs/format.md (timestamps and doubles packed with
  * Python's struct module, little-endian) and then confirmed by the code.
  */
 class EngineRecordsTest {
@@ -26,9 +26,10 @@ class EngineRecordsTest {
   @Test
   void headLogGolden() {
     String key = "01 61 01 b1 ae f8 00 00 00 00 00 00 00 05";
-    String value = "02 98 87 90 0c 8d 01 00 00"
-        + " 07 00 00 00 00 00 00 00 f8 3f"
-        + " 07 b0 ea 01 02 00 00 00 00 00 f0 7f";
+    String value =
+        "02 98 87 90 0c 8d 01 00 00"
+            + " 07 00 00 00 00 00 00 00 f8 3f"
+            + " 07 b0 ea 01 02 00 00 00 00 00 f0 7f";
     assertThat(BUCKET.startMillis()).isEqualTo(1705312800000L);
     HeadLogBuffer buf = new HeadLogBuffer();
     buf.add(7, 1705312815000L, Double.doubleToRawLongBits(1.5));
@@ -37,16 +38,19 @@ class EngineRecordsTest {
     assertThat(buf.isEmpty()).isFalse();
     buf.clear();
     assertThat(buf.isEmpty()).isTrue();
-    assertThat(decode(value)).containsExactly("7@1705312815000=3ff8000000000000", "7@1705312830000=7ff0000000000002");
+    assertThat(decode(value))
+        .containsExactly("7@1705312815000=3ff8000000000000", "7@1705312830000=7ff0000000000002");
     assertThat(Engine.headLogKey(BUCKET, 5)).isEqualTo(hex(key));
   }
 
   /** Format 1 (fixed 20-byte entries) is still read. */
   @Test
   void headLogFormatOneGolden() {
-    String value = "01 07 00 00 00 98 87 90 0c 8d 01 00 00 00 00 00 00 00 00 f8 3f"
-        + " 07 00 00 00 30 c2 90 0c 8d 01 00 00 02 00 00 00 00 00 f0 7f";
-    assertThat(decode(value)).containsExactly("7@1705312815000=3ff8000000000000", "7@1705312830000=7ff0000000000002");
+    String value =
+        "01 07 00 00 00 98 87 90 0c 8d 01 00 00 00 00 00 00 00 00 f8 3f"
+            + " 07 00 00 00 30 c2 90 0c 8d 01 00 00 02 00 00 00 00 00 f0 7f";
+    assertThat(decode(value))
+        .containsExactly("7@1705312815000=3ff8000000000000", "7@1705312830000=7ff0000000000002");
   }
 
   @Test
@@ -58,8 +62,14 @@ class EngineRecordsTest {
       List<String> want = new ArrayList<>();
       int n = 1 + rnd.nextInt(50);
       for (int i = 0; i < n; i++) {
-        int id = rnd.nextInt(4) == 0 ? -1 - rnd.nextInt(10) : rnd.nextInt(1 << 20); // u32 ids above 2^31 too
-        long t = rnd.nextInt(3) == 0 ? rnd.nextLong(0, Long.MAX_VALUE / 2) : 1_700_000_000_000L + rnd.nextInt(7_200_000);
+        int id =
+            rnd.nextInt(4) == 0
+                ? -1 - rnd.nextInt(10)
+                : rnd.nextInt(1 << 20); // u32 ids above 2^31 too
+        long t =
+            rnd.nextInt(3) == 0
+                ? rnd.nextLong(0, Long.MAX_VALUE / 2)
+                : 1_700_000_000_000L + rnd.nextInt(7_200_000);
         long bits = rnd.nextLong();
         buf.add(id, t, bits);
         want.add(id + "@" + t + "=" + Long.toHexString(bits));
@@ -67,14 +77,16 @@ class EngineRecordsTest {
       byte[] v = buf.toByteArray();
       buf.clear();
       List<String> got = new ArrayList<>();
-      HeadLogBuffer.decode(v, (id, t, bits) -> got.add(id + "@" + t + "=" + Long.toHexString(bits)));
+      HeadLogBuffer.decode(
+          v, (id, t, bits) -> got.add(id + "@" + t + "=" + Long.toHexString(bits)));
       assertThat(got).as("seed %d round %d", seed, round).isEqualTo(want);
     }
   }
 
   private static List<String> decode(String hexValue) {
     List<String> decoded = new ArrayList<>();
-    HeadLogBuffer.decode(hex(hexValue), (id, t, bits) -> decoded.add(id + "@" + t + "=" + Long.toHexString(bits)));
+    HeadLogBuffer.decode(
+        hex(hexValue), (id, t, bits) -> decoded.add(id + "@" + t + "=" + Long.toHexString(bits)));
     return decoded;
   }
 
@@ -85,9 +97,10 @@ class EngineRecordsTest {
     assertThatThrownBy(() -> HeadLogBuffer.decode(hex("03"), (a, b, c) -> {}))
         .isInstanceOf(CorruptRecordException.class)
         .hasMessageContaining("format 0x3");
-    for (String good : List.of(
-        "01 07 00 00 00 98 87 90 0c 8d 01 00 00 00 00 00 00 00 00 f8 3f",
-        "02 98 87 90 0c 8d 01 00 00 07 b0 ea 01 02 00 00 00 00 00 f0 7f")) {
+    for (String good :
+        List.of(
+            "01 07 00 00 00 98 87 90 0c 8d 01 00 00 00 00 00 00 00 00 f8 3f",
+            "02 98 87 90 0c 8d 01 00 00 07 b0 ea 01 02 00 00 00 00 00 f0 7f")) {
       byte[] bytes = hex(good);
       for (int len = 2; len < bytes.length; len++) {
         if (bytes[0] == 2 && len == 9) {
@@ -99,7 +112,11 @@ class EngineRecordsTest {
             .isInstanceOf(CorruptRecordException.class);
       }
     }
-    assertThatThrownBy(() -> HeadLogBuffer.decode(hex("02 00 00 00 00 00 00 00 00 80 80 80 80 80 80 80 80 80 80 80 01"), (a, b, c) -> {}))
+    assertThatThrownBy(
+            () ->
+                HeadLogBuffer.decode(
+                    hex("02 00 00 00 00 00 00 00 00 80 80 80 80 80 80 80 80 80 80 80 01"),
+                    (a, b, c) -> {}))
         .isInstanceOf(CorruptRecordException.class);
   }
 
@@ -108,6 +125,7 @@ class EngineRecordsTest {
     SchemaRecord r = new SchemaRecord(1, 1, 1);
     assertThat(r.encode()).isEqualTo(hex("01 00 01 01"));
     assertThat(SchemaRecord.decode(hex("01 00 01 01"))).isEqualTo(r);
-    assertThatThrownBy(() -> SchemaRecord.decode(hex("01 00 01"))).isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> SchemaRecord.decode(hex("01 00 01")))
+        .isInstanceOf(CorruptRecordException.class);
   }
 }

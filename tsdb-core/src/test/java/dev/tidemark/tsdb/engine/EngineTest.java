@@ -1,6 +1,5 @@
 package dev.tidemark.tsdb.engine;
 
-import dev.tidemark.tsdb.time.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -21,6 +20,7 @@ import dev.tidemark.tsdb.model.Temporality;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
+import dev.tidemark.tsdb.time.ManualClock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,8 +31,10 @@ import org.junit.jupiter.api.Test;
 class EngineTest {
   /** 2023-11-14T22:00:00Z: a bucket boundary. */
   static final long T0 = 1_700_000_000_000L - 1_700_000_000_000L % 3_600_000L;
+
   static final long MIN = 60_000L;
-  static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "s", Temporality.UNSPECIFIED, false);
+  static final MetricMetadata GAUGE =
+      new MetricMetadata(MetricType.GAUGE, "s", Temporality.UNSPECIFIED, false);
   static final Labels UP = Labels.of("__name__", "up", "job", "a");
 
   final ManualClock clock = new ManualClock(T0 + 30 * MIN);
@@ -89,10 +91,13 @@ class EngineTest {
     b.addPoint(UP, GAUGE, T0 + 3 * MIN, 3);
     assertThat(engine.append(b).rejectedPoints()).isZero();
     assertThat(all(UP)).containsExactly("60s=1.0", "120s=2.0", "180s=3.0");
-    assertThat(samples(engine.select(T0 + 90_000, T0 + 2 * MIN, List.of()).toList().get(0))).containsExactly("120s=2.0");
+    assertThat(samples(engine.select(T0 + 90_000, T0 + 2 * MIN, List.of()).toList().get(0)))
+        .containsExactly("120s=2.0");
     assertThat(engine.select(T0 + 4 * MIN, T0 + 5 * MIN, List.of()).toList()).isEmpty();
-    assertThat(engine.select(T0, T0 + 5 * MIN, List.of(LabelMatcher.equal("job", "b"))).toList()).isEmpty();
-    assertThatThrownBy(() -> engine.select(2, 1, List.of()).toList()).isInstanceOf(IllegalArgumentException.class);
+    assertThat(engine.select(T0, T0 + 5 * MIN, List.of(LabelMatcher.equal("job", "b"))).toList())
+        .isEmpty();
+    assertThatThrownBy(() -> engine.select(2, 1, List.of()).toList())
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -104,7 +109,9 @@ class EngineTest {
     assertThat(reason(UP, T0 + 10 * MIN - 29 * MIN, 1)).as("inside the window").isNull();
     assertThat(reason(UP, clock.millis() + 11 * MIN, 1)).isEqualTo(RejectReason.TOO_FAR_IN_FUTURE);
     assertThat(reason(UP, clock.millis() + 9 * MIN, 1)).isNull();
-    assertThat(reason(Labels.of("__name__", "old"), clock.millis() - Duration.ofDays(16).toMillis(), 1))
+    assertThat(
+            reason(
+                Labels.of("__name__", "old"), clock.millis() - Duration.ofDays(16).toMillis(), 1))
         .isEqualTo(RejectReason.TOO_OLD);
     assertThat(reason(Labels.of("job", "nameless"), T0, 1)).isEqualTo(RejectReason.INVALID);
     assertThat(reason(UP, -1, 1)).isEqualTo(RejectReason.INVALID);
@@ -133,10 +140,14 @@ class EngineTest {
     for (long t : new long[] {10, 14, 12, 11, 15, 13}) {
       assertThat(reason(UP, T0 + t * MIN, t)).isNull();
     }
-    assertThat(all(UP)).containsExactly("600s=10.0", "660s=11.0", "720s=12.0", "780s=13.0", "840s=14.0", "900s=15.0");
+    assertThat(all(UP))
+        .containsExactly(
+            "600s=10.0", "660s=11.0", "720s=12.0", "780s=13.0", "840s=14.0", "900s=15.0");
     engine.flush();
     assertThat(engine.stats().openBuckets()).isZero();
-    assertThat(all(UP)).containsExactly("600s=10.0", "660s=11.0", "720s=12.0", "780s=13.0", "840s=14.0", "900s=15.0");
+    assertThat(all(UP))
+        .containsExactly(
+            "600s=10.0", "660s=11.0", "720s=12.0", "780s=13.0", "840s=14.0", "900s=15.0");
   }
 
   @Test
@@ -164,7 +175,8 @@ class EngineTest {
     }
     assertThat(engine.stats().openBuckets()).isEqualTo(1);
     assertThat(all(UP)).containsExactly("3000s=1.0", "5460s=2.0");
-    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, TimeBucket.containing(T0, 1)))) {
+    try (KvCursor c =
+        kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, TimeBucket.containing(T0, 1)))) {
       assertThat(c.next()).isTrue();
     }
   }
@@ -172,14 +184,18 @@ class EngineTest {
   @Test
   void aCrashLosesNothingAcknowledged() {
     for (int i = 0; i < 20; i++) {
-      assertThat(reason(Labels.of("__name__", "c", "i", Integer.toString(i % 3)), T0 + i * MIN, i)).isNull();
+      assertThat(reason(Labels.of("__name__", "c", "i", Integer.toString(i % 3)), T0 + i * MIN, i))
+          .isNull();
     }
     engine.abandon();
     engine = Engine.open(kv, config);
     assertThat(engine.stats().headSeries()).isEqualTo(3);
     assertThat(all(Labels.of("__name__", "c", "i", "1"))).hasSize(7);
-    assertThat(reason(Labels.of("__name__", "c", "i", "1"), T0 + MIN, 1)).as("retry after the crash").isNull();
-    assertThat(reason(Labels.of("__name__", "c", "i", "1"), T0 + MIN, 2)).isEqualTo(RejectReason.DUPLICATE);
+    assertThat(reason(Labels.of("__name__", "c", "i", "1"), T0 + MIN, 1))
+        .as("retry after the crash")
+        .isNull();
+    assertThat(reason(Labels.of("__name__", "c", "i", "1"), T0 + MIN, 2))
+        .isEqualTo(RejectReason.DUPLICATE);
   }
 
   @Test
@@ -196,7 +212,11 @@ class EngineTest {
     for (int round = 1; round < 10; round++) {
       batch.clear();
       for (int i = 0; i < 100; i++) {
-        batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + 20 * MIN + round * 15_000, i);
+        batch.addPoint(
+            Labels.of("__name__", "m", "i", Integer.toString(i)),
+            GAUGE,
+            T0 + 20 * MIN + round * 15_000,
+            i);
       }
       assertThat(engine.append(batch).rejectedPoints()).isZero();
     }
@@ -214,10 +234,12 @@ class EngineTest {
     clock.set(T0 + Duration.ofDays(15).toMillis() + 61 * MIN);
     assertThat(engine.applyRetention()).isEqualTo(1);
     assertThat(all(UP)).hasSize(1);
-    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, TimeBucket.containing(T0, 1)))) {
+    try (KvCursor c =
+        kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, TimeBucket.containing(T0, 1)))) {
       assertThat(c.next()).isFalse();
     }
-    assertThat(engine.buckets()).containsExactly(TimeBucket.containing(clock.millis() - 31 * MIN, 1));
+    assertThat(engine.buckets())
+        .containsExactly(TimeBucket.containing(clock.millis() - 31 * MIN, 1));
   }
 
   @Test
@@ -231,16 +253,28 @@ class EngineTest {
     }
     engine.append(batch);
     for (int sealed = 0; sealed < 2; sealed++) {
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("path", "")))).containsExactly(b);
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "20")))).isEmpty();
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "2.*")))).containsExactly(a, c);
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "200|500")))).containsExactly(a, b);
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.notRegex("path", "/a")))).containsExactly(c, b);
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.notEqual("path", "")))).containsExactly(a, c);
-      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", "|/c")))).containsExactly(c, b);
-      assertThat(engine.labelValues("code", T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", ".+")))).containsExactly("200", "201");
-      assertThat(engine.labelNames(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("code", "500")))).containsExactly("__name__", "code");
-      assertThat(engine.select(T0, T0 + 2 * MIN, List.of()).toList().get(0).metadata()).isEqualTo(GAUGE);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("path", ""))))
+          .containsExactly(b);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "20"))))
+          .isEmpty();
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "2.*"))))
+          .containsExactly(a, c);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("code", "200|500"))))
+          .containsExactly(a, b);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.notRegex("path", "/a"))))
+          .containsExactly(c, b);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.notEqual("path", ""))))
+          .containsExactly(a, c);
+      assertThat(engine.series(T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", "|/c"))))
+          .containsExactly(c, b);
+      assertThat(
+              engine.labelValues(
+                  "code", T0, T0 + 2 * MIN, List.of(LabelMatcher.regex("path", ".+"))))
+          .containsExactly("200", "201");
+      assertThat(engine.labelNames(T0, T0 + 2 * MIN, List.of(LabelMatcher.equal("code", "500"))))
+          .containsExactly("__name__", "code");
+      assertThat(engine.select(T0, T0 + 2 * MIN, List.of()).toList().get(0).metadata())
+          .isEqualTo(GAUGE);
       engine.flush();
     }
     assertThatThrownBy(() -> LabelMatcher.regex("code", "("))
@@ -259,11 +293,14 @@ class EngineTest {
     engine.append(batch);
     assertThat(engine.stats().headSeries()).isEqualTo(300);
     assertThat(engine.stats().headBytesPerSeries()).isPositive();
-    assertThatThrownBy(() -> engine.append(batch)).isInstanceOf(StorageUnavailableException.class)
+    assertThatThrownBy(() -> engine.append(batch))
+        .isInstanceOf(StorageUnavailableException.class)
         .hasMessageContaining("head memory");
     engine.flush();
     assertThat(engine.stats().headSeries()).isZero();
-    assertThat(engine.append(new SampleBatch().addPoint(UP, GAUGE, T0 + 35 * MIN, 1)).rejectedPoints()).isZero();
+    assertThat(
+            engine.append(new SampleBatch().addPoint(UP, GAUGE, T0 + 35 * MIN, 1)).rejectedPoints())
+        .isZero();
   }
 
   @Test
@@ -288,7 +325,8 @@ class EngineTest {
   void configIsValidatedWithTheBadValue() {
     assertThatThrownBy(() -> EngineConfig.builder().maxHeadBytes(-1).build())
         .hasMessage("maxHeadBytes must be positive, was -1");
-    assertThatThrownBy(() -> EngineConfig.builder().outOfOrderWindow(Duration.ofMinutes(-1)).build())
+    assertThatThrownBy(
+            () -> EngineConfig.builder().outOfOrderWindow(Duration.ofMinutes(-1)).build())
         .hasMessageContaining("outOfOrderWindow must not be negative");
   }
 
@@ -301,12 +339,15 @@ class EngineTest {
       batch.addPoint(other, GAUGE, T0 + m * MIN, 10 + m);
     }
     engine.append(batch);
-    Engine.DeleteResult r = engine.deleteSeries(T0 + 2 * MIN, T0 + 3 * MIN, List.of(LabelMatcher.equal("job", "a")));
+    Engine.DeleteResult r =
+        engine.deleteSeries(T0 + 2 * MIN, T0 + 3 * MIN, List.of(LabelMatcher.equal("job", "a")));
     assertThat(r).isEqualTo(new Engine.DeleteResult(1, 1, 2));
     assertThat(all(UP)).containsExactly("60s=1.0", "240s=4.0", "300s=5.0");
     engine.abandon();
     engine = Engine.open(kv, config);
-    assertThat(all(UP)).as("a crash does not bring them back").containsExactly("60s=1.0", "240s=4.0", "300s=5.0");
+    assertThat(all(UP))
+        .as("a crash does not bring them back")
+        .containsExactly("60s=1.0", "240s=4.0", "300s=5.0");
     assertThat(all(other)).hasSize(5);
     assertThat(reason(UP, T0 + 2 * MIN, 7)).as("the slot is free again").isNull();
 
@@ -325,10 +366,12 @@ class EngineTest {
 
   @Test
   void retentionCanChangeAtRuntime() {
-    assertThatThrownBy(() -> engine.setRetention(Duration.ofMinutes(59))).hasMessageContaining("at least 1h");
+    assertThatThrownBy(() -> engine.setRetention(Duration.ofMinutes(59)))
+        .hasMessageContaining("at least 1h");
     engine.setRetention(Duration.ofHours(2));
     assertThat(engine.retention()).isEqualTo(Duration.ofHours(2));
-    assertThat(reason(UP, clock.millis() - Duration.ofHours(3).toMillis(), 1)).isEqualTo(RejectReason.TOO_OLD);
+    assertThat(reason(UP, clock.millis() - Duration.ofHours(3).toMillis(), 1))
+        .isEqualTo(RejectReason.TOO_OLD);
   }
 
   static final long HOUR_MS = 3_600_000L;
@@ -337,25 +380,37 @@ class EngineTest {
   void aSeriesBeyondAFormatLimitIsRefusedOnItsOwnAndTheRestSurvivesARestart() {
     Labels overLong = Labels.of("__name__", "db_calls", "db_statement", "s".repeat(70_000));
     Labels ok = Labels.of("__name__", "db_calls", "db_statement", "select 1");
-    SampleBatch batch = new SampleBatch()
-        .addPoint(ok, GAUGE, T0 + MIN, 1)
-        .addPoint(overLong, GAUGE, T0 + MIN, 2)
-        .addPoint(Labels.of("__name__", "u".repeat(65_536)), GAUGE, T0 + MIN, 3);
+    SampleBatch batch =
+        new SampleBatch()
+            .addPoint(ok, GAUGE, T0 + MIN, 1)
+            .addPoint(overLong, GAUGE, T0 + MIN, 2)
+            .addPoint(Labels.of("__name__", "u".repeat(65_536)), GAUGE, T0 + MIN, 3);
     AppendResult r = engine.append(batch);
     assertThat(r.pointReason(0)).isNull();
     assertThat(r.pointReason(1)).isEqualTo(RejectReason.LIMIT_EXCEEDED);
-    assertThat(r.pointDetail(1)).isEqualTo("label value of 70000 bytes exceeds the 65535-byte limit (label \"db_statement\")");
+    assertThat(r.pointDetail(1))
+        .isEqualTo(
+            "label value of 70000 bytes exceeds the 65535-byte limit (label \"db_statement\")");
     assertThat(r.pointReason(2)).isEqualTo(RejectReason.LIMIT_EXCEEDED);
-    assertThat(r.pointDetail(2)).startsWith("metric name of 65536 bytes exceeds the 65535-byte limit (\"uuuu");
-    MetricMetadata longUnit = new MetricMetadata(MetricType.GAUGE, "b".repeat(65_536), Temporality.UNSPECIFIED, false);
-    AppendResult unit = engine.append(new SampleBatch().addPoint(Labels.of("__name__", "x"), longUnit, T0 + MIN, 1));
-    assertThat(unit.pointDetail(0)).isEqualTo("metric unit of 65536 bytes exceeds the 65535-byte limit");
+    assertThat(r.pointDetail(2))
+        .startsWith("metric name of 65536 bytes exceeds the 65535-byte limit (\"uuuu");
+    MetricMetadata longUnit =
+        new MetricMetadata(MetricType.GAUGE, "b".repeat(65_536), Temporality.UNSPECIFIED, false);
+    AppendResult unit =
+        engine.append(
+            new SampleBatch().addPoint(Labels.of("__name__", "x"), longUnit, T0 + MIN, 1));
+    assertThat(unit.pointDetail(0))
+        .isEqualTo("metric unit of 65536 bytes exceeds the 65535-byte limit");
 
     engine.abandon();
     engine = Engine.open(kv, config);
     assertThat(engine.series(0, Long.MAX_VALUE, List.of())).containsExactly(ok);
     engine.flush();
-    assertThat(engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "db_calls"))).toList()).hasSize(1);
+    assertThat(
+            engine
+                .select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "db_calls")))
+                .toList())
+        .hasSize(1);
     EngineFaultTest.assertConsistent(kv, "after a limit rejection");
   }
 
@@ -368,7 +423,8 @@ class EngineTest {
     // Damage as an affected version left it: series 0 named by its postings, its ForwardIndex gone.
     TimeBucket b = TimeBucket.containing(T0, 1);
     kv.write(new WriteBatch().delete(Keys.forwardIndex(b, 0)));
-    List<Series> got = engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "up"))).toList();
+    List<Series> got =
+        engine.select(0, Long.MAX_VALUE, List.of(LabelMatcher.equal("__name__", "up"))).toList();
     assertThat(got).extracting(Series::labels).containsExactly(other);
     assertThat(engine.stats().unreadableRecords()).isEqualTo(1);
   }

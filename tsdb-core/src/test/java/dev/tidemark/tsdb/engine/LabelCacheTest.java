@@ -29,7 +29,8 @@ class LabelCacheTest {
   static final long T0 = 1_700_000_000_000L - 1_700_000_000_000L % 3_600_000L;
   static final long MIN = 60_000L;
   static final long HOUR = 3_600_000L;
-  static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
+  static final MetricMetadata GAUGE =
+      new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
   static final List<LabelMatcher> UP = List.of(LabelMatcher.equal("__name__", "up"));
 
   final ManualClock clock = new ManualClock(T0 + 30 * MIN);
@@ -67,8 +68,11 @@ class LabelCacheTest {
       append(e, job("a"), T0 + MIN, 1);
       append(e, job("b"), T0 + MIN, 2);
       e.flush();
-      assertThat(read(e, T0, T0 + HOUR - 1)).containsOnlyKeys(job("a"), job("b")); // the table is cached
-      assertThat(e.deleteSeries(T0, T0 + HOUR - 1, List.of(LabelMatcher.equal("job", "b"))).series()).isEqualTo(1);
+      assertThat(read(e, T0, T0 + HOUR - 1))
+          .containsOnlyKeys(job("a"), job("b")); // the table is cached
+      assertThat(
+              e.deleteSeries(T0, T0 + HOUR - 1, List.of(LabelMatcher.equal("job", "b"))).series())
+          .isEqualTo(1);
       append(e, job("c"), T0 + 2 * MIN, 3); // reopens the bucket; takes id 1, b's id
       e.flush();
       Map<Labels, List<String>> got = read(e, T0, T0 + HOUR - 1);
@@ -131,9 +135,11 @@ class LabelCacheTest {
 
   @Test
   void settingsAreChecked() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> EngineConfig.builder().labelCacheBytes(-1).build())
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> EngineConfig.builder().labelCacheBytes(-1).build())
         .hasMessage("labelCacheBytes must not be negative, was -1");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> EngineConfig.builder().readParallelism(0).build())
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> EngineConfig.builder().readParallelism(0).build())
         .hasMessage("readParallelism must be at least 1, was 0");
   }
 }

@@ -23,9 +23,10 @@ final class ReferenceModel {
   private final long oooMillis;
   private final long retentionMillis;
   private final long futureMillis;
+
   /**
-   * The bucket a sample lies in, for the bucket-granular answers (retention, label APIs): one
-   * hour unless a test of compaction hands the engine's bucket layout in.
+   * The bucket a sample lies in, for the bucket-granular answers (retention, label APIs): one hour
+   * unless a test of compaction hands the engine's bucket layout in.
    */
   java.util.function.LongFunction<TimeBucket> bucketOf = t -> TimeBucket.containing(t, 1);
 
@@ -48,7 +49,13 @@ final class ReferenceModel {
       }
       RejectReason reason = null;
       for (int k = i; k < end && reason == null; k++) {
-        reason = check(batch.labels(k), batch.metadata(k), batch.timestampMillis(k), batch.valueBits(k), now);
+        reason =
+            check(
+                batch.labels(k),
+                batch.metadata(k),
+                batch.timestampMillis(k),
+                batch.valueBits(k),
+                now);
       }
       if (reason == null) {
         for (int k = i; k < end; k++) {

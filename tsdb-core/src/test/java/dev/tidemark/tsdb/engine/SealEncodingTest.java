@@ -3,9 +3,9 @@ package dev.tidemark.tsdb.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
-import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
@@ -38,10 +38,12 @@ class SealEncodingTest {
 
   final ManualClock clock = new ManualClock(T0 + 30 * EngineTest.MIN);
   final InMemoryKvStore kv = new InMemoryKvStore();
-  final TreeMap<Labels, Map<Long, Long>> model = new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
+  final TreeMap<Labels, Map<Long, Long>> model =
+      new TreeMap<>((a, b) -> a.toString().compareTo(b.toString()));
 
   private Engine open() {
-    return Engine.open(kv, EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build());
+    return Engine.open(
+        kv, EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build());
   }
 
   private void append(Engine engine, Labels l, long t, long bits) {
@@ -85,9 +87,9 @@ class SealEncodingTest {
   /**
    * Where Gorilla wins: doubles beyond the {@code long} range (about 1.2e21) that differ only in
    * their low 16 mantissa bits. Gorilla codes them in a narrow XOR window (~20-30 bits); for the
-   * decimal chunk no exponent fits, so every one is a 9-byte exception. (Decimal-looking or
-   * slowly changing full-precision data is no such case: 1 + tiny noise has 16 digits and small
-   * integer deltas at e = 16, and fully random bits cost about 9 bytes a sample either way.)
+   * decimal chunk no exponent fits, so every one is a 9-byte exception. (Decimal-looking or slowly
+   * changing full-precision data is no such case: 1 + tiny noise has 16 digits and small integer
+   * deltas at e = 16, and fully random bits cost about 9 bytes a sample either way.)
    */
   static long noisy(SplittableRandom rnd) {
     return Double.doubleToRawLongBits(0x1p70) | (rnd.nextLong() & 0xFFFF);
@@ -121,7 +123,8 @@ class SealEncodingTest {
       assertReadsTheModel(engine, "sealed again, seed " + SEED);
 
       // a delete rewrites the decimal chunk
-      engine.deleteSeries(T0, T0 + 10 * 15_000L - 1000, List.of(LabelMatcher.equal("__name__", "temperature")));
+      engine.deleteSeries(
+          T0, T0 + 10 * 15_000L - 1000, List.of(LabelMatcher.equal("__name__", "temperature")));
       model.get(GAUGE).keySet().removeIf(t -> t < T0 + 10 * 15_000L - 1000);
       assertReadsTheModel(engine, "after delete, seed " + SEED);
       assertThat(encodings()).containsEntry(GAUGE, TimeSeriesValue.ENCODING_DECIMAL);

@@ -32,36 +32,47 @@ import org.junit.jupiter.api.Test;
  * decimal chunk encoding existed, so every chunk in it is Gorilla ({@code 0x01}). The current
  * engine must open it and read the very samples {@link #data()} describes, bit-exact.
  *
- * <p>How the fixture was produced: at commit {@code 9a1d062} (before TimeSeries encoding
- * {@code 0x02}), by running {@link #main} from the tsdb-core test classpath with the path of the
- * file as its argument. It is never regenerated: a failing test here means a stored store no longer
- * reads back.
+ * <p>How the fixture was produced: at commit {@code 9a1d062} (before TimeSeries encoding {@code
+ * 0x02}), by running {@link #main} from the tsdb-core test classpath with the path of the file as
+ * its argument. It is never regenerated: a failing test here means a stored store no longer reads
+ * back.
  */
 class StoreFixtureTest {
   static final String FIXTURE = "/fixtures/store-2026-11-gorilla.hex";
   static final String HOURLY_FIXTURE = "/fixtures/store-2026-11-hourly.hex";
+
   /** 2023-11-14T22:00:00Z: a bucket boundary. */
   static final long T0 = 1_700_000_000_000L - 1_700_000_000_000L % 3_600_000L;
-  static final MetricMetadata GAUGE = new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
-  static final MetricMetadata SUM = new MetricMetadata(MetricType.SUM, "", Temporality.CUMULATIVE, true);
+
+  static final MetricMetadata GAUGE =
+      new MetricMetadata(MetricType.GAUGE, "", Temporality.UNSPECIFIED, false);
+  static final MetricMetadata SUM =
+      new MetricMetadata(MetricType.SUM, "", Temporality.CUMULATIVE, true);
 
   record Sample(Labels labels, long timestampMillis, long valueBits) {}
 
   /**
    * The fixture's samples, deterministic (seed 20261124): two hours at 15 s with a few ms of
-   * jitter; a 2-decimal gauge, a counter with a reset, a random-bits series, one with special values
-   * (staleness marker, other NaN payloads, -0.0, ±Inf, subnormal) and a one-sample series.
+   * jitter; a 2-decimal gauge, a counter with a reset, a random-bits series, one with special
+   * values (staleness marker, other NaN payloads, -0.0, ±Inf, subnormal) and a one-sample series.
    */
   static List<Sample> data() {
     SplittableRandom rnd = new SplittableRandom(20261124);
     List<Sample> out = new ArrayList<>();
     Labels gauge = Labels.of("__name__", "node_load1", "instance", "a:9100");
-    Labels counter = Labels.of("__name__", "node_cpu_seconds_total", "cpu", "0", "instance", "a:9100");
+    Labels counter =
+        Labels.of("__name__", "node_cpu_seconds_total", "cpu", "0", "instance", "a:9100");
     Labels random = Labels.of("__name__", "random_bits", "instance", "a:9100");
     Labels special = Labels.of("__name__", "special_values", "instance", "a:9100");
     long[] specials = {
-      SampleBatch.STALE_NAN_BITS, 0x7ff8000000000000L, 0xfff8000000000001L, 0x8000000000000000L,
-      0x7ff0000000000000L, 0xfff0000000000000L, 0x0000000000000001L, 0x3ff0000000000000L
+      SampleBatch.STALE_NAN_BITS,
+      0x7ff8000000000000L,
+      0xfff8000000000001L,
+      0x8000000000000000L,
+      0x7ff0000000000000L,
+      0xfff0000000000000L,
+      0x0000000000000001L,
+      0x3ff0000000000000L
     };
     long centi = 123;
     long c = 5_000_000;
@@ -76,7 +87,9 @@ class StoreFixtureTest {
         out.add(new Sample(special, t, specials[(i / 3) % specials.length]));
       }
     }
-    out.add(new Sample(Labels.of("__name__", "one_sample"), T0 + 4_000, Double.doubleToRawLongBits(42.5)));
+    out.add(
+        new Sample(
+            Labels.of("__name__", "one_sample"), T0 + 4_000, Double.doubleToRawLongBits(42.5)));
     return out;
   }
 
@@ -100,7 +113,10 @@ class StoreFixtureTest {
     try (Engine engine = open(kv)) {
       for (Sample s : data()) {
         SampleBatch b = new SampleBatch();
-        b.add(s.labels(), s.labels().get("__name__").endsWith("_total") ? SUM : GAUGE, s.timestampMillis(),
+        b.add(
+            s.labels(),
+            s.labels().get("__name__").endsWith("_total") ? SUM : GAUGE,
+            s.timestampMillis(),
             Double.longBitsToDouble(s.valueBits()));
         b.endPoint();
         if (b.size() != 1 || engine.append(b).rejectedPoints() != 0) {
@@ -110,7 +126,10 @@ class StoreFixtureTest {
       engine.flush();
       try (KvCursor cur = kv.scan(null, null)) {
         while (cur.next()) {
-          sb.append(hex.formatHex(cur.key())).append(' ').append(hex.formatHex(cur.value())).append('\n');
+          sb.append(hex.formatHex(cur.key()))
+              .append(' ')
+              .append(hex.formatHex(cur.value()))
+              .append('\n');
         }
       }
     }
@@ -158,7 +177,9 @@ class StoreFixtureTest {
     InMemoryKvStore kv = loadFixture(fixture);
     EngineConfig config =
         EngineConfig.builder()
-            .clock(new ManualClock(T0 + 3 * 3_600_000L)) // the 2 h bucket ended more than the window ago
+            .clock(
+                new ManualClock(
+                    T0 + 3 * 3_600_000L)) // the 2 h bucket ended more than the window ago
             .retention(Duration.ofDays(100_000))
             .retentionInterval(Duration.ZERO)
             .compactionInterval(Duration.ZERO)
@@ -168,7 +189,9 @@ class StoreFixtureTest {
     try (Engine engine = Engine.open(kv, config)) {
       assertThat(readAll(engine)).isEqualTo(expected());
       assertThat(engine.compactNow()).isEqualTo(1);
-      assertThat(engine.buckets()).extracting(dev.tidemark.tsdb.codec.TimeBucket::sizeHours).containsExactly(2);
+      assertThat(engine.buckets())
+          .extracting(dev.tidemark.tsdb.codec.TimeBucket::sizeHours)
+          .containsExactly(2);
       assertThat(readAll(engine)).isEqualTo(expected());
     }
     assertThat(StoreVerifier.verify(kv).clean()).isTrue();
@@ -178,17 +201,19 @@ class StoreFixtureTest {
   }
 
   /**
-   * {@code fixtures/store-2026-11-hourly.hex}: the same data written by the hourly engine after
-   * the decimal encoding (chunks in {@code 0x01} or {@code 0x02}, whichever is smaller), the format
-   * before compaction; produced by {@link #main} on branch h-compact before compaction was
-   * switched on in it (sealing unchanged since {@code de062bd}). Never regenerated.
+   * {@code fixtures/store-2026-11-hourly.hex}: the same data written by the hourly engine after the
+   * decimal encoding (chunks in {@code 0x01} or {@code 0x02}, whichever is smaller), the format
+   * before compaction; produced by {@link #main} on branch h-compact before compaction was switched
+   * on in it (sealing unchanged since {@code de062bd}). Never regenerated.
    */
   @Test
   void theHourlyStoreWithDecimalChunksReadsBackBitExact() {
     InMemoryKvStore kv = loadFixture(HOURLY_FIXTURE);
     try (Engine engine = open(kv)) {
       assertThat(readAll(engine)).isEqualTo(expected());
-      assertThat(engine.buckets()).extracting(dev.tidemark.tsdb.codec.TimeBucket::sizeHours).containsExactly(1, 1);
+      assertThat(engine.buckets())
+          .extracting(dev.tidemark.tsdb.codec.TimeBucket::sizeHours)
+          .containsExactly(1, 1);
     }
   }
 

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.codec.BucketListValue;
+import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
-import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -60,7 +60,8 @@ class StoreRepairPropertyTest {
       try {
         run(seed);
       } catch (AssertionError | RuntimeException e) {
-        throw new AssertionError("seed " + seed + " (rerun with -Dtidemark.test.seed=" + seed + "): " + e, e);
+        throw new AssertionError(
+            "seed " + seed + " (rerun with -Dtidemark.test.seed=" + seed + "): " + e, e);
       }
     }
   }
@@ -68,19 +69,26 @@ class StoreRepairPropertyTest {
   private static void run(long seed) {
     SplittableRandom rnd = new SplittableRandom(seed);
     InMemoryKvStore kv = new InMemoryKvStore();
-    EngineConfig config = EngineConfig.builder()
-        .clock(new ManualClock(T0 + 5 * HOUR)).retentionInterval(Duration.ZERO).build();
+    EngineConfig config =
+        EngineConfig.builder()
+            .clock(new ManualClock(T0 + 5 * HOUR))
+            .retentionInterval(Duration.ZERO)
+            .build();
     workload(rnd, kv, config);
     List<String> damage = damage(rnd, kv);
     Map<Labels, Map<Long, Long>> expected = readable(kv);
 
     RepairReport r = StoreVerifier.repair(kv);
     assertThat(r.after().clean())
-        .as("damage %s%nbefore:%n%sactions:%n%safter:%n%s", damage, r.before().format(), r.formatActions(), r.after().format())
+        .as(
+            "damage %s%nbefore:%n%sactions:%n%safter:%n%s",
+            damage, r.before().format(), r.formatActions(), r.after().format())
         .isTrue();
     Engine e = Engine.open(kv, config);
     try {
-      assertThat(StoreVerifierTest.readAll(e)).as("damage %s%n%s", damage, r.before().format()).isEqualTo(expected);
+      assertThat(StoreVerifierTest.readAll(e))
+          .as("damage %s%n%s", damage, r.before().format())
+          .isEqualTo(expected);
     } finally {
       e.close();
     }
@@ -93,7 +101,9 @@ class StoreRepairPropertyTest {
     int n = 3 + rnd.nextInt(12);
     List<Labels> series = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      series.add(Labels.of("__name__", "m" + rnd.nextInt(3), "job", "j" + i, "zone", "z" + rnd.nextInt(2)));
+      series.add(
+          Labels.of(
+              "__name__", "m" + rnd.nextInt(3), "job", "j" + i, "zone", "z" + rnd.nextInt(2)));
     }
     Engine e = Engine.open(kv, config);
     for (long t = T0; t < T0 + 3 * HOUR; t += 5 * MIN) {
@@ -158,21 +168,31 @@ class StoreRepairPropertyTest {
             }
           }
         }
-        case 2 -> pick(rnd, kv, RecordType.TIME_SERIES).ifPresent(k -> {
-          byte[] v = kv.get(k);
-          wb.put(k, Arrays.copyOf(v, Math.max(1, v.length - 1 - rnd.nextInt(3))));
-        });
+        case 2 ->
+            pick(rnd, kv, RecordType.TIME_SERIES)
+                .ifPresent(
+                    k -> {
+                      byte[] v = kv.get(k);
+                      wb.put(k, Arrays.copyOf(v, Math.max(1, v.length - 1 - rnd.nextInt(3))));
+                    });
         case 3 -> pick(rnd, kv, RecordType.INVERTED_INDEX).ifPresent(k -> wb.delete(k));
-        case 4 -> pick(rnd, kv, RecordType.INVERTED_INDEX).ifPresent(k -> {
-          RoaringBitmap bm = InvertedIndexValue.decode(kv.get(k));
-          bm.add(500 + rnd.nextInt(100));
-          wb.put(k, InvertedIndexValue.encode(bm));
-        });
-        case 5 -> pick(rnd, kv, RecordType.FORWARD_INDEX).ifPresent(k -> wb.put(k, new byte[] {1, 2, 3}));
-        case 6 -> pick(rnd, kv, RecordType.HEAD_LOG).ifPresent(k -> {
-          byte[] v = kv.get(k);
-          wb.put(k, Arrays.copyOf(v, Math.max(0, v.length - 3)));
-        });
+        case 4 ->
+            pick(rnd, kv, RecordType.INVERTED_INDEX)
+                .ifPresent(
+                    k -> {
+                      RoaringBitmap bm = InvertedIndexValue.decode(kv.get(k));
+                      bm.add(500 + rnd.nextInt(100));
+                      wb.put(k, InvertedIndexValue.encode(bm));
+                    });
+        case 5 ->
+            pick(rnd, kv, RecordType.FORWARD_INDEX).ifPresent(k -> wb.put(k, new byte[] {1, 2, 3}));
+        case 6 ->
+            pick(rnd, kv, RecordType.HEAD_LOG)
+                .ifPresent(
+                    k -> {
+                      byte[] v = kv.get(k);
+                      wb.put(k, Arrays.copyOf(v, Math.max(0, v.length - 3)));
+                    });
         case 7 -> {
           byte[] v = kv.get(Keys.bucketList());
           if (v != null) {
@@ -180,7 +200,10 @@ class StoreRepairPropertyTest {
           }
         }
         case 8 -> pick(rnd, kv, RecordType.SERIES_DICTIONARY).ifPresent(k -> wb.delete(k));
-        default -> wb.put(new byte[] {1, (byte) (0x80 + rnd.nextInt(0x80)), (byte) rnd.nextInt(256)}, new byte[] {7});
+        default ->
+            wb.put(
+                new byte[] {1, (byte) (0x80 + rnd.nextInt(0x80)), (byte) rnd.nextInt(256)},
+                new byte[] {7});
       }
       if (!wb.isEmpty()) {
         kv.write(wb);
@@ -190,20 +213,26 @@ class StoreRepairPropertyTest {
     return done;
   }
 
-  private static java.util.Optional<byte[]> pick(SplittableRandom rnd, InMemoryKvStore kv, RecordType type) {
+  private static java.util.Optional<byte[]> pick(
+      SplittableRandom rnd, InMemoryKvStore kv, RecordType type) {
     List<byte[]> keys = new ArrayList<>();
-    try (KvCursor c = kv.scan(new byte[] {1, (byte) (type.id() << 4)}, new byte[] {1, (byte) ((type.id() + 1) << 4)})) {
+    try (KvCursor c =
+        kv.scan(
+            new byte[] {1, (byte) (type.id() << 4)},
+            new byte[] {1, (byte) ((type.id() + 1) << 4)})) {
       while (c.next()) {
         keys.add(c.key());
       }
     }
-    return keys.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(keys.get(rnd.nextInt(keys.size())));
+    return keys.isEmpty()
+        ? java.util.Optional.empty()
+        : java.util.Optional.of(keys.get(rnd.nextInt(keys.size())));
   }
 
   /**
-   * The samples that can still be read, from the raw records: those of chunks and head-log
-   * records that decode, of series with a decodable ForwardIndex record in their bucket, whether
-   * the bucket is listed or not.
+   * The samples that can still be read, from the raw records: those of chunks and head-log records
+   * that decode, of series with a decodable ForwardIndex record in their bucket, whether the bucket
+   * is listed or not.
    */
   static Map<Labels, Map<Long, Long>> readable(InMemoryKvStore kv) {
     Map<TimeBucket, Map<Integer, Labels>> labels = new HashMap<>();
@@ -223,7 +252,8 @@ class StoreRepairPropertyTest {
         switch (type) {
           case FORWARD_INDEX -> {
             try {
-              labels.computeIfAbsent(b, x -> new HashMap<>())
+              labels
+                  .computeIfAbsent(b, x -> new HashMap<>())
                   .put(Keys.seriesId(key), ForwardIndexValue.decode(c.value()).labels());
             } catch (CorruptRecordException e) {
               // unreadable: its series is gone

@@ -1,11 +1,9 @@
 package dev.tidemark.tsdb.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.codec.BucketListValue;
-import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -32,9 +30,9 @@ import org.junit.jupiter.api.Test;
  * {@link StoreVerifier} on the two kinds of damage of issue #9, made with direct KV writes into
  * stores the engine wrote: (a) postings naming a series without a ForwardIndex record, (b) buckets
  * with records missing from the BucketList; plus undecodable records, stray keys, head logs naming
- * unknown series and a missing schema. Each test checks that verify names the problems, that
- * repair leaves a store that verifies clean, and that the engine then opens and reads every
- * readable sample.
+ * unknown series and a missing schema. Each test checks that verify names the problems, that repair
+ * leaves a store that verifies clean, and that the engine then opens and reads every readable
+ * sample.
  */
 class StoreVerifierTest {
   static final long HOUR = 3_600_000L;
@@ -46,7 +44,8 @@ class StoreVerifierTest {
 
   final ManualClock clock = new ManualClock(T0 + 4 * HOUR);
   final InMemoryKvStore kv = new InMemoryKvStore();
-  final EngineConfig config = EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build();
+  final EngineConfig config =
+      EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build();
 
   static Labels job(int i) {
     return Labels.of("__name__", "up", "job", "j" + i);
@@ -65,7 +64,8 @@ class StoreVerifierTest {
 
   static Map<Labels, Map<Long, Long>> readAll(Engine e) {
     Map<Labels, Map<Long, Long>> out = new TreeMap<>();
-    for (Series s : e.select(0, Long.MAX_VALUE, List.of(LabelMatcher.regex("__name__", ".+"))).toList()) {
+    for (Series s :
+        e.select(0, Long.MAX_VALUE, List.of(LabelMatcher.regex("__name__", ".+"))).toList()) {
       Map<Long, Long> samples = new TreeMap<>();
       SampleIterator it = s.iterator();
       while (it.next()) {
@@ -98,7 +98,9 @@ class StoreVerifierTest {
     } finally {
       e.close();
     }
-    assertThat(StoreVerifier.verify(kv).clean()).as("after the engine sealed what it replayed").isTrue();
+    assertThat(StoreVerifier.verify(kv).clean())
+        .as("after the engine sealed what it replayed")
+        .isTrue();
   }
 
   @Test
@@ -128,22 +130,31 @@ class StoreVerifierTest {
     // Damage (a): series j5 of hour 0 loses its ForwardIndex and dictionary records, as after
     // an append that failed after the head had assigned the id; postings and chunk remain.
     int id = idOf(B0, job(5));
-    kv.write(new WriteBatch().delete(Keys.forwardIndex(B0, id)).delete(Keys.seriesDictionary(B0, job(5))));
+    kv.write(
+        new WriteBatch()
+            .delete(Keys.forwardIndex(B0, id))
+            .delete(Keys.seriesDictionary(B0, job(5))));
 
     Engine damaged = Engine.open(kv, config);
     // Reads skip the series that cannot be read and count it, instead of failing the selector.
-    assertThat(damaged.select(T0, T0 + HOUR - 1, List.of(LabelMatcher.equal("job", "j5"))).toList()).isEmpty();
+    assertThat(damaged.select(T0, T0 + HOUR - 1, List.of(LabelMatcher.equal("job", "j5"))).toList())
+        .isEmpty();
     assertThat(damaged.stats().unreadableRecords()).isEqualTo(1);
     damaged.abandon();
 
     VerifyReport v = StoreVerifier.verify(kv);
-    assertThat(v.count(Kind.POSTING_UNKNOWN_SERIES)).as(v.format()).isEqualTo(3); // all, __name__, job
+    assertThat(v.count(Kind.POSTING_UNKNOWN_SERIES))
+        .as(v.format())
+        .isEqualTo(3); // all, __name__, job
     assertThat(v.count(Kind.TIME_SERIES_UNKNOWN_SERIES)).isEqualTo(1);
-    assertThat(v.counts().keySet()).containsOnly(Kind.POSTING_UNKNOWN_SERIES, Kind.TIME_SERIES_UNKNOWN_SERIES);
-    assertThat(v.examples(Kind.POSTING_UNKNOWN_SERIES)).allSatisfy(p -> {
-      assertThat(p.bucket()).isEqualTo(B0);
-      assertThat(p.seriesId()).isEqualTo(id);
-    });
+    assertThat(v.counts().keySet())
+        .containsOnly(Kind.POSTING_UNKNOWN_SERIES, Kind.TIME_SERIES_UNKNOWN_SERIES);
+    assertThat(v.examples(Kind.POSTING_UNKNOWN_SERIES))
+        .allSatisfy(
+            p -> {
+              assertThat(p.bucket()).isEqualTo(B0);
+              assertThat(p.seriesId()).isEqualTo(id);
+            });
     assertThat(v.format())
         .contains("posting names a series without a ForwardIndex record")
         .contains(StoreProblem.bucketName(B0) + " series " + id + ": posting job=\"j5\" names it")
@@ -187,8 +198,11 @@ class StoreVerifierTest {
     assertThat(v.count(Kind.BUCKET_NOT_LISTED)).isEqualTo(2);
     assertThat(v.listedBuckets()).isEqualTo(1);
     assertThat(v.bucketsWithRecords()).isEqualTo(3);
-    assertThat(v.examples(Kind.BUCKET_NOT_LISTED)).extracting(StoreProblem::bucket).containsExactly(B1, B2);
-    assertThat(v.examples(Kind.BUCKET_NOT_LISTED).get(1).detail()).contains("10 series", "a head log to replay");
+    assertThat(v.examples(Kind.BUCKET_NOT_LISTED))
+        .extracting(StoreProblem::bucket)
+        .containsExactly(B1, B2);
+    assertThat(v.examples(Kind.BUCKET_NOT_LISTED).get(1).detail())
+        .contains("10 series", "a head log to replay");
 
     RepairReport r = StoreVerifier.repair(kv);
     assertThat(r.actions()).containsExactly(Map.entry(Action.BUCKETS_LISTED, 2L));
@@ -214,19 +228,21 @@ class StoreVerifierTest {
     int j2 = idOf(B1, job(2));
     int j7 = idOf(B2, job(7));
     byte[] chunk = kv.get(Keys.timeSeries(B0, j1));
-    kv.write(new WriteBatch()
-        .put(Keys.timeSeries(B0, j1), Arrays.copyOf(chunk, chunk.length - 2)) // truncated chunk
-        .put(Keys.forwardIndex(B1, j2), new byte[] {1, 2, 3}) // garbage labels
-        .delete(Keys.forwardIndex(B2, j7)) // the head log names j7, now unknown
-        .delete(Keys.invertedIndex(B1, "job", "j4")) // a lost posting of a sealed bucket
-        .put(new byte[] {1, (byte) 0x80, 9}, new byte[] {1}) // unknown record type 8
-        .put(new byte[] {1, 0x31, 0, 0, 0, 7}, new byte[0])); // unaligned 1-hour bucket
+    kv.write(
+        new WriteBatch()
+            .put(Keys.timeSeries(B0, j1), Arrays.copyOf(chunk, chunk.length - 2)) // truncated chunk
+            .put(Keys.forwardIndex(B1, j2), new byte[] {1, 2, 3}) // garbage labels
+            .delete(Keys.forwardIndex(B2, j7)) // the head log names j7, now unknown
+            .delete(Keys.invertedIndex(B1, "job", "j4")) // a lost posting of a sealed bucket
+            .put(new byte[] {1, (byte) 0x80, 9}, new byte[] {1}) // unknown record type 8
+            .put(new byte[] {1, 0x31, 0, 0, 0, 7}, new byte[0])); // unaligned 1-hour bucket
 
     VerifyReport v = StoreVerifier.verify(kv);
     assertThat(v.count(Kind.UNDECODABLE_RECORD)).as(v.format()).isEqualTo(2);
     assertThat(v.count(Kind.STRAY_KEY)).isEqualTo(2);
     assertThat(v.count(Kind.HEAD_LOG_UNKNOWN_SERIES)).isEqualTo(1);
-    assertThat(v.examples(Kind.HEAD_LOG_UNKNOWN_SERIES).get(0).detail()).contains("1 of 10 samples name series [" + j7 + "]");
+    assertThat(v.examples(Kind.HEAD_LOG_UNKNOWN_SERIES).get(0).detail())
+        .contains("1 of 10 samples name series [" + j7 + "]");
     assertThat(v.count(Kind.DICTIONARY_UNKNOWN_SERIES)).isEqualTo(2); // j2 in hour 1, j7 in hour 2
     assertThat(v.count(Kind.SERIES_NOT_IN_POSTINGS)).isEqualTo(1); // j4 in hour 1
     assertThat(v.count(Kind.POSTING_UNKNOWN_SERIES)).isEqualTo(3); // j2's postings in hour 1
@@ -247,7 +263,10 @@ class StoreVerifierTest {
     Engine e = Engine.open(kv, config);
     writeTwoHours(e);
     e.close();
-    kv.write(new WriteBatch().delete(Keys.schema()).put(Keys.bucketList(), BucketListValue.encode(List.of())));
+    kv.write(
+        new WriteBatch()
+            .delete(Keys.schema())
+            .put(Keys.bucketList(), BucketListValue.encode(List.of())));
     RepairReport r = StoreVerifier.repair(kv);
     assertThat(r.refusal()).contains("no schema record");
     assertThat(r.before().count(Kind.SCHEMA)).isEqualTo(1);

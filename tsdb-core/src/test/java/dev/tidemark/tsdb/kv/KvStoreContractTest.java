@@ -214,7 +214,8 @@ public abstract class KvStoreContractTest {
             });
     writer.start();
     while (done.getCount() > 0) {
-      try (KvSnapshot snap = store.snapshot(); KvCursor c = snap.scan(null, null)) {
+      try (KvSnapshot snap = store.snapshot();
+          KvCursor c = snap.scan(null, null)) {
         String seen = null;
         while (c.next()) {
           String v = new String(c.value(), StandardCharsets.UTF_8);
