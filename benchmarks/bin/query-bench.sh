@@ -295,6 +295,11 @@ if shift:
         diff = [short[s] for s in systems if vals[s] != ref] if ref else []
         print(f"| {q} | " + " | ".join(vals.values()) + " | " + ("match" if not diff else "DIFFER: " + ", ".join(diff)) + " |")
 print()
+try:
+    print("1/5/15-min load at each pass: " + "; ".join(
+        f"{short[l.split()[0]]} {l.split()[1]}: {' '.join(l.split()[2:])}" for l in open(f"{res}/loads.txt")))
+except FileNotFoundError:
+    pass
 if floor: print(floor)
 if "tidemark" in systems and "prometheus" in systems:
     print("floor: no query slower than Prometheus: " + ("met" if not fails else "NOT MET; " + "; ".join(fails)))
