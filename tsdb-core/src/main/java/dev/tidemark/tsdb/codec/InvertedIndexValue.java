@@ -69,6 +69,25 @@ public final class InvertedIndexValue {
     return bitmap;
   }
 
+  /**
+   * Whether {@code value} is the posting list of no series, read from its header alone (the
+   * portable format's cookie and container count) without checking the rest.
+   *
+   * @throws CorruptRecordException if the header is truncated or its cookie unknown
+   */
+  public static boolean isEmpty(byte[] value) {
+    ValueReader r = new ValueReader(value, WHAT);
+    int cookie = r.u32();
+    if ((cookie & 0xFFFF) == SERIAL_COOKIE) {
+      return false; // this form always has at least one container
+    }
+    if (cookie == SERIAL_COOKIE_NO_RUNCONTAINER) {
+      return r.u32() == 0;
+    }
+    throw new CorruptRecordException(
+        WHAT + ": unknown RoaringBitmap cookie 0x" + Integer.toHexString(cookie));
+  }
+
   /** Walks the portable format; see the class comment. */
   private static void validate(byte[] value) {
     ValueReader r = new ValueReader(value, WHAT);

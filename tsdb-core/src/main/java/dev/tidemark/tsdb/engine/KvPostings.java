@@ -50,6 +50,19 @@ final class KvPostings implements PostingsSource {
     }
   }
 
+  /** Reads the keys and only the header of each posting list (an empty one is 8 bytes). */
+  @Override
+  public void forEachPresentValue(String name, java.util.function.Consumer<String> consumer) {
+    byte[] scanPrefix = Keys.invertedIndex(bucket, name, "");
+    try (KvCursor c = reader.scanPrefix(scanPrefix)) {
+      while (c.next()) {
+        if (!InvertedIndexValue.isEmpty(c.value())) {
+          consumer.accept(Keys.invertedIndexLabel(c.key())[1]);
+        }
+      }
+    }
+  }
+
   @Override
   public List<String> labelNames() {
     List<String> names = new ArrayList<>();

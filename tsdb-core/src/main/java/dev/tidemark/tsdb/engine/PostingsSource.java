@@ -21,6 +21,21 @@ interface PostingsSource {
    */
   void forEachValue(String name, String prefix, BiConsumer<String, RoaringBitmap> consumer);
 
+  /**
+   * Each value of label {@code name} that some series of the bucket has, in UTF-8 order, without
+   * handing out the series (a store can tell a non-empty posting list without decoding it).
+   */
+  default void forEachPresentValue(String name, java.util.function.Consumer<String> consumer) {
+    forEachValue(
+        name,
+        "",
+        (v, bm) -> {
+          if (!bm.isEmpty()) {
+            consumer.accept(v);
+          }
+        });
+  }
+
   /** Every label name in the bucket, in UTF-8 order. */
   List<String> labelNames();
 }

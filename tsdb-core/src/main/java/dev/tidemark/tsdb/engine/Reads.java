@@ -516,13 +516,16 @@ final class Reads implements Querier {
         minT,
         maxT,
         src -> {
-          RoaringBitmap selected =
-              matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
+          if (matchers.isEmpty()) {
+            src.forEachPresentValue(name, out::add); // no posting list decoded
+            return;
+          }
+          RoaringBitmap selected = PostingsSelector.select(src, matchers);
           src.forEachValue(
               name,
               "",
               (v, bm) -> {
-                if (selected == null ? !bm.isEmpty() : RoaringBitmap.intersects(bm, selected)) {
+                if (RoaringBitmap.intersects(bm, selected)) {
                   out.add(v);
                 }
               });

@@ -53,6 +53,29 @@ class InvertedIndexValueTest {
   static final String MAX_ID = "3a 30 00 00 01 00 00 00 ff ff 00 00 10 00 00 00 ff ff";
 
   @Test
+  void isEmptyReadsTheHeaderAloneAndAgreesWithDecode() {
+    long seed = seed();
+    SplittableRandom r = new SplittableRandom(seed);
+    for (int i = 0; i < 500; i++) {
+      RoaringBitmap bm = new RoaringBitmap();
+      int n = i % 5 == 0 ? 0 : r.nextInt(1, 3000);
+      for (int k = 0; k < n; k++) {
+        bm.add(r.nextInt(0, i % 2 == 0 ? 100_000 : 5_000)); // sparse and run-friendly
+      }
+      byte[] v = InvertedIndexValue.encode(bm);
+      assertThat(InvertedIndexValue.isEmpty(v))
+          .as(seedMsg(seed, i))
+          .isEqualTo(InvertedIndexValue.decode(v).isEmpty());
+    }
+    byte[] empty = InvertedIndexValue.encode(new RoaringBitmap());
+    assertThat(InvertedIndexValue.isEmpty(empty)).isTrue();
+    assertThatThrownBy(() -> InvertedIndexValue.isEmpty(Arrays.copyOf(empty, 5)))
+        .isInstanceOf(CorruptRecordException.class);
+    assertThatThrownBy(() -> InvertedIndexValue.isEmpty(new byte[] {1, 2, 3, 4, 0, 0, 0, 0}))
+        .isInstanceOf(CorruptRecordException.class);
+  }
+
+  @Test
   void golden() {
     assertGolden(new RoaringBitmap(), EMPTY);
     assertGolden(RoaringBitmap.bitmapOf(0, 1, 2, 5), ARRAY);
