@@ -158,11 +158,10 @@ final class ApiJson implements AutoCloseable {
     g.writeEndObject();
   }
 
-  void strings(List<String> values, int limit) throws IOException {
+  void strings(List<String> values) throws IOException {
     g.writeStartArray();
-    int n = limited(values.size(), limit);
-    for (int i = 0; i < n; i++) {
-      g.writeString(values.get(i));
+    for (String v : values) {
+      g.writeString(v);
     }
     g.writeEndArray();
   }

@@ -3,8 +3,6 @@ package dev.tidemark.server.api;
 import dev.tidemark.promql.parser.ParseException;
 import dev.tidemark.promql.parser.PromqlParser;
 import dev.tidemark.tsdb.query.LabelMatcher;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
@@ -81,7 +79,7 @@ final class ApiParams {
     }
   }
 
-  /** A duration in milliseconds ({@code step}, {@code timeout}); {@code fallback} when absent. */
+  /** A duration in milliseconds ({@code step}, {@code timeout}); absent or empty is a bad value. */
   long durationMillis(String name) {
     try {
       return parseDurationMillis(get(name));
@@ -151,16 +149,11 @@ final class ApiParams {
    */
   static long parseTime(String s) {
     if (DECIMAL.matcher(s).matches()) {
-      BigDecimal seconds = new BigDecimal(s);
-      BigDecimal millis = seconds.movePointRight(3).setScale(0, RoundingMode.HALF_EVEN);
-      if (millis.compareTo(BigDecimal.valueOf(MIN_TIME)) >= 0
-          && millis.compareTo(BigDecimal.valueOf(MAX_TIME)) <= 0) {
-        // Go rounds the float's fraction to milliseconds; the decimal string gives the same
-        // millisecond for every time a float64 can tell apart.
-        double d = Double.parseDouble(s);
+      double d = Double.parseDouble(s);
+      if (d * 1000 >= MIN_TIME && d * 1000 <= MAX_TIME) {
+        // As Go: whole seconds, then the fraction rounded to milliseconds.
         double whole = d < 0 ? Math.ceil(d) : Math.floor(d);
-        double frac = Math.round((d - whole) * 1000) / 1000.0;
-        return (long) whole * 1000 + Math.round(frac * 1000);
+        return (long) whole * 1000 + Math.round((d - whole) * 1000);
       }
     }
     if (s.equals(MIN_TIME_FORMATTED)) {

@@ -120,12 +120,6 @@ final class GoStrconv {
     }
   }
 
-  static String timestamp(long millis) {
-    StringBuilder b = new StringBuilder(20);
-    appendTimestamp(b, millis);
-    return b.toString();
-  }
-
   /** Go's {@code %q} of a string, for messages: double quotes, backslash escapes. */
   static String quote(String s) {
     StringBuilder b = new StringBuilder(s.length() + 2).append('"');

@@ -97,7 +97,7 @@ final class SeriesEndpoints {
 
   private static Answer strings(List<String> values, int limit) {
     List<String> warnings = truncate(values, limit);
-    return Answer.of(json -> json.strings(values, 0), warnings, List.of());
+    return Answer.of(json -> json.strings(values), warnings, List.of());
   }
 
   private static <T> List<String> truncate(List<T> list, int limit) {
