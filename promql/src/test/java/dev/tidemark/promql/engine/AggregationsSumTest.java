@@ -74,7 +74,8 @@ class AggregationsSumTest {
           // doubleToLongBits, not the raw bits: which NaN's payload survives `a + b` with two NaNs
           // depends on the operand order the JIT picks (the JLS leaves it open; x86 keeps the
           // first operand's), so only "a NaN" is comparable. Every other value must match bit for
-          // bit. (CI failed on seed -7768325864419504379: 0x7ff8000000000123 vs 0x7ff8000000000000.)
+          // bit. (CI failed on seed -7768325864419504379: 0x7ff8000000000123 vs
+          // 0x7ff8000000000000.)
           assertThat(Double.doubleToLongBits(got.v[i]))
               .as("seed %d round %d step %d", seed, round, i)
               .isEqualTo(
