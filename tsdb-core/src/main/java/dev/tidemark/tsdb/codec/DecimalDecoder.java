@@ -276,20 +276,30 @@ public final class DecimalDecoder implements ChunkDecoder {
       return false;
     }
     try {
-      readBlock();
+      readBlock(Long.MIN_VALUE);
     } catch (CorruptRecordException e) {
-      failure = e;
-      index = count;
-      onSample = false;
-      blockLen = 0;
-      blockNext = 0;
-      throw e;
+      throw fail(e);
     }
     return next();
   }
 
-  /** Decodes the samples {@code index .. index + len - 1} (a mini-block) into the block arrays. */
-  private void readBlock() {
+  /** A corrupt stream: the cursor ends here, and every later call throws {@code e} again. */
+  private CorruptRecordException fail(CorruptRecordException e) {
+    failure = e;
+    index = count;
+    onSample = false;
+    blockLen = 0;
+    blockNext = 0;
+    return e;
+  }
+
+  /**
+   * Decodes the samples {@code index .. index + len - 1} (a mini-block) into the block arrays; or,
+   * when its last timestamp is before {@code skipBefore}, only reads past it (its values are
+   * accumulated but not turned into doubles, which is most of a block's cost) and returns true: the
+   * block's samples then count as handed out.
+   */
+  private boolean readBlock(long skipBefore) {
     int first = index;
     int len = Math.min(BLOCK, count - first);
     long[] ts = blockTimestamps;
@@ -336,6 +346,17 @@ public final class DecimalDecoder implements ChunkDecoder {
     long[] r = residuals;
     long g = divisor;
     long m = scaled;
+    if (t < skipBefore) {
+      skipValues(len);
+      index = first + len;
+      onSample = false;
+      blockLen = 0;
+      blockNext = 0;
+      if (index == count && pos != end) {
+        throw trailing(end - pos);
+      }
+      return true;
+    }
     double pow = POW10[exponent];
     if (blockWidth == 0
         && blockMin * g == 0
@@ -376,6 +397,39 @@ public final class DecimalDecoder implements ChunkDecoder {
     if (last == count && pos != end) {
       throw trailing(end - pos);
     }
+    return false;
+  }
+
+  /**
+   * Moves the value state past a block of {@code len} residuals without computing its values, and
+   * past its exceptions. Wrapping arithmetic as in {@link #readBlock}: the sum of the products
+   * equals the product of the sum modulo 2^64.
+   */
+  private void skipValues(int len) {
+    long[] r = residuals;
+    long g = divisor;
+    if ((flags & FLAG_VALUE_DOD) != 0) {
+      long vd = valueDelta;
+      long m = scaled;
+      for (int j = 0; j < len; j++) {
+        vd += r[j] * g;
+        m += vd;
+      }
+      valueDelta = vd;
+      scaled = m;
+    } else {
+      long sum = 0;
+      for (int j = 0; j < len; j++) {
+        sum += r[j];
+      }
+      scaled += sum * g;
+    }
+    int last = index + len;
+    int x = excNext;
+    while (x < excCount && excPos[x] < last) {
+      x++;
+    }
+    excNext = x;
   }
 
   private static CorruptRecordException badTimestamp(int sample, long previous, long d) {
@@ -546,10 +600,27 @@ public final class DecimalDecoder implements ChunkDecoder {
     return Double.longBitsToDouble(valueBits());
   }
 
+  /**
+   * Mini-blocks that lie wholly before the target are read past without computing their values
+   * ({@link #readBlock}); the block holding the target is decoded and stepped through.
+   */
   @Override
   public boolean seek(long timestampMillis) {
     if (onSample && blockTimestamps[current] >= timestampMillis) {
       return true;
+    }
+    while (blockNext < blockLen) {
+      next();
+      if (blockTimestamps[current] >= timestampMillis) {
+        return true;
+      }
+    }
+    try {
+      while (index < count && failure == null && readBlock(timestampMillis)) {
+        // skipped a block
+      }
+    } catch (CorruptRecordException e) {
+      throw fail(e);
     }
     while (next()) {
       if (blockTimestamps[current] >= timestampMillis) {
