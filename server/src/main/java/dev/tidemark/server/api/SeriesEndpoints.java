@@ -70,29 +70,35 @@ final class SeriesEndpoints {
   }
 
   Answer labelNames(Plan plan) {
-    TreeSet<String> all = new TreeSet<>(Labels.UTF8_ORDER);
-    if (plan.start() <= plan.end()) {
-      if (plan.matcherSets().isEmpty()) {
-        all.addAll(querier.labelNames(plan.start(), plan.end(), List.of()));
-      }
-      for (List<LabelMatcher> ms : plan.matcherSets()) {
-        all.addAll(querier.labelNames(plan.start(), plan.end(), ms));
-      }
-    }
-    return strings(new ArrayList<>(all), plan.limit());
+    return strings(
+        union(plan, ms -> querier.labelNames(plan.start(), plan.end(), ms)), plan.limit());
   }
 
   Answer labelValues(Plan plan) {
-    TreeSet<String> all = new TreeSet<>(Labels.UTF8_ORDER);
-    if (plan.start() <= plan.end()) {
-      if (plan.matcherSets().isEmpty()) {
-        all.addAll(querier.labelValues(plan.name(), plan.start(), plan.end(), List.of()));
-      }
-      for (List<LabelMatcher> ms : plan.matcherSets()) {
-        all.addAll(querier.labelValues(plan.name(), plan.start(), plan.end(), ms));
-      }
+    return strings(
+        union(plan, ms -> querier.labelValues(plan.name(), plan.start(), plan.end(), ms)),
+        plan.limit());
+  }
+
+  /**
+   * The union of the sorted names {@code read} gives for each matcher set (or for none), in UTF-8
+   * order; one set's answer is used as it is.
+   */
+  private static List<String> union(
+      Plan plan, java.util.function.Function<List<LabelMatcher>, List<String>> read) {
+    if (plan.start() > plan.end()) {
+      return new ArrayList<>();
     }
-    return strings(new ArrayList<>(all), plan.limit());
+    List<List<LabelMatcher>> sets =
+        plan.matcherSets().isEmpty() ? List.of(List.of()) : plan.matcherSets();
+    if (sets.size() == 1) {
+      return new ArrayList<>(read.apply(sets.get(0)));
+    }
+    TreeSet<String> all = new TreeSet<>(Labels.UTF8_ORDER);
+    for (List<LabelMatcher> ms : sets) {
+      all.addAll(read.apply(ms));
+    }
+    return new ArrayList<>(all);
   }
 
   private static Answer strings(List<String> values, int limit) {

@@ -7,12 +7,15 @@ import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.HashMap;
+import java.util.List;
 
 /**
  * The decoded ForwardIndex of sealed buckets: per bucket a table {@code series id → (labels,
- * metadata)}, so that a select over a sealed bucket does not decode the same records again. Bounded
- * by {@link EngineConfig#labelCacheBytes()} (Caffeine, weighed by an estimate of each table's
- * bytes); zero disables it.
+ * metadata)}, so that a select over a sealed bucket does not decode the same records again; and per
+ * bucket the label names and each label's values present in it (from InvertedIndex keys and
+ * posting-list headers), so that label name and value lookups without matchers read no record
+ * again. Bounded by {@link EngineConfig#labelCacheBytes()} (Caffeine, weighed by an estimate of
+ * each table's bytes); zero disables it.
  *
  * <h2>Design note: when a table is valid</h2>
  *
@@ -45,10 +48,24 @@ final class LabelCache {
   record Key(TimeBucket bucket, long incarnation) {}
 
   /**
+   * A {@link Names} entry's key: the label names of a bucket ({@code label} null) or the values of
+   * one label.
+   */
+  private record NamesKey(Key key, String label) {}
+
+  /** What the cache holds, with its estimated heap bytes. */
+  private interface Entry {
+    int weightBytes();
+  }
+
+  /** Sorted (UTF-8 order), interned label names or values present in a bucket. Immutable. */
+  private record Names(String[] names, int weightBytes) implements Entry {}
+
+  /**
    * The ForwardIndex of one bucket, by series id: {@code labels[id]} is null for an id without a
    * readable record. Immutable.
    */
-  static final class Table {
+  static final class Table implements Entry {
     final Labels[] labels;
     final MetricMetadata[] metadata;
     final int weightBytes;
@@ -59,13 +76,18 @@ final class LabelCache {
       this.weightBytes = (int) Math.min(Integer.MAX_VALUE, weightBytes);
     }
 
+    @Override
+    public int weightBytes() {
+      return weightBytes;
+    }
+
     /** The labels of {@code id}, or null if the bucket has no readable record for it. */
     Labels labels(int id) {
       return id < labels.length ? labels[id] : null;
     }
   }
 
-  private final Cache<Key, Table> tables;
+  private final Cache<Object, Entry> tables;
   private final Interner<Labels> interner = Interner.newWeakInterner();
   private final Interner<String> strings = Interner.newWeakInterner();
   // Guarded by the engine's lock: written under the write lock, read under the read lock.
@@ -78,7 +100,7 @@ final class LabelCache {
             ? null
             : Caffeine.newBuilder()
                 .maximumWeight(maxBytes)
-                .weigher((Key k, Table t) -> t.weightBytes)
+                .weigher((Object k, Entry e) -> e.weightBytes())
                 .build();
   }
 
@@ -99,13 +121,42 @@ final class LabelCache {
   void invalidate(TimeBucket b) {
     incarnations.put(b, ++lastIncarnation);
     if (tables != null) {
-      tables.asMap().keySet().removeIf(k -> k.bucket().equals(b));
+      tables
+          .asMap()
+          .keySet()
+          .removeIf(k -> (k instanceof Key key ? key : ((NamesKey) k).key()).bucket().equals(b));
     }
   }
 
   /** The table stored under {@code key}, or null. */
   Table get(Key key) {
-    return tables == null ? null : tables.getIfPresent(key);
+    return tables == null ? null : (Table) tables.getIfPresent(key);
+  }
+
+  /**
+   * The label names ({@code label} null) or the values of {@code label} present in the bucket, as
+   * {@link #putNames} stored them for this key, or null.
+   */
+  String[] names(Key key, String label) {
+    Entry e = tables == null ? null : tables.getIfPresent(new NamesKey(key, label));
+    return e == null ? null : ((Names) e).names();
+  }
+
+  /**
+   * Keeps the label names ({@code label} null) or values of {@code label} present in the bucket
+   * (sorted in UTF-8 order) for readers of this key; interns them and returns the kept array.
+   */
+  String[] putNames(Key key, String label, List<String> names) {
+    String[] a = new String[names.size()];
+    long bytes = 64 + 16 + 8L * a.length;
+    for (int i = 0; i < a.length; i++) {
+      a[i] = intern(names.get(i));
+      bytes += 40 + a[i].length();
+    }
+    if (tables != null) {
+      tables.put(new NamesKey(key, label), new Names(a, (int) Math.min(Integer.MAX_VALUE, bytes)));
+    }
+    return a;
   }
 
   void put(Key key, Table table) {

@@ -27,6 +27,7 @@ import dev.tidemark.tsdb.query.SeriesSet;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -48,6 +49,12 @@ final class Reads implements Querier {
 
   /** Above this share of a bucket's series, a select scans records instead of point reads. */
   private static final int SCAN_DENSITY_DIVISOR = 8;
+
+  /**
+   * The least time the buckets after the first must be expected to take before a select reads them
+   * on several threads (see {@link #selectStored(KvReader, List, List, boolean)}).
+   */
+  static final long PARALLEL_MIN_NANOS = 2_000_000;
 
   private static final long UNREADABLE_LOG_INTERVAL_NANOS = 10_000_000_000L;
 
@@ -245,24 +252,33 @@ final class Reads implements Querier {
   }
 
   /**
-   * Selects in every stored bucket, on up to {@link EngineConfig#readParallelism()} threads: the
-   * caller and common-pool helpers take buckets from a shared counter (a helper that has not
-   * started when the caller ran out of buckets is told not to, so the caller never waits for an
-   * idle pool). Buckets are independent until the join; results keep the bucket order.
+   * Selects in every stored bucket, on up to {@link EngineConfig#readParallelism()} threads when
+   * that pays: the caller selects in the first bucket alone, and only if the rest would take it at
+   * least {@link #PARALLEL_MIN_NANOS} at that pace do common-pool helpers join (waking a thread and
+   * waiting for it costs more than a small select: a select of 100 series in two buckets took ~50
+   * µs per bucket). Then the caller and the helpers take buckets from a shared counter (a helper
+   * that has not started when the caller ran out of buckets is told not to, so the caller never
+   * waits for an idle pool). Buckets are independent until the join; results keep the bucket order.
    */
   private StoredHits[] selectStored(
       KvReader snap, List<LabelCache.Key> keys, List<LabelMatcher> matchers, boolean withSamples) {
     int n = keys.size();
     StoredHits[] out = new StoredHits[n];
-    AtomicInteger next = new AtomicInteger();
+    if (n == 0) {
+      return out;
+    }
+    long t0 = System.nanoTime();
+    out[0] = selectStored(snap, keys.get(0), matchers, withSamples);
+    long firstNanos = System.nanoTime() - t0;
+    AtomicInteger next = new AtomicInteger(1);
     Runnable work =
         () -> {
           for (int i; (i = next.getAndIncrement()) < n; ) {
             out[i] = selectStored(snap, keys.get(i), matchers, withSamples);
           }
         };
-    int helpers = Math.min(head.config.readParallelism(), n) - 1;
-    if (helpers <= 0) {
+    int helpers = Math.min(head.config.readParallelism(), n - 1) - 1;
+    if (helpers <= 0 || firstNanos * (n - 1) < PARALLEL_MIN_NANOS) {
       work.run();
       return out;
     }
@@ -487,18 +503,16 @@ final class Reads implements Querier {
 
   @Override
   public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
+    if (matchers.isEmpty()) {
+      return presentEverywhere(minT, maxT, null);
+    }
     TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
     forEachPostingsSource(
         minT,
         maxT,
         src -> {
-          RoaringBitmap selected =
-              matchers.isEmpty() ? null : PostingsSelector.select(src, matchers);
+          RoaringBitmap selected = PostingsSelector.select(src, matchers);
           for (String name : src.labelNames()) {
-            if (selected == null) {
-              out.add(name);
-              continue;
-            }
             boolean[] hit = {false};
             src.forEachValue(name, "", (v, bm) -> hit[0] |= RoaringBitmap.intersects(bm, selected));
             if (hit[0]) {
@@ -511,15 +525,14 @@ final class Reads implements Querier {
 
   @Override
   public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+    if (matchers.isEmpty()) {
+      return presentEverywhere(minT, maxT, name);
+    }
     TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
     forEachPostingsSource(
         minT,
         maxT,
         src -> {
-          if (matchers.isEmpty()) {
-            src.forEachPresentValue(name, out::add); // no posting list decoded
-            return;
-          }
           RoaringBitmap selected = PostingsSelector.select(src, matchers);
           src.forEachValue(
               name,
@@ -531,6 +544,83 @@ final class Reads implements Querier {
               });
         });
     return new ArrayList<>(out);
+  }
+
+  /**
+   * The label names ({@code label} null) or the values of {@code label} that some series of a
+   * bucket overlapping the range has, without matchers: per stored bucket a sorted list kept in the
+   * {@link LabelCache} (a sealed bucket's names do not change while its incarnation holds), merged.
+   * No posting list is decoded.
+   */
+  private List<String> presentEverywhere(long minT, long maxT, String label) {
+    requireRange(minT, maxT);
+    List<String[]> lists = new ArrayList<>();
+    visitBuckets(
+        minT,
+        maxT,
+        hb -> {
+          List<String> l = label == null ? hb.labelNames() : new ArrayList<>();
+          if (label != null) {
+            hb.forEachPresentValue(label, l::add);
+          }
+          lists.add(l.toArray(new String[0]));
+        },
+        (snap, keys) -> {
+          for (LabelCache.Key k : keys) {
+            String[] cached = labelCache.names(k, label);
+            if (cached == null) {
+              KvPostings p = new KvPostings(snap, k.bucket());
+              List<String> l = label == null ? p.labelNames() : new ArrayList<>();
+              if (label != null) {
+                p.forEachPresentValue(label, l::add);
+              }
+              cached = labelCache.putNames(k, label, l);
+            }
+            lists.add(cached);
+          }
+        });
+    return Collections.unmodifiableList(Arrays.asList(mergeSorted(lists))); // may be a cached array
+  }
+
+  /** The union of sorted (UTF-8 order), duplicate-free arrays, in that order. */
+  static String[] mergeSorted(List<String[]> lists) {
+    String[] acc = new String[0];
+    for (String[] l : lists) {
+      if (l.length == 0 || Arrays.equals(acc, l)) {
+        continue; // buckets of one service mostly hold the same names
+      }
+      if (acc.length == 0) {
+        acc = l;
+        continue;
+      }
+      String[] out = new String[acc.length + l.length];
+      int i = 0;
+      int j = 0;
+      int k = 0;
+      while (i < acc.length && j < l.length) {
+        String a = acc[i];
+        String b = l[j];
+        int c = a == b ? 0 : Labels.compareUtf8(a, b);
+        if (c <= 0) {
+          out[k++] = a;
+          i++;
+          if (c == 0) {
+            j++;
+          }
+        } else {
+          out[k++] = b;
+          j++;
+        }
+      }
+      while (i < acc.length) {
+        out[k++] = acc[i++];
+      }
+      while (j < l.length) {
+        out[k++] = l[j++];
+      }
+      acc = k == out.length ? out : Arrays.copyOf(out, k);
+    }
+    return acc;
   }
 
   private void forEachPostingsSource(
