@@ -23,9 +23,17 @@ import org.eclipse.jetty.server.Request;
  * been closed by the client (end of stream or reset) — or the client pipelined its next request,
  * which HTTP clients in use do not do; such a query is cancelled as well. The watch ends when the
  * query does, before its answer is written.
+ *
+ * <p>Most queries end within milliseconds, so a watch costs them nothing: it is only queued, and
+ * the watcher registers queued watches when its select times out ({@link #PICK_UP_MILLIS}), not
+ * woken for each. A query over by then was never registered; a client that goes away is noticed
+ * within about that delay.
  */
 final class DisconnectWatcher implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(DisconnectWatcher.class.getName());
+
+  /** How often queued watches are registered, in milliseconds. */
+  static final long PICK_UP_MILLIS = 50;
 
   private final Selector selector;
   private final Thread thread;
@@ -45,7 +53,7 @@ final class DisconnectWatcher implements AutoCloseable {
     }
 
     void end() {
-      ended = true;
+      ended = true; // a watch not yet registered never will be
       SelectionKey k = key;
       if (k != null) {
         k.cancel();
@@ -71,15 +79,14 @@ final class DisconnectWatcher implements AutoCloseable {
       return null;
     }
     Watch w = new Watch(sep.getChannel(), onGone);
-    added.add(w);
-    selector.wakeup();
+    added.add(w); // registered at the watcher's next pick-up, without waking it
     return w;
   }
 
   private void loop() {
     while (!closed) {
       try {
-        selector.select(1000);
+        selector.select(PICK_UP_MILLIS);
         handleSelected();
         // flush keys cancelled since (a connection's next query may register it again)
         selector.selectNow();
