@@ -87,7 +87,7 @@ final class ChunkIterator implements SampleIterator {
   public boolean next() {
     onSample = false;
     while (!done) {
-      if (current == null && !openNext()) {
+      if (current == null && !openNext(Long.MIN_VALUE)) {
         done = true;
         return false;
       }
@@ -119,7 +119,9 @@ final class ChunkIterator implements SampleIterator {
 
   /**
    * Chunks whose bucket ends at or before {@code timestampMillis} are skipped without decoding;
-   * inside the chunk that may hold it, samples are walked (a chunk decodes in order).
+   * inside the chunk that may hold it the decoder seeks (a decimal decoder reads past whole
+   * mini-blocks before the target without computing their values), unless the chunk has late
+   * samples to merge, which are walked.
    */
   @Override
   public boolean seek(long timestampMillis) {
@@ -135,6 +137,15 @@ final class ChunkIterator implements SampleIterator {
           && chunks.get(chunk + 1).bucket().endMillis() <= timestampMillis) {
         chunk++;
       }
+      if (!openNext(timestampMillis)) {
+        done = true;
+        onSample = false;
+        return false;
+      }
+    } else if (decoderHas
+        && current.lateCount() == 0
+        && decoder.timestampMillis() < timestampMillis) {
+      decoderHas = decoder.seek(timestampMillis); // the decoder is one sample ahead of us
     }
     while (next()) {
       if (t >= timestampMillis) {
@@ -144,7 +155,12 @@ final class ChunkIterator implements SampleIterator {
     return false;
   }
 
-  private boolean openNext() {
+  /**
+   * Opens the next chunk, positioned at its first sample at or after {@code minT} and {@code from}
+   * (a chunk with late samples only at its first sample: its samples are merged and filtered one by
+   * one); false if there is none.
+   */
+  private boolean openNext(long from) {
     if (++chunk >= chunks.size()) {
       return false;
     }
@@ -155,7 +171,7 @@ final class ChunkIterator implements SampleIterator {
             current.bytes(),
             current.offset(),
             current.bytes().length - current.offset());
-    decoderHas = decoder.next() && (current.lateCount() > 0 || decoder.seek(minT));
+    decoderHas = current.lateCount() > 0 ? decoder.next() : decoder.seek(Math.max(minT, from));
     late = 0;
     return true;
   }
