@@ -595,6 +595,20 @@ public final class RocksDbKvStore implements KvStore {
     }
   }
 
+  List<byte[]> multiGetWith(ReadOptions readOptions, List<byte[]> keys) {
+    for (byte[] k : keys) {
+      Objects.requireNonNull(k, "key");
+    }
+    if (closed) {
+      throw new IllegalStateException("store is closed");
+    }
+    try {
+      return db.multiGetAsList(readOptions, keys);
+    } catch (RocksDBException e) {
+      throw failure("multiGet", e);
+    }
+  }
+
   void releaseSnapshot(Snapshot snapshot) {
     db.releaseSnapshot(snapshot);
     snapshot.close(); // does not own the native snapshot: a no-op kept for symmetry

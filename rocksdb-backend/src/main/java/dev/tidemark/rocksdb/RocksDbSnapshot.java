@@ -2,6 +2,7 @@ package dev.tidemark.rocksdb;
 
 import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvSnapshot;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -38,6 +39,18 @@ final class RocksDbSnapshot implements KvSnapshot {
     try {
       ensureUsable();
       return store.getWith(readOptions, key);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** One batched lookup (RocksDB's MultiGet): one native call for all keys. */
+  @Override
+  public List<byte[]> multiGet(List<byte[]> keys) {
+    lock.readLock().lock();
+    try {
+      ensureUsable();
+      return store.multiGetWith(readOptions, keys);
     } finally {
       lock.readLock().unlock();
     }

@@ -335,14 +335,19 @@ final class Reads implements Querier {
         }
       }
     } else {
-      for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
-        int id = it.next();
-        byte[] v = snap.get(Keys.forwardIndex(b, id));
+      int[] wanted = ids.toArray();
+      List<byte[]> keys = new ArrayList<>(wanted.length);
+      for (int id : wanted) {
+        keys.add(Keys.forwardIndex(b, id));
+      }
+      List<byte[]> values = snap.multiGet(keys);
+      for (int i = 0; i < wanted.length; i++) {
+        byte[] v = values.get(i);
         if (v == null) {
-          unreadable(b, id, "its posting names it, but it has no ForwardIndex record");
+          unreadable(b, wanted[i], "its posting names it, but it has no ForwardIndex record");
           continue;
         }
-        addDecoded(hits, id, v);
+        addDecoded(hits, wanted[i], v);
       }
     }
     if (withSamples) {
@@ -416,8 +421,13 @@ final class Reads implements Querier {
         }
       }
     } else {
+      List<byte[]> keys = new ArrayList<>(hits.size);
       for (int i = 0; i < hits.size; i++) {
-        byte[] v = snap.get(Keys.timeSeries(b, hits.ids[i]));
+        keys.add(Keys.timeSeries(b, hits.ids[i]));
+      }
+      List<byte[]> values = snap.multiGet(keys); // one batched lookup, keys ascending
+      for (int i = 0; i < hits.size; i++) {
+        byte[] v = values.get(i);
         if (v != null) {
           hits.chunks[i] = chunk(b, hits.ids[i], v);
         }

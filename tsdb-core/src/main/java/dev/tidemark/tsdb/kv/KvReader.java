@@ -1,5 +1,8 @@
 package dev.tidemark.tsdb.kv;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Read access to an ordered byte-key space. Keys compare as unsigned bytes ({@link
  * java.util.Arrays#compareUnsigned(byte[], byte[])}).
@@ -8,6 +11,18 @@ public interface KvReader {
 
   /** The value stored under {@code key}, or null. The returned array belongs to the caller. */
   byte[] get(byte[] key);
+
+  /**
+   * The values stored under {@code keys}, in their order (null where none): as many {@link #get}
+   * calls, which a store may batch into one lookup (keys in ascending order read best).
+   */
+  default List<byte[]> multiGet(List<byte[]> keys) {
+    List<byte[]> out = new ArrayList<>(keys.size());
+    for (byte[] k : keys) {
+      out.add(get(k));
+    }
+    return out;
+  }
 
   /**
    * An ascending cursor over keys in {@code [fromInclusive, toExclusive)}; a null bound is
