@@ -27,7 +27,8 @@ import org.eclipse.jetty.util.Fields;
  *
  * <p>How a request runs: its parameters (URL query and, for POST, the form body) are read without
  * blocking a thread; cheap endpoints answer on the calling thread; anything that reads the store is
- * checked, then handed to the {@link QueryPool} (bounded concurrency and queue) so that the HTTP
+ * checked, then run through the {@link QueryPool} (bounded concurrency and queue; on the calling
+ * thread while a slot is free and few queries run so, else on the pool's threads) so that HTTP
  * threads stay free for the others. A client that goes away cancels its query. Answers are streamed
  * with Jackson's generator as they are written.
  */
@@ -39,6 +40,12 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   public static final String PREFIX = "/api/v1/";
 
   private static final String JSON = "application/json";
+
+  /**
+   * Most queries running at once on HTTP threads ({@link QueryPool}): half of the API server's 16,
+   * so that its other endpoints always find threads.
+   */
+  static final int MAX_INLINE_QUERIES = 8;
 
   /** Most fields of a form body. */
   static final int MAX_FORM_FIELDS = 10_000;
@@ -58,7 +65,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
 
   public PrometheusApi(ApiBackend backend, QueryConfig config) {
     this.backend = backend;
-    this.pool = new QueryPool(config.maxConcurrency(), config.maxQueued());
+    this.pool = new QueryPool(config.maxConcurrency(), config.maxQueued(), MAX_INLINE_QUERIES);
     try {
       this.disconnects = new DisconnectWatcher();
     } catch (java.io.IOException e) {
