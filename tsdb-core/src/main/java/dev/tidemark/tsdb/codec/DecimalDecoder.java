@@ -357,28 +357,45 @@ public final class DecimalDecoder implements ChunkDecoder {
       }
       return true;
     }
+    // Samples before the target (a seek's) are accumulated but not turned into doubles.
+    int from = 0;
+    if (skipBefore != Long.MIN_VALUE) {
+      long[] ts0 = blockTimestamps;
+      while (ts0[from] < skipBefore) {
+        from++; // stops inside the block: its last timestamp is >= skipBefore
+      }
+    }
     double pow = POW10[exponent];
     if (blockWidth == 0
         && blockMin * g == 0
         && ((flags & FLAG_VALUE_DOD) == 0 || valueDelta == 0)) {
       // nothing changes in this block (a constant or a regular counter that stopped)
-      Arrays.fill(bits, 0, len, DecimalFormat.valueBits(m, exponent));
+      Arrays.fill(bits, from, len, DecimalFormat.valueBits(m, exponent));
     } else if ((flags & FLAG_VALUE_DOD) != 0) {
       long vd = valueDelta;
-      for (int j = 0; j < len; j++) {
+      for (int j = 0; j < from; j++) {
+        vd += r[j] * g;
+        m += vd;
+      }
+      for (int j = from; j < len; j++) {
         vd += r[j] * g;
         m += vd;
         bits[j] = Double.doubleToRawLongBits(m / pow);
       }
       valueDelta = vd;
     } else {
+      long skipped = 0;
+      for (int j = 0; j < from; j++) {
+        skipped += r[j];
+      }
+      m += skipped * g;
       if (exponent == 0) { // m / 1.0 == (double) m: skip the division
-        for (int j = 0; j < len; j++) {
+        for (int j = from; j < len; j++) {
           m += r[j] * g;
           bits[j] = Double.doubleToRawLongBits((double) m);
         }
       } else {
-        for (int j = 0; j < len; j++) {
+        for (int j = from; j < len; j++) {
           m += r[j] * g;
           bits[j] = Double.doubleToRawLongBits(m / pow);
         }
@@ -393,7 +410,8 @@ public final class DecimalDecoder implements ChunkDecoder {
     }
     excNext = x;
     blockLen = len;
-    blockNext = 0;
+    blockNext = from; // the samples before count as handed out
+    index = first + from;
     if (last == count && pos != end) {
       throw trailing(end - pos);
     }
