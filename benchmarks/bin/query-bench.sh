@@ -17,6 +17,11 @@
 #   --start-ms N              dataset start (ms); default now - 6 h, aligned to 15 s
 #   --runs N                  timed runs after the first, per query (qbench.py --runs); default 5
 #   --rounds N                query passes over the systems, interleaved (tm, prom, vm, tm, ...); default 1
+#   --warmup N                untimed passes first, interleaved the same way (default 0). Tidemark is a JVM:
+#                             a fresh process interprets code the first few hundred times it runs, so one
+#                             pass of six runs per query mostly measures the JIT compiler (see
+#                             docs/benchmarks.md); the warm-up passes' figures are kept (DIR/results/*-qw*.txt)
+#                             and printed under the table as the fresh-process figures
 #   --wait-load X[,S]         before each pass, wait up to S s (default 300) for a 1-min load below X
 #   --check-shift-ms N        after the timed passes, one more checksum-only pass (qbench.py --runs=1) with every
 #                             query time moved N ms later (default 1; 0: none), see below
@@ -52,7 +57,7 @@ peers="${PEERS_DIR:-$(cd "$root/.." && pwd)/shared/bench/peers}"
 dir="/tmp/qbench-$(date -u +%Y%m%d-%H%M%S)"
 tm_ports="37317,37318,39090,39091"; prom_port=39190; vm_port=38428
 systems="tidemark,prometheus,victoriametrics"
-start_ms=""; runs=5; rounds=1; shift_ms=1; wait_load=""; jfr=""; keep_running=0; keep_data=0
+start_ms=""; runs=5; rounds=1; warmup=0; shift_ms=1; wait_load=""; jfr=""; keep_running=0; keep_data=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2;;
@@ -63,6 +68,7 @@ while [[ $# -gt 0 ]]; do
     --start-ms) start_ms="$2"; shift 2;;
     --runs) runs="$2"; shift 2;;
     --rounds) rounds="$2"; shift 2;;
+    --warmup) warmup="$2"; shift 2;;
     --check-shift-ms) shift_ms="$2"; shift 2;;
     --wait-load) wait_load="$2"; shift 2;;
     --jfr) jfr="$(realpath -m "$2")"; shift 2;;
@@ -212,6 +218,11 @@ pass() { # system url round [qbench options]
   echo "$s $r $l" >> "$res/loads.txt"
   python3 "$qbench" "$url" "$start_ms" --runs="$runs" --label="$s" "$@" | tee "$res/$s-q$r.txt"
 }
+for w in $(seq 1 "$warmup"); do
+  if has tidemark; then pass tidemark "$tm_url" "w$w"; fi
+  if has prometheus; then pass prometheus "$prom_url" "w$w"; fi
+  if has victoriametrics; then pass victoriametrics "$vm_url" "w$w" --nocache; fi
+done
 for r in $(seq 1 "$rounds"); do
   if has tidemark; then
     [[ -n "$jfr" ]] && jcmd "${pid[tidemark]}" JFR.start name=qbench settings=profile >/dev/null
@@ -230,9 +241,9 @@ if [[ "$shift_ms" != 0 ]]; then
 fi
 
 # ---- side by side
-python3 - "$res" "$rounds" "$systems" "$shift_ms" <<'PY' | tee "$res/table.txt"
-import re, statistics, sys
-res, rounds, systems, shift = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), int(sys.argv[4])
+python3 - "$res" "$rounds" "$systems" "$shift_ms" "$warmup" <<'PY' | tee "$res/table.txt"
+import os, re, statistics, sys
+res, rounds, systems, shift, warmup = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), int(sys.argv[4]), int(sys.argv[5])
 short = {"tidemark": "Tidemark", "prometheus": "Prometheus", "victoriametrics": "VictoriaMetrics"}
 rows = {}   # query -> system -> dict
 order = []
@@ -294,6 +305,21 @@ if shift:
         ref = vals.get("tidemark")
         diff = [short[s] for s in systems if vals[s] != ref] if ref else []
         print(f"| {q} | " + " | ".join(vals.values()) + " | " + ("match" if not diff else "DIFFER: " + ", ".join(diff)) + " |")
+if warmup:
+    print(f"\n# fresh processes: the first warm-up pass (untimed above), first run / median of the next runs (ms)")
+    print("| query | " + " | ".join(short[s] for s in systems) + " |")
+    print("|" + "---|" * (len(systems) + 1))
+    cold = {}
+    for s in systems:
+        f = f"{res}/{s}-qw1.txt"
+        if not os.path.exists(f): continue
+        for line in open(f):
+            p = line.rstrip("\n").split("\t")
+            if len(p) < 3 or p[2].startswith("ERROR"): continue
+            kv = dict(x.split("=", 1) for x in p[2:])
+            cold[(s, p[1])] = f"{kv['first'].rstrip('ms')} / {kv['median'].rstrip('ms')}"
+    for q in order:
+        print(f"| {q} | " + " | ".join(cold.get((s, q), "-") for s in systems) + " |")
 print()
 try:
     print("1/5/15-min load at each pass: " + "; ".join(
