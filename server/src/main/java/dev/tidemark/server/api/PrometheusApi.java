@@ -6,13 +6,11 @@ import dev.tidemark.promql.parser.ParseException;
 import dev.tidemark.promql.parser.ParserOptions;
 import dev.tidemark.promql.parser.PromqlParser;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.FormFields;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -364,8 +362,8 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private static void respond(Response response, Callback callback, Answer answer) {
     response.setStatus(200);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
-    try (OutputStream out = Content.Sink.asOutputStream(response);
-        ApiJson json = new ApiJson(out)) {
+    AnswerStream out = new AnswerStream(response);
+    try (ApiJson json = new ApiJson(out)) {
       json.beginSuccess();
       answer.writeData(json);
       json.endSuccess(answer.warnings(), answer.infos());
@@ -373,20 +371,20 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       callback.failed(e);
       return;
     }
-    callback.succeeded();
+    out.finish(callback);
   }
 
   private static void respondError(Response response, Callback callback, ApiError e) {
     response.setStatus(e.type.status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
-    try (OutputStream out = Content.Sink.asOutputStream(response);
-        ApiJson json = new ApiJson(out)) {
+    AnswerStream out = new AnswerStream(response);
+    try (ApiJson json = new ApiJson(out)) {
       json.error(e);
     } catch (IOException | RuntimeException x) {
       callback.failed(x);
       return;
     }
-    callback.succeeded();
+    out.finish(callback);
   }
 
   /** Queries canceled because their client went away (for metrics). */

@@ -407,6 +407,34 @@ class PrometheusApiTest {
     assertThat(body).startsWith("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"");
   }
 
+  @Test
+  void smallAnswersCarryTheirLengthLargeOnesAreStreamed() throws Exception {
+    String base = serve(QueryConfig.DEFAULTS);
+    HttpResponse<String> small = get(base, "/api/v1/label/job/values");
+    assertThat(small.body()).isEqualTo("{\"status\":\"success\",\"data\":[\"a\",\"b\"]}");
+    assertThat(small.headers().firstValue("Content-Length"))
+        .hasValue(Integer.toString(small.body().length()));
+    assertThat(small.headers().firstValue("Transfer-Encoding")).isEmpty();
+    HttpResponse<String> error = get(base, "/api/v1/query?query=up(");
+    assertThat(error.statusCode()).isEqualTo(400);
+    assertThat(error.headers().firstValue("Content-Length"))
+        .hasValue(Integer.toString(error.body().length()));
+    // 4 series x 1,001 steps: well over AnswerStream.LIMIT
+    HttpResponse<String> large =
+        get(
+            base,
+            "/api/v1/query_range?query=%7B__name__%3D~%22.%2B%22%7D&start="
+                + sec(T0)
+                + "&end="
+                + sec(T0 + 600_000)
+                + "&step=0.6");
+    assertThat(large.body().length()).isGreaterThan(AnswerStream.LIMIT);
+    assertThat(large.headers().firstValue("Content-Length")).isEmpty();
+    JsonNode j = json(large);
+    assertThat(j.at("/data/result").size()).isEqualTo(4);
+    assertThat(j.at("/data/result/0/values").size()).isEqualTo(1001);
+  }
+
   /** A querier whose select waits until released: queries that occupy their slot. */
   static final class Gate implements Querier {
     final Querier inner;

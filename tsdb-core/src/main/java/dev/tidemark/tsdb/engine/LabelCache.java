@@ -99,6 +99,9 @@ final class LabelCache {
         maxBytes == 0
             ? null
             : Caffeine.newBuilder()
+                // Maintenance (eviction, the read buffers' replay) on the calling thread: a small
+                // query otherwise woke a common-pool thread every few reads on a 2-core box.
+                .executor(Runnable::run)
                 .maximumWeight(maxBytes)
                 .weigher((Object k, Entry e) -> e.weightBytes())
                 .build();
