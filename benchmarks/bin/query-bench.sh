@@ -22,6 +22,8 @@
 #                             pass of six runs per query mostly measures the JIT compiler (see
 #                             docs/benchmarks.md); the warm-up passes' figures are kept (DIR/results/*-qw*.txt)
 #                             and printed under the table as the fresh-process figures
+#   --warmup-runs N           qbench.py --runs of each warm-up pass (default: RUNS); e.g. --warmup 1
+#                             --warmup-runs 200 runs each query 201 times on every system before timing
 #   --wait-load X[,S]         before each pass, wait up to S s (default 300) for a 1-min load below X
 #   --check-shift-ms N        after the timed passes, one more checksum-only pass (qbench.py --runs=1) with every
 #                             query time moved N ms later (default 1; 0: none), see below
@@ -57,7 +59,7 @@ peers="${PEERS_DIR:-$(cd "$root/.." && pwd)/shared/bench/peers}"
 dir="/tmp/qbench-$(date -u +%Y%m%d-%H%M%S)"
 tm_ports="37317,37318,39090,39091"; prom_port=39190; vm_port=38428
 systems="tidemark,prometheus,victoriametrics"
-start_ms=""; runs=5; rounds=1; warmup=0; shift_ms=1; wait_load=""; jfr=""; keep_running=0; keep_data=0
+start_ms=""; runs=5; rounds=1; warmup=0; warmup_runs=""; shift_ms=1; wait_load=""; jfr=""; keep_running=0; keep_data=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dir) dir="$2"; shift 2;;
@@ -69,6 +71,7 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift 2;;
     --rounds) rounds="$2"; shift 2;;
     --warmup) warmup="$2"; shift 2;;
+    --warmup-runs) warmup_runs="$2"; shift 2;;
     --check-shift-ms) shift_ms="$2"; shift 2;;
     --wait-load) wait_load="$2"; shift 2;;
     --jfr) jfr="$(realpath -m "$2")"; shift 2;;
@@ -216,7 +219,8 @@ pass() { # system url round [qbench options]
   local l; l="$(load)"
   log "$s: query pass $r (load $l)"
   echo "$s $r $l" >> "$res/loads.txt"
-  python3 "$qbench" "$url" "$start_ms" --runs="$runs" --label="$s" "$@" | tee "$res/$s-q$r.txt"
+  local n=$runs; [[ "$r" == w* && -n "$warmup_runs" ]] && n=$warmup_runs
+  python3 "$qbench" "$url" "$start_ms" --runs="$n" --label="$s" "$@" | tee "$res/$s-q$r.txt"
 }
 for w in $(seq 1 "$warmup"); do
   if has tidemark; then pass tidemark "$tm_url" "w$w"; fi
