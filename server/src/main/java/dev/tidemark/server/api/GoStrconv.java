@@ -40,6 +40,20 @@ final class GoStrconv {
     }
     // Java's form: digits with one '.', optional "E<exp>" ("1.2345E-7", "123.45").
     String j = NumberOutput.toString(v, true);
+    double a = Math.abs(v);
+    if (a >= 1e-3 && a < 1e7) {
+      // Java writes this range without an exponent and, as Go's 'f', with the shortest digits
+      // (and no ".0": integers were answered above): nearly every sample value ends here
+      return j;
+    }
+    return layout(v, j, exponentForms);
+  }
+
+  /**
+   * Go's layout of {@code j}, Java's shortest digits of the finite, non-zero {@code v} (the general
+   * case of {@link #format}).
+   */
+  static String layout(double v, String j, boolean exponentForms) {
     boolean negative = j.charAt(0) == '-';
     int from = negative ? 1 : 0;
     int e = j.indexOf('E');

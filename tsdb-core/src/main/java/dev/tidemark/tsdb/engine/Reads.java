@@ -565,30 +565,49 @@ final class Reads implements Querier {
   private List<String> presentEverywhere(long minT, long maxT, String label) {
     requireRange(minT, maxT);
     List<String[]> lists = new ArrayList<>();
-    visitBuckets(
-        minT,
-        maxT,
-        hb -> {
+    List<LabelCache.Key> missing = new ArrayList<>();
+    KvSnapshot snap = null;
+    // As visitBuckets, but the lists are looked up under the read lock, and a snapshot is only
+    // taken when one is missing (a label lookup of cached buckets reads nothing from the store).
+    lock.readLock().lock();
+    try {
+      this.head.ensureOpen();
+      for (TimeBucket b : overlapping(buckets, minT, maxT)) {
+        HeadBucket hb = this.head.headBucketLocked(b);
+        if (hb != null) {
           List<String> l = label == null ? hb.labelNames() : new ArrayList<>();
           if (label != null) {
             hb.forEachPresentValue(label, l::add);
           }
           lists.add(l.toArray(new String[0]));
-        },
-        (snap, keys) -> {
-          for (LabelCache.Key k : keys) {
-            String[] cached = labelCache.names(k, label);
-            if (cached == null) {
-              KvPostings p = new KvPostings(snap, k.bucket());
-              List<String> l = label == null ? p.labelNames() : new ArrayList<>();
-              if (label != null) {
-                p.forEachPresentValue(label, l::add);
-              }
-              cached = labelCache.putNames(k, label, l);
-            }
-            lists.add(cached);
+          continue;
+        }
+        LabelCache.Key k = new LabelCache.Key(b, labelCache.incarnation(b));
+        String[] cached = labelCache.names(k, label);
+        if (cached != null) {
+          lists.add(cached);
+        } else {
+          missing.add(k);
+        }
+      }
+      if (!missing.isEmpty()) {
+        snap = kv.snapshot();
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    if (snap != null) {
+      try (KvSnapshot s = snap) {
+        for (LabelCache.Key k : missing) {
+          KvPostings p = new KvPostings(s, k.bucket());
+          List<String> l = label == null ? p.labelNames() : new ArrayList<>();
+          if (label != null) {
+            p.forEachPresentValue(label, l::add);
           }
-        });
+          lists.add(labelCache.putNames(k, label, l));
+        }
+      }
+    }
     return Collections.unmodifiableList(Arrays.asList(mergeSorted(lists))); // may be a cached array
   }
 

@@ -1,0 +1,54 @@
+package dev.tidemark.server.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.core.io.NumberOutput;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/** {@link GoStrconv}: Prometheus' value texts, and the fast path against the general layout. */
+class GoStrconvTest {
+
+  @Test
+  void valuesAsPrometheusWritesThem() {
+    // strconv.FormatFloat(v, 'f', -1, 64), or 'e' below 1e-6 and from 1e21 (jsonutil.MarshalValue)
+    assertThat(GoStrconv.formatValue(1e-7)).isEqualTo("1e-07");
+    assertThat(GoStrconv.formatValue(1.5e-7)).isEqualTo("1.5e-07");
+    assertThat(GoStrconv.formatValue(1e-6)).isEqualTo("0.000001");
+    assertThat(GoStrconv.formatValue(0.001)).isEqualTo("0.001");
+    assertThat(GoStrconv.formatValue(0.1)).isEqualTo("0.1");
+    assertThat(GoStrconv.formatValue(-2.5)).isEqualTo("-2.5");
+    assertThat(GoStrconv.formatValue(1234567.5)).isEqualTo("1234567.5");
+    assertThat(GoStrconv.formatValue(12345678.25)).isEqualTo("12345678.25");
+    assertThat(GoStrconv.formatValue(1e20)).isEqualTo("100000000000000000000");
+    assertThat(GoStrconv.formatValue(1.5e20)).isEqualTo("150000000000000000000");
+    assertThat(GoStrconv.formatValue(1e21)).isEqualTo("1e+21");
+    assertThat(GoStrconv.formatValue(-1.25e300)).isEqualTo("-1.25e+300");
+    assertThat(GoStrconv.formatValue(42)).isEqualTo("42");
+    assertThat(GoStrconv.formatValue(-0.0)).isEqualTo("-0");
+    assertThat(GoStrconv.formatValue(Double.NaN)).isEqualTo("NaN");
+    assertThat(GoStrconv.formatValue(Double.NEGATIVE_INFINITY)).isEqualTo("-Inf");
+  }
+
+  /** Seeded: every value the fast path answers is what the general layout makes of its digits. */
+  @Test
+  void theFastPathAgreesWithTheGeneralLayout() {
+    long seed = Long.getLong("tidemark.seed", 20261124L);
+    SplittableRandom rnd = new SplittableRandom(seed);
+    for (int i = 0; i < 200_000; i++) {
+      double v =
+          switch (rnd.nextInt(4)) {
+            case 0 -> Double.longBitsToDouble(rnd.nextLong());
+            case 1 -> rnd.nextDouble(-1e7, 1e7);
+            case 2 -> Math.round(rnd.nextDouble(-1e9, 1e9)) / Math.pow(10, rnd.nextInt(0, 12));
+            default -> rnd.nextDouble() * Math.pow(10, rnd.nextInt(-5, 9));
+          };
+      if (!Double.isFinite(v) || v == 0 || (v == Math.rint(v) && Math.abs(v) < 1e15)) {
+        continue;
+      }
+      String general = GoStrconv.layout(v, NumberOutput.toString(v, true), true);
+      assertThat(GoStrconv.formatValue(v)).as("seed %d value %s", seed, v).isEqualTo(general);
+      assertThat(Double.parseDouble(GoStrconv.formatValue(v))).isEqualTo(v);
+    }
+  }
+}
