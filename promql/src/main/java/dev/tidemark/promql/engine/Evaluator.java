@@ -366,10 +366,20 @@ final class Evaluator {
     SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers());
     List<StepSeries> out = new ArrayList<>();
     SampleIterator it = null;
+    long[] newest = new long[2];
     while (set.next()) {
       Series s = set.at();
       StepSeries r = new StepSeries(s.labels(), n);
       it = s.iterator(it);
+      if (n == 1) { // one time: only the newest sample of the window matters (read newest first)
+        tick();
+        long t = eff(0, vs.at(), off);
+        if (it.newestIn(t - lb + 1, t, newest) && newest[1] != SampleBatch.STALE_NAN_BITS) {
+          r.set(0, timestamps ? newest[0] / 1000.0 : Double.longBitsToDouble(newest[1]));
+          out.add(r);
+        }
+        continue;
+      }
       boolean more = it.next();
       boolean haveCur = false;
       long curT = 0;

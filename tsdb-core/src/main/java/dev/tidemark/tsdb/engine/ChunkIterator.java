@@ -156,6 +156,55 @@ final class ChunkIterator implements SampleIterator {
   }
 
   /**
+   * From the newest chunk back: the first chunk (newest first) whose bucket overlaps {@code [lo,
+   * hi]} and holds a sample there answers, so older chunks are never decoded (an instant selector's
+   * lookback window usually ends in the newest bucket).
+   */
+  @Override
+  public boolean newestIn(long lo, long hi, long[] out) {
+    long from = Math.max(lo, minT);
+    long to = Math.min(hi, maxT);
+    done = true; // used for nothing else afterwards
+    onSample = false;
+    for (int c = chunks.size() - 1; c >= 0 && from <= to; c--) {
+      ChunkSource cs = chunks.get(c);
+      if (cs.bucket().startMillis() > to) {
+        continue;
+      }
+      if (cs.bucket().endMillis() <= from) {
+        return false; // this chunk and every older one end before the window
+      }
+      boolean found = false;
+      if (cs.lateCount() == 0) {
+        ChunkDecoder d =
+            decoders.open(cs.encoding(), cs.bytes(), cs.offset(), cs.bytes().length - cs.offset());
+        if (d.seek(from)) {
+          do {
+            long ts = d.timestampMillis();
+            if (ts > to) {
+              break;
+            }
+            out[0] = ts;
+            out[1] = d.valueBits();
+            found = true;
+          } while (d.next());
+        }
+      } else { // in-order stream and late samples, merged
+        ChunkIterator one = new ChunkIterator(List.of(cs), from, to);
+        while (one.next()) {
+          out[0] = one.t;
+          out[1] = one.bits;
+          found = true;
+        }
+      }
+      if (found) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * Opens the next chunk, positioned at its first sample at or after {@code minT} and {@code from}
    * (a chunk with late samples only at its first sample: its samples are merged and filtered one by
    * one); false if there is none.

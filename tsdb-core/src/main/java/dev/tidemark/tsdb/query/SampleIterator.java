@@ -38,6 +38,32 @@ public interface SampleIterator {
     return n;
   }
 
+  /**
+   * The newest sample with {@code minT <= timestamp <= maxT} (stale markers included), for a reader
+   * that needs only that one (an instant selector at one time): its timestamp goes to {@code
+   * out[0]}, its value bits to {@code out[1]}. Use the iterator for nothing else afterwards.
+   * Implementations look at the newest chunks first where they can, so that older ones are never
+   * decoded.
+   *
+   * @return false if there is no such sample
+   */
+  default boolean newestIn(long minT, long maxT, long[] out) {
+    if (!seek(minT)) {
+      return false;
+    }
+    boolean found = false;
+    do {
+      long t = timestampMillis();
+      if (t > maxT) {
+        break;
+      }
+      out[0] = t;
+      out[1] = valueBits();
+      found = true;
+    } while (next());
+    return found;
+  }
+
   default double value() {
     return Double.longBitsToDouble(valueBits());
   }

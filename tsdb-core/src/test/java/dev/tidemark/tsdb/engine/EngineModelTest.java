@@ -247,6 +247,20 @@ class EngineModelTest {
         assertThat(afterSeek)
             .as(ctx + " " + s.labels() + " seek " + target)
             .containsExactlyElementsOf(wantAfter);
+        // newestIn: the newest sample of a random window, read newest chunk first
+        long lo = minT + rnd.nextLong(0, Math.max(1, maxT - minT + 1));
+        long hi = lo + rnd.nextLong(0, 2 * 3_600_000L);
+        long[] newest = new long[2];
+        String wantNewest = null;
+        for (long[] tv : samples) {
+          if (tv[0] >= lo && tv[0] <= hi) {
+            wantNewest = tv[0] + "=" + Long.toHexString(tv[1]);
+          }
+        }
+        boolean has = s.iterator().newestIn(lo, hi, newest);
+        assertThat(has ? newest[0] + "=" + Long.toHexString(newest[1]) : null)
+            .as(ctx + " " + s.labels() + " newest in [" + lo + ", " + hi + "]")
+            .isEqualTo(wantNewest);
       }
       assertThat(engine.series(minT, maxT, matchers))
           .as(ctx + " series")
