@@ -194,14 +194,21 @@ final class Reads implements Querier {
     Found[] sorted = found.values().toArray(new Found[0]);
     Arrays.sort(sorted, (a, b) -> a.labels.compareTo(b.labels));
     List<Series> out = new ArrayList<>(sorted.length);
+    ChunkIterator probe = null;
+    long[] probed = new long[2];
     for (Found f : sorted) {
       if (withSamples) {
         if (f.chunks.size() > 1) {
           f.chunks.sort(Comparator.comparing(ChunkSource::bucket));
         }
         if (!surelyHasSampleInside(f.chunks, minT, maxT)) {
-          ChunkIterator probe = new ChunkIterator(f.chunks, minT, maxT);
-          if (!probe.next()) {
+          // newest chunk first: a short range (an instant selector's lookback) mostly has its
+          // samples in the newest bucket, whose chunk is then the only one decoded
+          probe =
+              probe == null
+                  ? new ChunkIterator(f.chunks, minT, maxT)
+                  : probe.reset(f.chunks, minT, maxT);
+          if (!probe.newestIn(minT, maxT, probed)) {
             continue; // no sample inside the range
           }
         }
