@@ -247,9 +247,10 @@ class EngineModelTest {
         assertThat(afterSeek)
             .as(ctx + " " + s.labels() + " seek " + target)
             .containsExactlyElementsOf(wantAfter);
-        // newestIn: the newest sample of a random window, read newest chunk first
-        long lo = minT + rnd.nextLong(0, Math.max(1, maxT - minT + 1));
-        long hi = lo + rnd.nextLong(0, 2 * 3_600_000L);
+        // newestIn: the newest sample of a window from the seek target, read newest chunk first.
+        // No draws from rnd: other tests' workloads (EngineFaultTest's) share its sequence.
+        long lo = target;
+        long hi = lo + Math.floorMod(Long.rotateLeft(target * 0x9E3779B97F4A7C15L, 17), 7_200_000L);
         long[] newest = new long[2];
         String wantNewest = null;
         for (long[] tv : samples) {
