@@ -28,18 +28,7 @@ class QueryPoolTest {
   void beyondTheInlineBudgetQueriesRunOnPoolThreadsWithoutWaiting() throws Exception {
     try (QueryPool pool = new QueryPool(3, 0, 1)) {
       CountDownLatch release = new CountDownLatch(1);
-      CountDownLatch inlineStarted = new CountDownLatch(1);
-      Thread caller =
-          new Thread(
-              () ->
-                  pool.submit(
-                      () -> {
-                        inlineStarted.countDown();
-                        await(release);
-                      },
-                      () -> {}));
-      caller.start();
-      assertThat(inlineStarted.await(5, TimeUnit.SECONDS)).isTrue();
+      Thread caller = holdASlot(pool, release);
       // the inline budget (1) is used: the next runs on a pool thread, although max-queued is 0
       AtomicReference<Thread> ran = new AtomicReference<>();
       CountDownLatch done = new CountDownLatch(1);
@@ -61,18 +50,7 @@ class QueryPoolTest {
   void fullSlotsQueueInArrivalOrderThenRefuse() throws Exception {
     try (QueryPool pool = new QueryPool(1, 2, 8)) {
       CountDownLatch release = new CountDownLatch(1);
-      CountDownLatch started = new CountDownLatch(1);
-      Thread holder =
-          new Thread(
-              () ->
-                  pool.submit(
-                      () -> {
-                        started.countDown();
-                        await(release);
-                      },
-                      () -> {}));
-      holder.start();
-      assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+      Thread holder = holdASlot(pool, release);
       assertThat(pool.running()).isEqualTo(1);
       List<String> order = new CopyOnWriteArrayList<>();
       CountDownLatch both = new CountDownLatch(2);
@@ -104,6 +82,21 @@ class QueryPoolTest {
   void stoppingAnswersWaitingQueriesAndWaitsForRunningOnes() throws Exception {
     QueryPool pool = new QueryPool(1, 5, 8);
     CountDownLatch release = new CountDownLatch(1);
+    Thread holder = holdASlot(pool, release);
+    CountDownLatch refused = new CountDownLatch(1);
+    pool.submit(() -> {}, refused::countDown);
+    assertThat(pool.close(Duration.ofMillis(200))).isFalse(); // the inline query still runs
+    assertThat(refused.await(5, TimeUnit.SECONDS)).isTrue();
+    CountDownLatch refusedAfter = new CountDownLatch(1);
+    pool.submit(() -> {}, refusedAfter::countDown);
+    assertThat(refusedAfter.getCount()).isZero();
+    release.countDown();
+    holder.join(5000);
+    assertThat(pool.close(Duration.ofSeconds(5))).isTrue();
+  }
+
+  /** Starts a thread whose query holds a slot until {@code release}; returns once it runs. */
+  private static Thread holdASlot(QueryPool pool, CountDownLatch release) throws Exception {
     CountDownLatch started = new CountDownLatch(1);
     Thread holder =
         new Thread(
@@ -116,16 +109,7 @@ class QueryPoolTest {
                     () -> {}));
     holder.start();
     assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
-    CountDownLatch refused = new CountDownLatch(1);
-    pool.submit(() -> {}, refused::countDown);
-    assertThat(pool.close(Duration.ofMillis(200))).isFalse(); // the inline query still runs
-    assertThat(refused.await(5, TimeUnit.SECONDS)).isTrue();
-    CountDownLatch refusedAfter = new CountDownLatch(1);
-    pool.submit(() -> {}, refusedAfter::countDown);
-    assertThat(refusedAfter.getCount()).isZero();
-    release.countDown();
-    holder.join(5000);
-    assertThat(pool.close(Duration.ofSeconds(5))).isTrue();
+    return holder;
   }
 
   private static void await(CountDownLatch l) {

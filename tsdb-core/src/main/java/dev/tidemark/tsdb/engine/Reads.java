@@ -582,11 +582,7 @@ final class Reads implements Querier {
       for (TimeBucket b : overlapping(buckets, minT, maxT)) {
         HeadBucket hb = this.head.headBucketLocked(b);
         if (hb != null) {
-          List<String> l = label == null ? hb.labelNames() : new ArrayList<>();
-          if (label != null) {
-            hb.forEachPresentValue(label, l::add);
-          }
-          lists.add(l.toArray(new String[0]));
+          lists.add(present(hb, label).toArray(new String[0]));
           continue;
         }
         LabelCache.Key k = new LabelCache.Key(b, labelCache.incarnation(b));
@@ -606,16 +602,21 @@ final class Reads implements Querier {
     if (snap != null) {
       try (KvSnapshot s = snap) {
         for (LabelCache.Key k : missing) {
-          KvPostings p = new KvPostings(s, k.bucket());
-          List<String> l = label == null ? p.labelNames() : new ArrayList<>();
-          if (label != null) {
-            p.forEachPresentValue(label, l::add);
-          }
-          lists.add(labelCache.putNames(k, label, l));
+          lists.add(labelCache.putNames(k, label, present(new KvPostings(s, k.bucket()), label)));
         }
       }
     }
     return Collections.unmodifiableList(Arrays.asList(mergeSorted(lists))); // may be a cached array
+  }
+
+  /** The label names ({@code label} null) or the values of {@code label} the source has. */
+  private static List<String> present(PostingsSource src, String label) {
+    if (label == null) {
+      return src.labelNames();
+    }
+    List<String> values = new ArrayList<>();
+    src.forEachPresentValue(label, values::add);
+    return values;
   }
 
   /** The union of sorted (UTF-8 order), duplicate-free arrays, in that order. */
