@@ -297,7 +297,9 @@ public final class DecimalDecoder implements ChunkDecoder {
    * Decodes the samples {@code index .. index + len - 1} (a mini-block) into the block arrays; or,
    * when its last timestamp is before {@code skipBefore}, only reads past it (its values are
    * accumulated but not turned into doubles, which is most of a block's cost) and returns true: the
-   * block's samples then count as handed out.
+   * block's samples then count as handed out. Inside the block that holds {@code skipBefore}, the
+   * samples before it are skipped the same way and the cursor stands before the first one at or
+   * after it.
    */
   private boolean readBlock(long skipBefore) {
     int first = index;
@@ -346,20 +348,12 @@ public final class DecimalDecoder implements ChunkDecoder {
     long[] r = residuals;
     long g = divisor;
     long m = scaled;
-    if (t < skipBefore) {
-      skipValues(len);
-      index = first + len;
-      onSample = false;
-      blockLen = 0;
-      blockNext = 0;
-      if (index == count && pos != end) {
-        throw trailing(end - pos);
-      }
-      return true;
-    }
-    // Samples before the target (a seek's) are accumulated but not turned into doubles.
+    // Samples before the target (a seek's) are accumulated but not turned into doubles; a block
+    // wholly before it (from == len) is only read past.
     int from = 0;
-    if (skipBefore != Long.MIN_VALUE) {
+    if (t < skipBefore) {
+      from = len;
+    } else if (skipBefore != Long.MIN_VALUE) {
       long[] ts0 = blockTimestamps;
       while (ts0[from] < skipBefore) {
         from++; // stops inside the block: its last timestamp is >= skipBefore
@@ -384,11 +378,11 @@ public final class DecimalDecoder implements ChunkDecoder {
       }
       valueDelta = vd;
     } else {
-      long skipped = 0;
+      long before = 0; // the sum of the products is the product of the sum, modulo 2^64
       for (int j = 0; j < from; j++) {
-        skipped += r[j];
+        before += r[j];
       }
-      m += skipped * g;
+      m += before * g;
       if (exponent == 0) { // m / 1.0 == (double) m: skip the division
         for (int j = from; j < len; j++) {
           m += r[j] * g;
@@ -409,45 +403,17 @@ public final class DecimalDecoder implements ChunkDecoder {
       x++;
     }
     excNext = x;
-    blockLen = len;
-    blockNext = from; // the samples before count as handed out
+    boolean skipped = from == len;
+    blockLen = skipped ? 0 : len;
+    blockNext = skipped ? 0 : from; // the samples before count as handed out
     index = first + from;
+    if (skipped) {
+      onSample = false;
+    }
     if (last == count && pos != end) {
       throw trailing(end - pos);
     }
-    return false;
-  }
-
-  /**
-   * Moves the value state past a block of {@code len} residuals without computing its values, and
-   * past its exceptions. Wrapping arithmetic as in {@link #readBlock}: the sum of the products
-   * equals the product of the sum modulo 2^64.
-   */
-  private void skipValues(int len) {
-    long[] r = residuals;
-    long g = divisor;
-    if ((flags & FLAG_VALUE_DOD) != 0) {
-      long vd = valueDelta;
-      long m = scaled;
-      for (int j = 0; j < len; j++) {
-        vd += r[j] * g;
-        m += vd;
-      }
-      valueDelta = vd;
-      scaled = m;
-    } else {
-      long sum = 0;
-      for (int j = 0; j < len; j++) {
-        sum += r[j];
-      }
-      scaled += sum * g;
-    }
-    int last = index + len;
-    int x = excNext;
-    while (x < excCount && excPos[x] < last) {
-      x++;
-    }
-    excNext = x;
+    return skipped;
   }
 
   private static CorruptRecordException badTimestamp(int sample, long previous, long d) {
