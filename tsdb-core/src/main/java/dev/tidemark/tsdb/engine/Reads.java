@@ -572,40 +572,23 @@ final class Reads implements Querier {
   private List<String> presentEverywhere(long minT, long maxT, String label) {
     requireRange(minT, maxT);
     List<String[]> lists = new ArrayList<>();
-    List<LabelCache.Key> missing = new ArrayList<>();
-    KvSnapshot snap = null;
-    // As visitBuckets, but the lists are looked up under the read lock, and a snapshot is only
-    // taken when one is missing (a label lookup of cached buckets reads nothing from the store).
-    lock.readLock().lock();
-    try {
-      this.head.ensureOpen();
-      for (TimeBucket b : overlapping(buckets, minT, maxT)) {
-        HeadBucket hb = this.head.headBucketLocked(b);
-        if (hb != null) {
-          lists.add(present(hb, label).toArray(new String[0]));
-          continue;
-        }
-        LabelCache.Key k = new LabelCache.Key(b, labelCache.incarnation(b));
-        String[] cached = labelCache.names(k, label);
-        if (cached != null) {
-          lists.add(cached);
-        } else {
-          missing.add(k);
-        }
-      }
-      if (!missing.isEmpty()) {
-        snap = kv.snapshot();
-      }
-    } finally {
-      lock.readLock().unlock();
-    }
-    if (snap != null) {
-      try (KvSnapshot s = snap) {
-        for (LabelCache.Key k : missing) {
-          lists.add(labelCache.putNames(k, label, present(new KvPostings(s, k.bucket()), label)));
-        }
-      }
-    }
+    visitBuckets(
+        minT,
+        maxT,
+        hb -> lists.add(present(hb, label).toArray(new String[0])),
+        k -> {
+          String[] cached = labelCache.names(k, label);
+          if (cached != null) {
+            lists.add(cached);
+          }
+          return cached != null;
+        },
+        (snap, keys) -> {
+          for (LabelCache.Key k : keys) {
+            lists.add(
+                labelCache.putNames(k, label, present(new KvPostings(snap, k.bucket()), label)));
+          }
+        });
     return Collections.unmodifiableList(Arrays.asList(mergeSorted(lists))); // may be a cached array
   }
 
@@ -675,10 +658,10 @@ final class Reads implements Querier {
   }
 
   /**
-   * The read path's one way in: under the read lock, takes a KV snapshot and hands every head
-   * bucket (open or sealing) overlapping the range to {@code head}, still under the lock (copy what
-   * you need), and notes every other overlapping bucket with its {@link LabelCache} incarnation;
-   * then, without the lock, hands those to {@code stored} with the snapshot. Every append is thus
+   * The read path's one way in: under the read lock, hands every head bucket (open or sealing)
+   * overlapping the range to {@code head}, still under the lock (copy what you need), and notes
+   * every other overlapping bucket with its {@link LabelCache} incarnation; then, without the lock,
+   * hands those to {@code stored} with a KV snapshot taken under the lock. Every append is thus
    * seen entirely or not at all, and a cached table is used only for the records the snapshot
    * shows.
    */
@@ -687,25 +670,49 @@ final class Reads implements Querier {
       long maxT,
       java.util.function.Consumer<HeadBucket> head,
       java.util.function.BiConsumer<KvReader, List<LabelCache.Key>> stored) {
+    visitBuckets(minT, maxT, head, k -> false, stored);
+  }
+
+  /**
+   * {@link #visitBuckets(long, long, java.util.function.Consumer, java.util.function.BiConsumer)},
+   * where {@code cached} may answer a stored bucket from the {@link LabelCache} under the lock
+   * (true: done, the bucket is not handed to {@code stored}); the snapshot is taken only if some
+   * bucket is left for {@code stored}, so an answer from the cache reads nothing from the store.
+   */
+  private void visitBuckets(
+      long minT,
+      long maxT,
+      java.util.function.Consumer<HeadBucket> head,
+      java.util.function.Predicate<LabelCache.Key> cached,
+      java.util.function.BiConsumer<KvReader, List<LabelCache.Key>> stored) {
     List<LabelCache.Key> fromStore = new ArrayList<>();
-    KvSnapshot snap;
+    KvSnapshot snap = null;
     lock.readLock().lock();
     try {
       this.head.ensureOpen();
-      snap = kv.snapshot();
       for (TimeBucket b : overlapping(buckets, minT, maxT)) {
         HeadBucket hb = this.head.headBucketLocked(b);
-        if (hb == null) {
-          fromStore.add(new LabelCache.Key(b, labelCache.incarnation(b)));
-        } else {
+        if (hb != null) {
           head.accept(hb);
+          continue;
         }
+        LabelCache.Key k = new LabelCache.Key(b, labelCache.incarnation(b));
+        if (!cached.test(k)) {
+          fromStore.add(k);
+        }
+      }
+      if (!fromStore.isEmpty()) {
+        snap = kv.snapshot();
       }
     } finally {
       lock.readLock().unlock();
     }
-    try (snap) {
-      stored.accept(snap, fromStore);
+    if (snap != null) {
+      try (KvSnapshot s = snap) {
+        stored.accept(s, fromStore);
+      }
+    } else {
+      stored.accept(null, fromStore); // nothing to read: every caller handles an empty list
     }
   }
 }
