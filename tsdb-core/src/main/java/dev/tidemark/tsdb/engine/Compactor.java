@@ -493,6 +493,25 @@ final class Compactor {
     }
 
     /**
+     * Member indexes ordered by their current key ({@code keys[i]}) after the bucket prefix, the
+     * oldest member first among equal keys: the order of a k-way merge of the members' records.
+     */
+    private static PriorityQueue<Integer> byKeyAfterBucket(byte[][] keys) {
+      return new PriorityQueue<>(
+          (a, b) -> {
+            int c =
+                Arrays.compareUnsigned(
+                    keys[a],
+                    Keys.BUCKET_PREFIX_LENGTH,
+                    keys[a].length,
+                    keys[b],
+                    Keys.BUCKET_PREFIX_LENGTH,
+                    keys[b].length);
+            return c != 0 ? c : Integer.compare(a, b);
+          });
+    }
+
+    /**
      * Series: the members' SeriesDictionary records merged in fingerprint order; per label set one
      * coarse id (dense, in fingerprint order), the newest member's ForwardIndex value, and the
      * members' chunks concatenated (members are disjoint in time and oldest first).
@@ -502,19 +521,7 @@ final class Compactor {
       KvCursor[] cursors = new KvCursor[k];
       byte[][] keys = new byte[k][];
       byte[][] values = new byte[k][];
-      PriorityQueue<Integer> queue =
-          new PriorityQueue<>(
-              (a, b) -> {
-                int c =
-                    Arrays.compareUnsigned(
-                        keys[a],
-                        Keys.BUCKET_PREFIX_LENGTH,
-                        keys[a].length,
-                        keys[b],
-                        Keys.BUCKET_PREFIX_LENGTH,
-                        keys[b].length);
-                return c != 0 ? c : Integer.compare(a, b);
-              });
+      PriorityQueue<Integer> queue = byKeyAfterBucket(keys);
       try {
         for (int i = 0; i < k; i++) {
           cursors[i] =
@@ -641,19 +648,7 @@ final class Compactor {
       KvCursor[] cursors = new KvCursor[k];
       byte[][] keys = new byte[k][];
       byte[][] values = new byte[k][];
-      PriorityQueue<Integer> queue =
-          new PriorityQueue<>(
-              (a, b) -> {
-                int c =
-                    Arrays.compareUnsigned(
-                        keys[a],
-                        Keys.BUCKET_PREFIX_LENGTH,
-                        keys[a].length,
-                        keys[b],
-                        Keys.BUCKET_PREFIX_LENGTH,
-                        keys[b].length);
-                return c != 0 ? c : Integer.compare(a, b);
-              });
+      PriorityQueue<Integer> queue = byKeyAfterBucket(keys);
       byte[] prefix = Keys.bucketPrefix(RecordType.INVERTED_INDEX, target);
       try {
         for (int i = 0; i < k; i++) {
