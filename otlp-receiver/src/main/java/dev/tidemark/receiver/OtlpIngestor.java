@@ -22,7 +22,6 @@ import java.lang.System.Logger.Level;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The protocol-independent core of the OTLP receivers: admission control, translation, outcome,
@@ -105,7 +104,7 @@ public final class OtlpIngestor {
   private final Translator translator;
   private final ReceiverConfig config;
   private final RateLimitedLogger warnings;
-  private final AtomicLong inFlightBytes = new AtomicLong();
+  private final InFlightBytes inFlightBytes;
   private final String overloadedMessage;
 
   // Data points per protocol, reason and outcome are resolved once: no label lookup per request.
@@ -119,7 +118,19 @@ public final class OtlpIngestor {
    * @param registry where the receiver's metrics are registered (names must not be registered yet)
    */
   public OtlpIngestor(Translator translator, ReceiverConfig config, PrometheusRegistry registry) {
-    this(translator, config, registry, new RateLimitedLogger(LOG));
+    this(translator, config, registry, new InFlightBytes(config.maxInFlightBytes()));
+  }
+
+  /**
+   * @param inFlight the admission control, shared with the server's other receivers (its limit is
+   *     the one that counts, not {@link ReceiverConfig#maxInFlightBytes()})
+   */
+  public OtlpIngestor(
+      Translator translator,
+      ReceiverConfig config,
+      PrometheusRegistry registry,
+      InFlightBytes inFlight) {
+    this(translator, config, registry, new RateLimitedLogger(LOG), inFlight);
   }
 
   OtlpIngestor(
@@ -127,13 +138,23 @@ public final class OtlpIngestor {
       ReceiverConfig config,
       PrometheusRegistry registry,
       RateLimitedLogger warnings) {
+    this(translator, config, registry, warnings, new InFlightBytes(config.maxInFlightBytes()));
+  }
+
+  private OtlpIngestor(
+      Translator translator,
+      ReceiverConfig config,
+      PrometheusRegistry registry,
+      RateLimitedLogger warnings,
+      InFlightBytes inFlight) {
+    this.inFlightBytes = Objects.requireNonNull(inFlight, "inFlight");
     this.translator = Objects.requireNonNull(translator, "translator");
     this.config = Objects.requireNonNull(config, "config");
     Objects.requireNonNull(registry, "registry");
     this.warnings = Objects.requireNonNull(warnings, "warnings");
     this.overloadedMessage =
         "receiver overloaded: more than "
-            + config.maxInFlightBytes()
+            + inFlight.max()
             + " request bytes in flight; retry later";
 
     Counter receivedC =
@@ -171,9 +192,9 @@ public final class OtlpIngestor {
             .register(registry);
     GaugeWithCallback.builder()
         .name("tidemark_otlp_in_flight_bytes")
-        .help("Serialized OTLP request bytes being read, decoded or translated.")
+        .help("Request bytes (OTLP and remote write, decompressed) being read, decoded or written.")
         .unit(Unit.BYTES)
-        .callback(cb -> cb.call(inFlightBytes.get()))
+        .callback(cb -> cb.call(inFlightBytes.current()))
         .register(registry);
 
     Protocol[] protocols = Protocol.values();
@@ -204,7 +225,7 @@ public final class OtlpIngestor {
 
   /** Request bytes currently admitted (the {@code tidemark_otlp_in_flight_bytes} gauge). */
   public long inFlightBytes() {
-    return inFlightBytes.get();
+    return inFlightBytes.current();
   }
 
   /**
@@ -282,18 +303,11 @@ public final class OtlpIngestor {
       if (bytes < 0) {
         throw new IllegalArgumentException("bytes must not be negative, was " + bytes);
       }
-      long max = config.maxInFlightBytes();
-      while (true) {
-        long current = inFlightBytes.get();
-        long next = current + bytes;
-        if (next > max && current != heldBytes) {
-          return false;
-        }
-        if (inFlightBytes.compareAndSet(current, next)) {
-          heldBytes += bytes;
-          return true;
-        }
+      if (!inFlightBytes.reserve(heldBytes, bytes)) {
+        return false;
       }
+      heldBytes += bytes;
+      return true;
     }
 
     /**
@@ -397,7 +411,7 @@ public final class OtlpIngestor {
           Level.WARNING,
           () ->
               "OTLP requests refused: more than "
-                  + config.maxInFlightBytes()
+                  + inFlightBytes.max()
                   + " request bytes in flight (maxInFlightBytes)",
           null);
       return fail(Outcome.OVERLOADED, overloadedMessage);
@@ -414,7 +428,7 @@ public final class OtlpIngestor {
           Level.ERROR,
           () ->
               "OTLP request failed: out of memory; the heap is too small for maxInFlightBytes="
-                  + config.maxInFlightBytes(),
+                  + inFlightBytes.max(),
           e);
       return fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
     }
@@ -466,10 +480,8 @@ public final class OtlpIngestor {
         return;
       }
       closed = true;
-      if (heldBytes > 0) {
-        inFlightBytes.addAndGet(-heldBytes);
-        heldBytes = 0;
-      }
+      inFlightBytes.release(heldBytes);
+      heldBytes = 0;
       Outcome o = outcome == null ? Outcome.INTERNAL_ERROR : outcome;
       int p = protocol.ordinal();
       requests[p][o.ordinal()].inc();

@@ -26,6 +26,11 @@ public enum Outcome {
    * Retryable.
    */
   STORAGE_UNAVAILABLE,
+  /**
+   * The body could not be read to its end (the connection failed, reset or went silent): not the
+   * client's data at fault. Retryable.
+   */
+  BODY_UNREADABLE,
   /** The client cancelled the call (or its deadline passed) before processing started. */
   CANCELLED,
   /** An unexpected failure inside the receiver or translator. */
@@ -40,6 +45,6 @@ public enum Outcome {
 
   /** True for outcomes a client should retry (after {@link ReceiverConfig#retryAfter()}). */
   public boolean retryable() {
-    return this == OVERLOADED || this == STORAGE_UNAVAILABLE;
+    return this == OVERLOADED || this == STORAGE_UNAVAILABLE || this == BODY_UNREADABLE;
   }
 }

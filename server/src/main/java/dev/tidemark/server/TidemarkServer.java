@@ -1,9 +1,12 @@
 package dev.tidemark.server;
 
+import dev.tidemark.receiver.InFlightBytes;
 import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
 import dev.tidemark.receiver.http.PlainTextErrorHandler;
+import dev.tidemark.receiver.http.RemoteWriteHandler;
+import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.admin.AdminGrpcService;
 import dev.tidemark.server.admin.AdminServer;
@@ -36,6 +39,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
@@ -92,8 +96,14 @@ public final class TidemarkServer implements AutoCloseable {
   /** During a stop, HTTP connections idle this long are closed: 2 s. */
   static final Duration SHUTDOWN_IDLE_TIMEOUT = Duration.ofSeconds(2);
 
-  /** Most threads of the HTTP API server. */
-  static final int API_MAX_THREADS = 16;
+  /**
+   * Most threads of the HTTP API server. Remote-write requests block on the group commit like
+   * OTLP/HTTP ones, and up to 8 queries run on these threads (the rest on the query pool's).
+   */
+  static final int API_MAX_THREADS = 64;
+
+  /** Where Prometheus serves OTLP/HTTP; the same receiver as {@code /v1/metrics} on its port. */
+  static final String PROMETHEUS_OTLP_PATH = "/api/v1/otlp/v1/metrics";
 
   private enum State {
     NEW,
@@ -111,6 +121,7 @@ public final class TidemarkServer implements AutoCloseable {
 
   private org.eclipse.jetty.server.Server apiServer;
   private ApiHandler apiHandler;
+  private IngestRoutes ingestRoutes;
   private PrometheusApi queryApi;
   private final Instant startTime = Instant.now();
   private ServerConnector apiConnector;
@@ -158,8 +169,10 @@ public final class TidemarkServer implements AutoCloseable {
       openStorage();
       Translator translator =
           new Translator(engine, config.translatorConfig(), config.engineConfig().clock());
-      ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry);
+      InFlightBytes inFlight = new InFlightBytes(config.receiverConfig().maxInFlightBytes());
+      ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry, inFlight);
       startQueryApi(translator);
+      startRemoteWrite(translator, inFlight);
       startGrpc();
       startOtlpHttp();
       startAdmin();
@@ -210,7 +223,8 @@ public final class TidemarkServer implements AutoCloseable {
     apiHandler = new ApiHandler(registry, this::isReady);
     GzipHandler gzip = new GzipHandler(apiHandler);
     gzip.setIncludedMethods("GET", "POST");
-    apiServer.setHandler(graceful(gzip));
+    ingestRoutes = new IngestRoutes(config.receiverConfig().retryAfterSeconds());
+    apiServer.setHandler(graceful(new Handler.Sequence(ingestRoutes, gzip)));
     startJetty(apiServer, apiConnector, config.httpPort(), "HTTP API");
     boundHttpPort = apiConnector.getLocalPort();
   }
@@ -245,6 +259,26 @@ public final class TidemarkServer implements AutoCloseable {
         .callback(cb -> cb.call(api.canceledByClient()))
         .register(registry);
     apiHandler.api(queryApi);
+  }
+
+  /**
+   * Remote write ({@code /api/v1/write}) and OTLP/HTTP on Prometheus' path ({@code
+   * /api/v1/otlp/v1/metrics}) on the HTTP API port, sharing the OTLP receivers' admission control.
+   */
+  private void startRemoteWrite(Translator translator, InFlightBytes inFlight) {
+    RemoteWriteIngestor rw =
+        new RemoteWriteIngestor(
+            engine,
+            translator.metadata(),
+            inFlight,
+            config.translatorConfig().seriesCacheSize(),
+            registry);
+    ingestRoutes.open(
+        Map.of(
+            RemoteWriteHandler.PATH,
+            new RemoteWriteHandler(rw, config.receiverConfig()),
+            PROMETHEUS_OTLP_PATH,
+            new OtlpHttpHandler(ingestor, PROMETHEUS_OTLP_PATH)));
   }
 
   /** The settings as {@code /api/v1/status/flags} lists them. */
@@ -517,6 +551,7 @@ public final class TidemarkServer implements AutoCloseable {
 
     grpcServer.shutdown();
     adminServer.shutdown();
+    ingestRoutes.refuse();
     clean &= stopJetty(otlpHttpServer, "OTLP/HTTP");
     try {
       long left = Math.max(0, deadline - System.nanoTime());
@@ -555,6 +590,15 @@ public final class TidemarkServer implements AutoCloseable {
             "OTLP/gRPC, OTLP/HTTP and admin gRPC stopped after %.3f s; in-flight requests finished",
             (System.nanoTime() - t0) / 1e9));
 
+    try {
+      if (!ingestRoutes.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+        LOG.log(System.Logger.Level.WARNING, "remote writes still running; closing the engine");
+        clean = false;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      clean = false;
+    }
     apiHandler.api(null); // new queries get 503 from here on
     clean &= queryApi.close(Duration.ofSeconds(5));
 

@@ -40,6 +40,21 @@ public final class MetadataRegistry {
   }
 
   /**
+   * Registers metadata that came without data to check against it (remote write): the family is
+   * registered unless its name or derived names are already claimed, in which case what is
+   * registered stays (first wins, as for OTLP's UNIT and HELP).
+   *
+   * @return true if {@code meta} was registered or equals what is registered
+   */
+  public boolean offer(FamilyMetadata meta) {
+    FamilyMetadata existing = families.get(meta.family());
+    if (existing != null) {
+      return existing.equals(meta);
+    }
+    return register(meta) == null;
+  }
+
+  /**
    * Registers {@code meta} or checks it against what is registered.
    *
    * @return null if compatible, else the metadata it conflicts with

@@ -389,58 +389,10 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       // answer from its socket instead of a reset (answering a long body at once made the
       // connection close under the client's writes, and it saw no answer at all).
       if (!bodyDone) {
-        new Drain(request, response, callback, reply, maxBodyBytes).run();
+        new BodyDrain(request, maxBodyBytes, () -> send(request, response, callback, reply)).run();
       } else {
         send(request, response, callback, reply);
       }
-    }
-  }
-
-  /**
-   * Reads and discards what is left of the body (at most {@link ReceiverConfig#maxHttpBodyBytes()}
-   * more bytes, outside admission control), without blocking, then sends the answer: a client still
-   * sending gets the answer rather than a broken pipe, e.g. a 413 or 503 decided before the body
-   * was read. Beyond that, or when the connection fails, Jetty closes the connection after the
-   * answer.
-   */
-  private static final class Drain implements Runnable {
-    private final Request request;
-    private final Response response;
-    private final Callback callback;
-    private final Reply reply;
-    private long left;
-
-    Drain(Request request, Response response, Callback callback, Reply reply, long left) {
-      this.request = request;
-      this.response = response;
-      this.callback = callback;
-      this.reply = reply;
-      this.left = left;
-    }
-
-    @Override
-    public void run() {
-      try {
-        while (true) {
-          Content.Chunk chunk = request.read();
-          if (chunk == null) {
-            request.demand(this);
-            return;
-          }
-          if (Content.Chunk.isFailure(chunk)) {
-            break; // the client is gone, broke the body or went silent: Jetty closes the connection
-          }
-          boolean last = chunk.isLast();
-          left -= chunk.remaining();
-          chunk.release();
-          if (last || left < 0) {
-            break;
-          }
-        }
-      } catch (RuntimeException e) {
-        // The connection is failing: the answer below fails too and Jetty closes it.
-      }
-      send(request, response, callback, reply);
     }
   }
 

@@ -1,0 +1,333 @@
+package dev.tidemark.receiver.http;
+
+import dev.tidemark.receiver.ErrorMessages;
+import dev.tidemark.receiver.Outcome;
+import dev.tidemark.receiver.ReceiverConfig;
+import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
+import dev.tidemark.receiver.http.BoundedBody.Overloaded;
+import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor;
+import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor.Exchange;
+import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor.Version;
+import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor.WriteResult;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpMethod;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.xerial.snappy.Snappy;
+
+/**
+ * Prometheus remote write 1.0 and 2.0, {@code POST /api/v1/write}, as a Jetty 12 core handler over
+ * a {@link RemoteWriteIngestor}. Returns false for other paths so that the server can chain it.
+ *
+ * <p><b>Request</b> (as Prometheus' receiver checks it, with its messages):
+ *
+ * <ul>
+ *   <li>{@code Content-Type}: {@code application/x-protobuf}, optionally with {@code
+ *       proto=prometheus.WriteRequest} (1.0, also when there is no header or no {@code proto}) or
+ *       {@code proto=io.prometheus.write.v2.Request} (2.0); anything else is 415;
+ *   <li>{@code Content-Encoding}: {@code snappy} (block format), or none (snappy is assumed, as
+ *       Prometheus does); anything else is 415;
+ *   <li>the body is read without blocking into a {@link BoundedBody} admitted against the shared
+ *       in-flight limit, then decompressed; compressed and decompressed sizes are both bounded by
+ *       {@link ReceiverConfig#maxHttpBodyBytes()} (413; the decompressed size is read from the
+ *       snappy header before anything is allocated for it).
+ * </ul>
+ *
+ * <p><b>Answers</b>: 204 when everything was written; 400 with one line per refusal when the body
+ * cannot be used (bad snappy, bad protobuf: nothing written) or some samples were refused (the rest
+ * written, see {@link RemoteWriteIngestor}); 405 + {@code Allow: POST}; 413; 415; 503 with {@code
+ * Retry-After} when the in-flight limit is reached, the store cannot take writes, or the body could
+ * not be read (a failure of the connection, not of the client's data): the sender retries; 500 on
+ * an unexpected failure. Error bodies are {@code text/plain} lines, as Go's {@code http.Error}
+ * writes them. 2.0 answers, errors included, carry {@code
+ * X-Prometheus-Remote-Write-Samples-Written}, {@code -Histograms-Written} (always 0: native
+ * histograms are not stored) and {@code -Exemplars-Written} (always 0).
+ *
+ * <p><b>Threading</b>: as {@link OtlpHttpHandler}: no thread waits for a silent client; the thread
+ * that reads the last bytes decodes and writes, and answers once the written samples are durable.
+ */
+public final class RemoteWriteHandler extends Handler.Abstract {
+  public static final String PATH = "/api/v1/write";
+  public static final String PROTOBUF = "application/x-protobuf";
+
+  static final String SAMPLES_WRITTEN = "X-Prometheus-Remote-Write-Samples-Written";
+  static final String HISTOGRAMS_WRITTEN = "X-Prometheus-Remote-Write-Histograms-Written";
+  static final String EXEMPLARS_WRITTEN = "X-Prometheus-Remote-Write-Exemplars-Written";
+
+  private final RemoteWriteIngestor ingestor;
+  private final long maxBodyBytes;
+  private final String retryAfterSeconds;
+
+  public RemoteWriteHandler(RemoteWriteIngestor ingestor, ReceiverConfig config) {
+    this.ingestor = Objects.requireNonNull(ingestor, "ingestor");
+    this.maxBodyBytes = config.maxHttpBodyBytes();
+    this.retryAfterSeconds = Long.toString(config.retryAfterSeconds());
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    if (!PATH.equals(Request.getPathInContext(request))) {
+      return false;
+    }
+    new Call(request, response, callback).start();
+    return true;
+  }
+
+  /**
+   * The message a {@code Content-Type} selects, or throws {@link IllegalArgumentException} with
+   * Prometheus' 415 message.
+   */
+  static Version version(String contentType) {
+    if (contentType == null || contentType.isBlank()) {
+      return Version.V1;
+    }
+    String ct = contentType.trim();
+    String[] parts = ct.split(";");
+    if (!parts[0].trim().equals(PROTOBUF)) {
+      throw new IllegalArgumentException(
+          "expected " + PROTOBUF + " as the first (media) part, got " + ct + " content-type");
+    }
+    for (int i = 1; i < parts.length; i++) {
+      String[] pair = parts[i].split("=", -1);
+      if (pair.length != 2) {
+        throw new IllegalArgumentException(
+            "as per https://www.rfc-editor.org/rfc/rfc9110#parameter expected parameters to be"
+                + " key-values, got "
+                + parts[i]
+                + " in "
+                + ct
+                + " content-type");
+      }
+      if (pair[0].trim().equals("proto")) {
+        String proto = pair[1].trim();
+        for (Version v : Version.values()) {
+          if (v.message().equals(proto)) {
+            return v;
+          }
+        }
+        throw new IllegalArgumentException(
+            "got "
+                + ct
+                + " content type; unknown type for remote write protobuf message "
+                + proto
+                + ", supported: "
+                + Version.V1.message()
+                + ", "
+                + Version.V2.message());
+      }
+    }
+    return Version.V1;
+  }
+
+  private final class Call implements Runnable {
+    private final Request request;
+    private final Response response;
+    private final Callback callback;
+    private final Exchange ex;
+    private BoundedBody body;
+    private boolean bodyDone;
+
+    Call(Request request, Response response, Callback callback) {
+      this.request = request;
+      this.response = response;
+      this.callback = callback;
+      this.ex = ingestor.begin(Version.V1);
+    }
+
+    void start() {
+      WriteResult r;
+      try {
+        r = checkHeaders();
+        if (r == null) {
+          run();
+          return;
+        }
+      } catch (OutOfMemoryError e) {
+        r = ex.fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
+      } catch (RuntimeException | Error e) {
+        r = ex.fail(Outcome.INTERNAL_ERROR, "internal error");
+      }
+      answer(r);
+    }
+
+    @Override
+    public void run() {
+      WriteResult r;
+      try {
+        r = readAvailable();
+        if (r == null) {
+          return; // demand registered
+        }
+      } catch (OutOfMemoryError e) {
+        r = ex.fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
+      } catch (RuntimeException | Error e) {
+        r = ex.fail(Outcome.INTERNAL_ERROR, "internal error");
+      }
+      answer(r);
+    }
+
+    private WriteResult checkHeaders() {
+      if (!HttpMethod.POST.is(request.getMethod())) {
+        response.getHeaders().put(HttpHeader.ALLOW, "POST");
+        return ex.fail(
+            Outcome.METHOD_NOT_ALLOWED, "method " + request.getMethod() + " not allowed; use POST");
+      }
+      try {
+        ex.version(version(request.getHeaders().get(HttpHeader.CONTENT_TYPE)));
+      } catch (IllegalArgumentException e) {
+        return ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE, e.getMessage());
+      }
+      String enc = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
+      if (enc != null && !enc.isEmpty() && !enc.equals("snappy")) {
+        return ex.fail(
+            Outcome.UNSUPPORTED_MEDIA_TYPE,
+            enc
+                + " encoding (compression) is not accepted by this server; only snappy is acceptable");
+      }
+      long contentLength = request.getLength();
+      if (contentLength > maxBodyBytes) {
+        return tooLarge(contentLength + " bytes");
+      }
+      int first =
+          contentLength >= 0
+              ? (int) Math.max(1, Math.min(contentLength, BoundedBody.FIRST_SEGMENT_BYTES))
+              : BoundedBody.FIRST_SEGMENT_BYTES;
+      body = new BoundedBody(maxBodyBytes, first, ex::reserve);
+      return null;
+    }
+
+    private WriteResult readAvailable() {
+      try {
+        while (true) {
+          Content.Chunk chunk = request.read();
+          if (chunk == null) {
+            request.demand(this);
+            return null;
+          }
+          if (Content.Chunk.isFailure(chunk)) {
+            bodyDone = true;
+            return readFailure(chunk.getFailure(), !chunk.isLast());
+          }
+          boolean last = chunk.isLast();
+          try {
+            body.write(chunk.getByteBuffer());
+          } finally {
+            chunk.release();
+          }
+          if (last) {
+            bodyDone = true;
+            return ingest();
+          }
+        }
+      } catch (BodyTooLarge e) {
+        return tooLarge("more than " + maxBodyBytes + " bytes");
+      } catch (Overloaded e) {
+        return ex.overloaded();
+      }
+    }
+
+    private WriteResult readFailure(Throwable failure, boolean idleTimeout) {
+      String why =
+          idleTimeout
+              ? "no bytes received for "
+                  + request.getConnectionMetaData().getConnector().getIdleTimeout()
+                  + " ms (idle timeout)"
+              : ErrorMessages.describe(failure, "the connection failed");
+      return ex.fail(
+          Outcome.BODY_UNREADABLE, "cannot read the request body: " + why + "; retry later");
+    }
+
+    private WriteResult ingest() {
+      byte[] compressed = body.bytes().toByteArray();
+      body = null;
+      int length;
+      try {
+        length = Snappy.uncompressedLength(compressed);
+      } catch (IOException | RuntimeException e) {
+        return ex.fail(Outcome.INVALID, "snappy: corrupt input");
+      }
+      if (length < 0 || length > maxBodyBytes) {
+        return tooLarge(
+            (length < 0 ? "more than 2 GiB" : length + " bytes") + " after decompression");
+      }
+      if (!ex.reserve(length)) {
+        return ex.overloaded();
+      }
+      byte[] raw = new byte[length];
+      try {
+        int n = Snappy.uncompress(compressed, 0, compressed.length, raw, 0);
+        if (n != length) {
+          return ex.fail(Outcome.INVALID, "snappy: corrupt input");
+        }
+      } catch (IOException | RuntimeException e) {
+        return ex.fail(Outcome.INVALID, "snappy: corrupt input");
+      }
+      compressed = null;
+      return ex.write(raw, length);
+    }
+
+    private WriteResult tooLarge(String size) {
+      return ex.fail(
+          Outcome.TOO_LARGE,
+          "request body of " + size + " exceeds the limit of " + maxBodyBytes + " bytes");
+    }
+
+    private void answer(WriteResult r) {
+      body = null;
+      ex.close();
+      if (!bodyDone) {
+        new BodyDrain(request, maxBodyBytes, () -> send(r)).run();
+      } else {
+        send(r);
+      }
+    }
+
+    private void send(WriteResult r) {
+      try {
+        write(r);
+      } catch (RuntimeException | Error e) {
+        callback.failed(e);
+      }
+    }
+
+    private void write(WriteResult r) {
+      HttpFields.Mutable h = response.getHeaders();
+      if (r.version() == Version.V2) {
+        h.put(SAMPLES_WRITTEN, Long.toString(r.samplesWritten()));
+        h.put(HISTOGRAMS_WRITTEN, "0");
+        h.put(EXEMPLARS_WRITTEN, "0");
+      }
+      if (r.success()) {
+        response.setStatus(204);
+        response.write(true, null, callback);
+        return;
+      }
+      int status =
+          switch (r.outcome()) {
+            case PARTIAL_SUCCESS, INVALID -> 400;
+            case METHOD_NOT_ALLOWED -> 405;
+            case TOO_LARGE -> 413;
+            case UNSUPPORTED_MEDIA_TYPE -> 415;
+            case OVERLOADED, STORAGE_UNAVAILABLE, BODY_UNREADABLE -> 503;
+            default -> 500;
+          };
+      if (status == 503) {
+        h.put(HttpHeader.RETRY_AFTER, retryAfterSeconds);
+      }
+      byte[] bytes = (r.message() + "\n").getBytes(StandardCharsets.UTF_8);
+      response.setStatus(status);
+      h.put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
+      h.put("X-Content-Type-Options", "nosniff");
+      h.put(HttpHeader.CONTENT_LENGTH, Long.toString(bytes.length));
+      response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
+  }
+}

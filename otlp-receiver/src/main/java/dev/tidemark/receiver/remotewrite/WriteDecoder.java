@@ -1,0 +1,554 @@
+package dev.tidemark.receiver.remotewrite;
+
+import dev.tidemark.tsdb.codec.Bytes;
+import dev.tidemark.tsdb.codec.Varints;
+import java.util.Arrays;
+
+/**
+ * Reads a remote-write request (1.0 {@code prometheus.WriteRequest} or 2.0 {@code
+ * io.prometheus.write.v2.Request}, already decompressed) from its wire bytes into reusable arrays,
+ * without building a message tree or a String per label.
+ *
+ * <p>What it keeps: per time series, its labels as a <em>label run</em> (for each label in wire
+ * order: varint name length, name bytes, varint value length, value bytes, both copied into {@link
+ * #runs}), its samples (timestamps and raw value bits into {@link #ts} and {@link #bits}), how many
+ * native histograms and exemplars it carried, and for 2.0 its metadata references; for 1.0 the
+ * request's metadata entries as byte ranges of the request. A run is the same bytes for the same
+ * labels in the same order whichever version carried them, which is what the series cache keys on.
+ *
+ * <p>Protobuf rules followed: fields in any order, unknown fields skipped by wire type, a known
+ * field with another wire type is an error (as the generated Go decoders say), the last occurrence
+ * of a scalar wins, every occurrence of a repeated field adds an element, {@code labels_refs}
+ * packed or not. String bytes are not checked for UTF-8 here: a series with invalid UTF-8 is
+ * refused on its own by the caller, as Prometheus does, instead of failing the request. Groups
+ * (wire types 3 and 4, which no sender uses) are refused.
+ *
+ * <p>Not thread-safe; one per thread, reused: steady-state decoding allocates nothing.
+ */
+final class WriteDecoder {
+
+  /** The wire cannot be read; the message says where and why. */
+  static final class Malformed extends Exception {
+    Malformed(String message) {
+      super(message, null, false, false);
+    }
+  }
+
+  private static final int VARINT = 0;
+  private static final int I64 = 1;
+  private static final int LEN = 2;
+  private static final int I32 = 5;
+
+  // ---- the decoded request (read by the caller after decode) ----
+
+  /** The request bytes. */
+  byte[] src;
+
+  /** Number of time series. */
+  int series;
+
+  /** Per series: its label run in {@link #runs}, [runStart, runEnd). */
+  int[] runStart = new int[64];
+
+  int[] runEnd = new int[64];
+
+  /** Per series: the number of labels (label pairs) in its run. */
+  int[] labelCount = new int[64];
+
+  /** Per series: its samples, [sampleStart, sampleEnd) into {@link #ts} and {@link #bits}. */
+  int[] sampleStart = new int[64];
+
+  int[] sampleEnd = new int[64];
+
+  /** Per series: native histograms and exemplars it carried (not stored: counted). */
+  int[] histograms = new int[64];
+
+  int[] exemplars = new int[64];
+
+  /**
+   * 2.0, per series: metadata type (the enum number), help and unit symbol references; {@code
+   * badRef[s]} is a message if a label or metadata reference is out of range (the series is then
+   * refused by itself).
+   */
+  int[] metaType = new int[64];
+
+  int[] helpRef = new int[64];
+  int[] unitRef = new int[64];
+  String[] badRef = new String[64];
+
+  /** Label runs of all series. */
+  byte[] runs = new byte[4096];
+
+  int runsLength;
+
+  long[] ts = new long[256];
+  long[] bits = new long[256];
+  int samples;
+
+  /**
+   * 1.0 metadata entries: type (enum number) and byte ranges in {@link #src} of the family name,
+   * help and unit ({@code [start, end)}; start = end = 0 when absent).
+   */
+  int metadata;
+
+  int[] mdType = new int[8];
+  int[] mdRanges = new int[8 * 6];
+
+  /** 2.0 symbols: byte ranges in {@link #src}. */
+  int symbols;
+
+  int[] symStart = new int[256];
+  int[] symEnd = new int[256];
+
+  // ---- scratch ----
+
+  private final long[] v = new long[1];
+  private int[] refs = new int[64];
+  private int[] seriesFrom = new int[64];
+  private int[] seriesTo = new int[64];
+
+  // ---------------------------------------------------------------- 1.0
+
+  /** Decodes a {@code prometheus.WriteRequest}. */
+  void decodeV1(byte[] buf, int off, int len) throws Malformed {
+    reset(buf);
+    int end = off + len;
+    int p = off;
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      if (field == 1 || field == 3) {
+        expect(wt, LEN, field == 1 ? "WriteRequest.timeseries" : "WriteRequest.metadata");
+        p = length(p, end);
+        int l = (int) v[0];
+        if (field == 1) {
+          timeSeriesV1(p, p + l);
+        } else {
+          metadataV1(p, p + l);
+        }
+        p += l;
+      } else {
+        p = skip(p, end, wt, field);
+      }
+    }
+  }
+
+  private void timeSeriesV1(int p, int end) throws Malformed {
+    int s = newSeries();
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      switch (field) {
+        case 1 -> {
+          expect(wt, LEN, "TimeSeries.labels");
+          p = length(p, end);
+          int l = (int) v[0];
+          labelV1(p, p + l);
+          labelCount[s]++;
+          p += l;
+        }
+        case 2 -> {
+          expect(wt, LEN, "TimeSeries.samples");
+          p = length(p, end);
+          int l = (int) v[0];
+          sample(p, p + l);
+          p += l;
+        }
+        case 3, 4 -> {
+          expect(wt, LEN, field == 3 ? "TimeSeries.exemplars" : "TimeSeries.histograms");
+          p = length(p, end);
+          p += (int) v[0];
+          if (field == 3) {
+            exemplars[s]++;
+          } else {
+            histograms[s]++;
+          }
+        }
+        default -> p = skip(p, end, wt, field);
+      }
+    }
+    closeSeries(s);
+  }
+
+  /** A Label message: appends name and value (the last occurrence of each wins) to the run. */
+  private void labelV1(int p, int end) throws Malformed {
+    int nameAt = 0;
+    int nameLen = 0;
+    int valueAt = 0;
+    int valueLen = 0;
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      if (field == 1 || field == 2) {
+        expect(wt, LEN, field == 1 ? "Label.name" : "Label.value");
+        p = length(p, end);
+        if (field == 1) {
+          nameAt = p;
+          nameLen = (int) v[0];
+        } else {
+          valueAt = p;
+          valueLen = (int) v[0];
+        }
+        p += (int) v[0];
+      } else {
+        p = skip(p, end, wt, field);
+      }
+    }
+    appendLabel(src, nameAt, nameLen, valueAt, valueLen);
+  }
+
+  private void metadataV1(int p, int end) throws Malformed {
+    if (metadata == mdType.length) {
+      mdType = Arrays.copyOf(mdType, metadata * 2);
+      mdRanges = Arrays.copyOf(mdRanges, metadata * 12);
+    }
+    int m = metadata++;
+    mdType[m] = 0;
+    Arrays.fill(mdRanges, m * 6, m * 6 + 6, 0);
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      switch (field) {
+        case 1 -> {
+          expect(wt, VARINT, "MetricMetadata.type");
+          p = varint(p, end);
+          mdType[m] = (int) v[0];
+        }
+        case 2, 4, 5 -> {
+          expect(wt, LEN, "MetricMetadata field " + field);
+          p = length(p, end);
+          int slot = m * 6 + (field == 2 ? 0 : field == 4 ? 2 : 4);
+          mdRanges[slot] = p;
+          mdRanges[slot + 1] = p + (int) v[0];
+          p += (int) v[0];
+        }
+        default -> p = skip(p, end, wt, field);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- 2.0
+
+  /** Decodes an {@code io.prometheus.write.v2.Request}. */
+  void decodeV2(byte[] buf, int off, int len) throws Malformed {
+    reset(buf);
+    int end = off + len;
+    int p = off;
+    int tsCount = 0;
+    // Symbols first (they may follow the series on the wire), series ranges remembered.
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      if (field == 4 || field == 5) {
+        expect(wt, LEN, field == 4 ? "Request.symbols" : "Request.timeseries");
+        p = length(p, end);
+        int l = (int) v[0];
+        if (field == 4) {
+          if (symbols == symStart.length) {
+            symStart = Arrays.copyOf(symStart, symbols * 2);
+            symEnd = Arrays.copyOf(symEnd, symbols * 2);
+          }
+          symStart[symbols] = p;
+          symEnd[symbols++] = p + l;
+        } else {
+          if (tsCount == seriesFrom.length) {
+            seriesFrom = Arrays.copyOf(seriesFrom, tsCount * 2);
+            seriesTo = Arrays.copyOf(seriesTo, tsCount * 2);
+          }
+          seriesFrom[tsCount] = p;
+          seriesTo[tsCount++] = p + l;
+        }
+        p += l;
+      } else {
+        p = skip(p, end, wt, field);
+      }
+    }
+    for (int i = 0; i < tsCount; i++) {
+      timeSeriesV2(seriesFrom[i], seriesTo[i]);
+    }
+  }
+
+  private void timeSeriesV2(int p, int end) throws Malformed {
+    int s = newSeries();
+    int nrefs = 0;
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      switch (field) {
+        case 1 -> {
+          if (wt == LEN) { // packed
+            p = length(p, end);
+            int e = p + (int) v[0];
+            while (p < e) {
+              p = varint(p, e);
+              nrefs = addRef(nrefs, v[0]);
+            }
+          } else {
+            expect(wt, VARINT, "TimeSeries.labels_refs");
+            p = varint(p, end);
+            nrefs = addRef(nrefs, v[0]);
+          }
+        }
+        case 2 -> {
+          expect(wt, LEN, "TimeSeries.samples");
+          p = length(p, end);
+          int l = (int) v[0];
+          sample(p, p + l);
+          p += l;
+        }
+        case 3, 4 -> {
+          expect(wt, LEN, field == 3 ? "TimeSeries.histograms" : "TimeSeries.exemplars");
+          p = length(p, end);
+          p += (int) v[0];
+          if (field == 3) {
+            histograms[s]++;
+          } else {
+            exemplars[s]++;
+          }
+        }
+        case 5 -> {
+          expect(wt, LEN, "TimeSeries.metadata");
+          p = length(p, end);
+          int l = (int) v[0];
+          metadataV2(s, p, p + l);
+          p += l;
+        }
+        default -> p = skip(p, end, wt, field);
+      }
+    }
+    // Labels from the references, in wire order.
+    if (nrefs % 2 != 0) {
+      badRef[s] = "labels_refs has an odd number of entries (" + nrefs + ")";
+    } else {
+      for (int i = 0; i < nrefs && badRef[s] == null; i += 2) {
+        int n = refs[i];
+        int val = refs[i + 1];
+        if (n < 0 || n >= symbols || val < 0 || val >= symbols) {
+          badRef[s] =
+              "labels_refs ("
+                  + Integer.toUnsignedString(n < 0 || n >= symbols ? n : val)
+                  + ") out of range of the "
+                  + symbols
+                  + " symbols";
+        } else {
+          appendLabel(
+              src,
+              symStart[n],
+              symEnd[n] - symStart[n],
+              symStart[val],
+              symEnd[val] - symStart[val]);
+          labelCount[s]++;
+        }
+      }
+    }
+    if (badRef[s] == null) {
+      int h = helpRef[s];
+      int u = unitRef[s];
+      boolean badHelp = h != 0 && (h < 0 || h >= symbols);
+      boolean badUnit = u != 0 && (u < 0 || u >= symbols);
+      if (badHelp || badUnit) {
+        badRef[s] =
+            "metadata "
+                + (badHelp ? "help_ref " : "unit_ref ")
+                + Integer.toUnsignedString(badHelp ? h : u)
+                + " out of range of the "
+                + symbols
+                + " symbols";
+      }
+    }
+    if (badRef[s] != null) {
+      labelCount[s] = 0;
+      runEnd[s] = runStart[s];
+      runsLength = runStart[s];
+    }
+    closeSeries(s);
+  }
+
+  private int addRef(int n, long ref) {
+    if (n == refs.length) {
+      refs = Arrays.copyOf(refs, n * 2);
+    }
+    refs[n] = ref > Integer.MAX_VALUE ? -1 : (int) ref;
+    return n + 1;
+  }
+
+  private void metadataV2(int s, int p, int end) throws Malformed {
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      if (field == 1 || field == 3 || field == 4) {
+        expect(wt, VARINT, "Metadata field " + field);
+        p = varint(p, end);
+        int val = v[0] > Integer.MAX_VALUE ? -1 : (int) v[0];
+        if (field == 1) {
+          metaType[s] = val;
+        } else if (field == 3) {
+          helpRef[s] = val;
+        } else {
+          unitRef[s] = val;
+        }
+      } else {
+        p = skip(p, end, wt, field);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- shared
+
+  /** A Sample message (1.0 and 2.0 share fields 1 and 2; 2.0's start_timestamp is skipped). */
+  private void sample(int p, int end) throws Malformed {
+    long t = 0;
+    long b = 0;
+    while (p < end) {
+      p = tag(p, end);
+      int field = (int) (v[0] >>> 3);
+      int wt = (int) (v[0] & 7);
+      if (field == 1) {
+        expect(wt, I64, "Sample.value");
+        if (end - p < 8) {
+          throw new Malformed("truncated Sample.value");
+        }
+        b = Bytes.getLongLe(src, p);
+        p += 8;
+      } else if (field == 2) {
+        expect(wt, VARINT, "Sample.timestamp");
+        p = varint(p, end);
+        t = v[0];
+      } else {
+        p = skip(p, end, wt, field);
+      }
+    }
+    if (samples == ts.length) {
+      ts = Arrays.copyOf(ts, samples * 2);
+      bits = Arrays.copyOf(bits, samples * 2);
+    }
+    ts[samples] = t;
+    bits[samples++] = b;
+  }
+
+  private void reset(byte[] buf) {
+    src = buf;
+    series = 0;
+    runsLength = 0;
+    samples = 0;
+    metadata = 0;
+    symbols = 0;
+  }
+
+  private int newSeries() {
+    if (series == runStart.length) {
+      int c = series * 2;
+      runStart = Arrays.copyOf(runStart, c);
+      runEnd = Arrays.copyOf(runEnd, c);
+      labelCount = Arrays.copyOf(labelCount, c);
+      sampleStart = Arrays.copyOf(sampleStart, c);
+      sampleEnd = Arrays.copyOf(sampleEnd, c);
+      histograms = Arrays.copyOf(histograms, c);
+      exemplars = Arrays.copyOf(exemplars, c);
+      metaType = Arrays.copyOf(metaType, c);
+      helpRef = Arrays.copyOf(helpRef, c);
+      unitRef = Arrays.copyOf(unitRef, c);
+      badRef = Arrays.copyOf(badRef, c);
+    }
+    int s = series++;
+    runStart[s] = runsLength;
+    labelCount[s] = 0;
+    sampleStart[s] = samples;
+    histograms[s] = 0;
+    exemplars[s] = 0;
+    metaType[s] = 0;
+    helpRef[s] = 0;
+    unitRef[s] = 0;
+    badRef[s] = null;
+    return s;
+  }
+
+  private void closeSeries(int s) {
+    runEnd[s] = runsLength;
+    sampleEnd[s] = samples;
+  }
+
+  private void appendLabel(byte[] b, int nameAt, int nameLen, int valueAt, int valueLen) {
+    int need = runsLength + nameLen + valueLen + 2 * Varints.MAX_BYTES;
+    if (need > runs.length) {
+      runs = Arrays.copyOf(runs, Math.max(need, runs.length * 2));
+    }
+    runsLength = Varints.put(runs, runsLength, nameLen);
+    System.arraycopy(b, nameAt, runs, runsLength, nameLen);
+    runsLength += nameLen;
+    runsLength = Varints.put(runs, runsLength, valueLen);
+    System.arraycopy(b, valueAt, runs, runsLength, valueLen);
+    runsLength += valueLen;
+  }
+
+  // ---------------------------------------------------------------- wire primitives
+
+  private int tag(int p, int end) throws Malformed {
+    p = varint(p, end);
+    if (v[0] >>> 3 == 0 || v[0] > 0xFFFF_FFFFL) {
+      throw new Malformed("illegal tag " + Long.toUnsignedString(v[0]) + " at byte " + p);
+    }
+    return p;
+  }
+
+  private int varint(int p, int end) throws Malformed {
+    int q = Varints.read(src, p, end, v);
+    if (q < 0) {
+      throw new Malformed(
+          (q == Varints.TRUNCATED ? "truncated varint" : "varint over 10 bytes") + " at byte " + p);
+    }
+    return q;
+  }
+
+  /** Reads a length and checks that many bytes follow; the length is in {@code v[0]}. */
+  private int length(int p, int end) throws Malformed {
+    p = varint(p, end);
+    if (v[0] < 0 || v[0] > end - p) {
+      throw new Malformed(
+          "length "
+              + Long.toUnsignedString(v[0])
+              + " at byte "
+              + p
+              + " runs past the end of its message");
+    }
+    return p;
+  }
+
+  private static void expect(int wt, int wanted, String field) throws Malformed {
+    if (wt != wanted) {
+      throw new Malformed("wrong wire type " + wt + " for " + field);
+    }
+  }
+
+  private int skip(int p, int end, int wt, int field) throws Malformed {
+    switch (wt) {
+      case VARINT -> {
+        return varint(p, end);
+      }
+      case I64 -> {
+        if (end - p < 8) {
+          throw new Malformed("truncated fixed64 field " + field);
+        }
+        return p + 8;
+      }
+      case LEN -> {
+        p = length(p, end);
+        return p + (int) v[0];
+      }
+      case I32 -> {
+        if (end - p < 4) {
+          throw new Malformed("truncated fixed32 field " + field);
+        }
+        return p + 4;
+      }
+      default -> throw new Malformed("unsupported wire type " + wt + " for field " + field);
+    }
+  }
+}
