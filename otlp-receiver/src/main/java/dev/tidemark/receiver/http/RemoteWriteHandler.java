@@ -47,7 +47,7 @@ import org.xerial.snappy.Snappy;
  * Retry-After} when the in-flight limit is reached, the store cannot take writes, or the body could
  * not be read (a failure of the connection, not of the client's data): the sender retries; 500 on
  * an unexpected failure. Error bodies are {@code text/plain} lines, as Go's {@code http.Error}
- * writes them. 2.0 answers, errors included, carry {@code
+ * writes them. 2.0 answers to a body that was decompressed, errors included, carry {@code
  * X-Prometheus-Remote-Write-Samples-Written}, {@code -Histograms-Written} (always 0: native
  * histograms are not stored) and {@code -Exemplars-Written} (always 0).
  *
@@ -300,7 +300,7 @@ public final class RemoteWriteHandler extends Handler.Abstract {
 
     private void write(WriteResult r) {
       HttpFields.Mutable h = response.getHeaders();
-      if (r.version() == Version.V2) {
+      if (r.version() == Version.V2 && r.decoded()) {
         h.put(SAMPLES_WRITTEN, Long.toString(r.samplesWritten()));
         h.put(HISTOGRAMS_WRITTEN, "0");
         h.put(EXEMPLARS_WRITTEN, "0");

@@ -223,8 +223,14 @@ public final class RemoteWriteIngestor {
     }
   }
 
-  /** How a request ended. */
-  public record WriteResult(Outcome outcome, String message, long samplesWritten, Version version) {
+  /**
+   * How a request ended.
+   *
+   * @param decoded true once the body reached the decoder (2.0 answers then carry the written
+   *     counts, as Prometheus' do)
+   */
+  public record WriteResult(
+      Outcome outcome, String message, long samplesWritten, Version version, boolean decoded) {
 
     /** True if nothing of the request was refused. */
     public boolean success() {
@@ -249,6 +255,7 @@ public final class RemoteWriteIngestor {
     private long held;
     private Outcome outcome;
     private boolean closed;
+    private boolean decodeStarted;
 
     private Exchange(Version version) {
       this.version = version;
@@ -284,7 +291,7 @@ public final class RemoteWriteIngestor {
         warnings.log(
             o.label(), Level.DEBUG, () -> "remote write refused (" + o.label() + "): " + message);
       }
-      return new WriteResult(o, message, 0, version);
+      return new WriteResult(o, message, 0, version, decodeStarted);
     }
 
     /** An overload refusal. */
@@ -301,6 +308,7 @@ public final class RemoteWriteIngestor {
      * written samples are durable.
      */
     public WriteResult write(byte[] buf, int len) {
+      decodeStarted = true;
       try {
         WriteResult r = RemoteWriteIngestor.this.write(version, buf, len);
         outcome = r.outcome();
@@ -314,7 +322,7 @@ public final class RemoteWriteIngestor {
       } catch (RuntimeException e) {
         warnings.log("internal_error", Level.ERROR, () -> "remote write failed unexpectedly", e);
         outcome = Outcome.INTERNAL_ERROR;
-        return new WriteResult(Outcome.INTERNAL_ERROR, "internal error", 0, version);
+        return new WriteResult(Outcome.INTERNAL_ERROR, "internal error", 0, version, true);
       }
     }
 
@@ -350,7 +358,8 @@ public final class RemoteWriteIngestor {
           Outcome.INVALID,
           "cannot decode protobuf " + version.message() + " (" + len + " bytes): " + e.getMessage(),
           0,
-          version);
+          version,
+          true);
     }
     int v = version.ordinal();
     Errors errors = sc.errors;
@@ -432,14 +441,14 @@ public final class RemoteWriteIngestor {
         }
       }
       if (errors.count == 0) {
-        return new WriteResult(Outcome.SUCCESS, null, ok, version);
+        return new WriteResult(Outcome.SUCCESS, null, ok, version, true);
       }
       String message = errors.message();
       warnings.log(
           "partial",
           Level.WARNING,
           () -> "remote write (" + version.label() + ") partly refused: " + message);
-      return new WriteResult(Outcome.PARTIAL_SUCCESS, message, ok, version);
+      return new WriteResult(Outcome.PARTIAL_SUCCESS, message, ok, version, true);
     } finally {
       sc.batch.clear();
       Arrays.fill(sc.knownScratch, 0, Math.min(d.series, sc.knownScratch.length), null);
