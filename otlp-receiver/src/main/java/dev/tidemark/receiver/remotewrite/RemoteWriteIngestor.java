@@ -452,6 +452,10 @@ public final class RemoteWriteIngestor {
     } finally {
       sc.batch.clear();
       Arrays.fill(sc.knownScratch, 0, Math.min(d.series, sc.knownScratch.length), null);
+      if (d.samples > Scratch.KEEP_SAMPLES || d.runsLength > Scratch.KEEP_RUN_BYTES) {
+        scratch.remove(); // a rare large request's arrays are not kept by every thread
+      }
+      d.src = null;
     }
   }
 
@@ -835,6 +839,11 @@ public final class RemoteWriteIngestor {
 
   /** Per-thread reusable state. */
   static final class Scratch {
+    /** Past these, a request's scratch is dropped after it (the common request fits). */
+    static final int KEEP_SAMPLES = 1 << 16;
+
+    static final int KEEP_RUN_BYTES = 4 << 20;
+
     final WriteDecoder decoder = new WriteDecoder();
     final SampleBatch batch = new SampleBatch(1024);
     final RunKey probe = new RunKey(0, 0);
