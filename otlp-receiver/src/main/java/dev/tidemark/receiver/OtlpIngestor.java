@@ -38,6 +38,7 @@ import java.util.Objects;
  * METHOD_NOT_ALLOWED      -                                    405 + Allow: POST + Status
  * OVERLOADED            UNAVAILABLE + RetryInfo                503 + Retry-After + Status
  * STORAGE_UNAVAILABLE   UNAVAILABLE + RetryInfo                503 + Retry-After + Status
+ * BODY_UNREADABLE         -                                    503 + Retry-After + Status
  * CANCELLED             (nothing is sent)                      -
  * INTERNAL_ERROR        INTERNAL                               500 + Status
  * </pre>
@@ -445,8 +446,9 @@ public final class OtlpIngestor {
 
     /**
      * Records a failed outcome decided by the receiver (INVALID, TOO_LARGE, UNSUPPORTED_MEDIA_TYPE,
-     * METHOD_NOT_ALLOWED, CANCELLED, ...) and returns its result. Client errors are logged at DEBUG
-     * through the rate limit.
+     * METHOD_NOT_ALLOWED, BODY_UNREADABLE, CANCELLED, ...) and returns its result. Client errors
+     * and bodies that could not be read (a connection's trouble, counted in {@code
+     * tidemark_otlp_requests_total}) are logged at DEBUG through the rate limit.
      */
     public ExportResult fail(Outcome failure, String message) {
       Objects.requireNonNull(failure, "failure");
@@ -455,7 +457,8 @@ public final class OtlpIngestor {
       }
       outcome = failure;
       String m = truncate(message == null ? failure.label() : message);
-      if (!failure.retryable() && failure != Outcome.INTERNAL_ERROR) {
+      if (failure == Outcome.BODY_UNREADABLE
+          || (!failure.retryable() && failure != Outcome.INTERNAL_ERROR)) {
         warnings.log(
             failure.label(),
             Level.DEBUG,

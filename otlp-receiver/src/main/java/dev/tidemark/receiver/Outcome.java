@@ -27,8 +27,11 @@ public enum Outcome {
    */
   STORAGE_UNAVAILABLE,
   /**
-   * The body could not be read to its end (the connection failed, reset or went silent): not the
-   * client's data at fault. Retryable.
+   * HTTP only: the body could not be read to its end (the connection was reset or closed before the
+   * body was complete, the client was silent for the idle timeout while sending it, or an I/O
+   * failure on the server's side; Jetty reports a chunked body with broken framing as such an early
+   * end too): not the client's data at fault. Nothing was decoded or written, and the same request
+   * sent again can pass. Retryable.
    */
   BODY_UNREADABLE,
   /** The client cancelled the call (or its deadline passed) before processing started. */

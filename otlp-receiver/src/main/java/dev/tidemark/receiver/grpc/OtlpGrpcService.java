@@ -170,7 +170,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
         observer.onNext(result.response());
         observer.onCompleted();
       }
-      case OVERLOADED, STORAGE_UNAVAILABLE -> observer.onError(unavailable(result.message()));
+      case OVERLOADED, STORAGE_UNAVAILABLE, BODY_UNREADABLE ->
+          observer.onError(unavailable(result.message()));
       case INVALID ->
           observer.onError(
               Status.INVALID_ARGUMENT.withDescription(result.message()).asRuntimeException());

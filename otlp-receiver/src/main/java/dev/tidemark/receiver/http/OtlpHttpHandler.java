@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.TimeoutException;
 import java.util.zip.GZIPOutputStream;
 import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpField;
@@ -30,6 +31,7 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -60,16 +62,19 @@ import org.eclipse.jetty.util.Callback;
  *   <li>200 + {@code ExportMetricsServiceResponse}: full success (empty message, {@code {}} in
  *       JSON) or partial success ({@code partialSuccess.rejectedDataPoints}, a string in JSON, and
  *       {@code errorMessage});
- *   <li>400: body undecodable (garbage, truncated protobuf, malformed JSON, broken gzip, a body
- *       that could not be read, a client silent for the connector's idle timeout while sending the
- *       body);
+ *   <li>400: a body read in full but undecodable (garbage, truncated protobuf, malformed JSON,
+ *       broken gzip);
  *   <li>405 + {@code Allow: POST}: any other method;
  *   <li>413: body over the limit after decompression (checked against {@code Content-Length} first
  *       when not compressed);
  *   <li>415: other content types; other content encodings (with {@code Accept-Encoding: gzip,
  *       identity}, RFC 9110 §15.5.16);
  *   <li>503 + {@code Retry-After} (seconds, {@link ReceiverConfig#retryAfterSeconds()}) and a
- *       {@code RetryInfo} detail: in-flight limit reached (or out of memory), storage unavailable;
+ *       {@code RetryInfo} detail: in-flight limit reached (or out of memory), storage unavailable,
+ *       or the body could not be read to its end ({@link Outcome#BODY_UNREADABLE}: the connection
+ *       reset or closed mid-body, a client silent for the connection's idle timeout while sending
+ *       it, an I/O failure; the body was never whole, so the client must send it again, and OTLP
+ *       exporters do not retry a 400);
  *   <li>500: unexpected failure (not retried by clients).
  * </ul>
  *
@@ -92,8 +97,11 @@ import org.eclipse.jetty.util.Callback;
  * body and runs the export, and blocks until the accepted samples are durable; only then is the
  * answer sent. So the pool needs a thread per request being decoded or made durable, not per open
  * connection. A connection that stays silent for the connector's idle timeout while sending its
- * body gets a 400 and is closed (Jetty delivers the timeout to the pending read). Thread-safe; the
- * steps of one request run one after the other, each on whichever pool thread Jetty picks.
+ * body gets a 503 with {@code Retry-After} and is closed (Jetty delivers the timeout to the pending
+ * read); one reset or closed mid-body gets the same answer if it can still read it, and in every
+ * case the bytes it held are released and the request is counted as {@code body_unreadable}.
+ * Thread-safe; the steps of one request run one after the other, each on whichever pool thread
+ * Jetty picks.
  */
 public final class OtlpHttpHandler extends Handler.Abstract {
   public static final String DEFAULT_PATH = "/v1/metrics";
@@ -306,15 +314,31 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       }
     }
 
-    private Reply readFailure(Throwable failure, boolean idleTimeout) {
+    /**
+     * The answer when the body could not be read to its end: {@link Outcome#BODY_UNREADABLE}, 503
+     * with {@code Retry-After}. The failure is the connection's or ours (reset, closed before the
+     * body was complete, silent for the idle timeout, an I/O failure): the body was never whole,
+     * nothing was written, and the same request can pass when sent again, while OTLP exporters drop
+     * a request answered 400. (Jetty reports a chunked body whose framing the client broke as the
+     * same early end of stream, so it is answered 503 too.)
+     *
+     * @param transientFailure the failure chunk was not the last one: Jetty delivers an idle
+     *     timeout that way
+     */
+    private Reply readFailure(Throwable failure, boolean transientFailure) {
       String why;
-      if (idleTimeout) {
-        long idle = request.getConnectionMetaData().getConnector().getIdleTimeout();
+      if (transientFailure || failure instanceof TimeoutException) {
+        // The endpoint's timeout, not the connector's: a stop shortens it (shutdown idle timeout).
+        long idle = request.getConnectionMetaData().getConnection().getEndPoint().getIdleTimeout();
         why = "no bytes received for " + idle + " ms (idle timeout); the connection is closed";
+      } else if (failure instanceof EofException) {
+        why = "the connection was closed or reset before the body was complete";
       } else {
         why = ErrorMessages.describe(failure, "the connection failed");
       }
-      return error(ex.fail(Outcome.INVALID, "cannot read the request body: " + why), encoding);
+      return error(
+          ex.fail(Outcome.BODY_UNREADABLE, "cannot read the request body: " + why + "; retry"),
+          encoding);
     }
 
     /** Decodes the complete body and exports it; returns once the accepted samples are durable. */
@@ -513,7 +537,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
         status = 415;
         code = Code.INVALID_ARGUMENT;
       }
-      case OVERLOADED, STORAGE_UNAVAILABLE -> {
+      case OVERLOADED, STORAGE_UNAVAILABLE, BODY_UNREADABLE -> {
         status = 503;
         code = Code.UNAVAILABLE;
       }

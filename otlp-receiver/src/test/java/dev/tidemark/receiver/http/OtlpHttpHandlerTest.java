@@ -429,7 +429,7 @@ class OtlpHttpHandlerTest {
       Socket late = sendHeadersOnly(body.length);
       late.getOutputStream().write(body);
       late.getOutputStream().flush();
-      assertThat(readStatusLine(late)).isEqualTo("HTTP/1.1 200 OK");
+      assertThat(readLine(late)).isEqualTo("HTTP/1.1 200 OK");
       late.close();
       assertThat(fixture.appender.named("late_body")).hasSize(2);
     } finally {
@@ -440,22 +440,95 @@ class OtlpHttpHandlerTest {
   }
 
   @Test
-  void aClientSilentPastTheIdleTimeoutGets400AndIsDisconnected() throws Exception {
-    start(ReceiverConfig.builder().maxHttpBodyBytes(MAX_BODY).build(), 500);
+  void aClientSilentPastTheIdleTimeoutGets503WithRetryAfterAndIsDisconnected() throws Exception {
+    start(
+        ReceiverConfig.builder()
+            .maxHttpBodyBytes(MAX_BODY)
+            .retryAfter(Duration.ofMillis(1500))
+            .build(),
+        500);
     try (Socket s = sendHeadersOnly(1000)) {
       s.getOutputStream().write(new byte[100]); // a tenth of the body, then silence
       s.getOutputStream().flush();
-      assertThat(readStatusLine(s)).isEqualTo("HTTP/1.1 400 Bad Request");
+      RawResponse r = readResponse(s);
+      assertThat(r.statusLine).isEqualTo("HTTP/1.1 503 Service Unavailable");
+      assertThat(r.headers).containsEntry("retry-after", "2");
+      com.google.rpc.Status status = com.google.rpc.Status.parseFrom(r.body);
+      assertThat(status.getMessage())
+          .isEqualTo(
+              "cannot read the request body: no bytes received for 500 ms (idle timeout); the"
+                  + " connection is closed; retry");
+      assertThat(status.getDetails(0).unpack(RetryInfo.class).getRetryDelay().getNanos())
+          .isEqualTo(500_000_000);
       s.setSoTimeout(10_000);
-      java.io.InputStream in = s.getInputStream();
-      while (in.read() >= 0) {
-        // the rest of the answer, then the server closes the connection
-      }
+      assertThat(s.getInputStream().read()).as("the server closes the connection").isEqualTo(-1);
     }
-    assertThat(fixture.requests("http", Outcome.INVALID)).isEqualTo(1);
+    assertThat(fixture.requests("http", Outcome.BODY_UNREADABLE)).isEqualTo(1);
+    assertThat(fixture.requests("http", Outcome.INVALID)).isZero();
     assertThat(fixture.ingestor.inFlightBytes()).isZero();
     assertThat(post(PROTOBUF, null, request(gauge("after", 1)).toByteArray()).statusCode())
         .isEqualTo(200);
+  }
+
+  @Test
+  void aConnectionResetMidBodyReleasesTheInFlightBytes() throws Exception {
+    start();
+    Socket s = sendHeadersOnly(200_000);
+    s.getOutputStream().write(new byte[100_000]); // half the body
+    s.getOutputStream().flush();
+    awaitCondition("the half body is admitted", () -> fixture.ingestor.inFlightBytes() > 0);
+    s.setSoLinger(true, 0); // close() sends a TCP reset
+    s.close();
+    awaitCondition(
+        "the reset request is counted",
+        () -> fixture.requests("http", Outcome.BODY_UNREADABLE) == 1);
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+    assertThat(fixture.inFlightGauge()).isZero();
+    assertThat(fixture.requests("http", Outcome.INTERNAL_ERROR)).isZero();
+    assertThat(post(PROTOBUF, null, request(gauge("after_reset", 1)).toByteArray()).statusCode())
+        .isEqualTo(200);
+    assertThat(fixture.appender.named("after_reset")).hasSize(1);
+  }
+
+  @Test
+  void aBodyCutShortByTheClientClosingItsSideGets503() throws Exception {
+    start();
+    try (Socket s = sendHeadersOnly(1000)) {
+      s.getOutputStream().write(new byte[100]);
+      s.getOutputStream().flush();
+      s.shutdownOutput(); // end of stream 900 bytes early; the client still reads the answer
+      RawResponse r = readResponse(s);
+      assertThat(r.statusLine).isEqualTo("HTTP/1.1 503 Service Unavailable");
+      assertThat(r.headers).containsKey("retry-after");
+      assertThat(com.google.rpc.Status.parseFrom(r.body).getMessage())
+          .isEqualTo(
+              "cannot read the request body: the connection was closed or reset before the body"
+                  + " was complete; retry");
+    }
+    assertThat(fixture.requests("http", Outcome.BODY_UNREADABLE)).isEqualTo(1);
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+  }
+
+  @Test
+  void aChunkedBodyWithBrokenFramingEndsLikeAnEarlyEofAndGets503() throws Exception {
+    // Jetty hands the handler an early end of stream for a bad chunk size, the same failure as a
+    // connection closed mid-body: the two cannot be told apart, so both are retryable.
+    start();
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      s.setSoTimeout(20_000);
+      s.getOutputStream()
+          .write(
+              ("POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                      + PROTOBUF
+                      + "\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\nzz\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      s.getOutputStream().flush();
+      RawResponse r = readResponse(s);
+      assertThat(r.statusLine).isEqualTo("HTTP/1.1 503 Service Unavailable");
+      assertThat(r.headers).containsKey("retry-after");
+    }
+    assertThat(fixture.requests("http", Outcome.BODY_UNREADABLE)).isEqualTo(1);
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
   }
 
   /**
@@ -476,7 +549,38 @@ class OtlpHttpHandlerTest {
     return s;
   }
 
-  private static String readStatusLine(Socket s) throws IOException {
+  /** A response read off a socket: its status line, headers (names in lower case) and body. */
+  private record RawResponse(
+      String statusLine, java.util.Map<String, String> headers, byte[] body) {}
+
+  /** Reads one response with a {@code Content-Length} body. */
+  private static RawResponse readResponse(Socket s) throws IOException {
+    String statusLine = readLine(s);
+    java.util.Map<String, String> headers = new java.util.HashMap<>();
+    for (String line = readLine(s); !line.isEmpty(); line = readLine(s)) {
+      int colon = line.indexOf(':');
+      headers.put(
+          line.substring(0, colon).trim().toLowerCase(java.util.Locale.ROOT),
+          line.substring(colon + 1).trim());
+    }
+    int length = Integer.parseInt(headers.getOrDefault("content-length", "0"));
+    byte[] body = s.getInputStream().readNBytes(length);
+    return new RawResponse(statusLine, headers, body);
+  }
+
+  /** Waits (at most 20 s) until {@code condition} holds. */
+  private static void awaitCondition(String what, java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("timed out waiting: " + what);
+      }
+      Thread.sleep(10); // polling state the server keeps; there is no event to wait on
+    }
+  }
+
+  private static String readLine(Socket s) throws IOException {
     StringBuilder sb = new StringBuilder();
     java.io.InputStream in = s.getInputStream();
     int c;
