@@ -33,18 +33,24 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.server.handler.gzip.GzipHandler;
+import org.eclipse.jetty.server.internal.HttpConnection;
+import org.eclipse.jetty.util.component.Graceful;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -62,11 +68,15 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * locked by another process, a schema conflict) after releasing everything opened so far.
  *
  * <p><b>Stop</b> ({@link #close()}, from a shutdown hook on SIGTERM or Ctrl-C): not ready; the OTLP
- * and admin ports stop accepting (gRPC shutdown, Jetty graceful stop) and in-flight requests
- * finish, for at most {@link ServerConfig#shutdownTimeout()}, after which the rest are cut off; the
- * engine closes (sealing the head, so the next start replays nothing); the store closes; the API
- * port closes last. Each step is logged. Every acknowledged export is durable before this starts,
- * so a request cut off was never acknowledged.
+ * and admin ports all stop accepting at the same moment (gRPC shutdown, Jetty graceful shutdown),
+ * HTTP keep-alive connections with no request in progress (on the API port too) are closed at once,
+ * and in-flight requests finish (remote writes on the API port too), for at most {@link
+ * ServerConfig#shutdownTimeout()} in all, after which the rest are cut off; the engine closes
+ * (sealing the head, so the next start replays nothing); the store closes; the API port, which
+ * answers {@code /-/ready}, queries and writes with 503 meanwhile, closes last (again closing its
+ * idle connections at once). Each step is logged. Every acknowledged export is durable before this
+ * starts, so a request cut off was never acknowledged. Idle connections of clients (collectors keep
+ * theirs open) do not slow the stop down.
  *
  * <p>Port 0 picks a free port; the bound ports are {@link #otlpGrpcPort()}, {@link
  * #otlpHttpPort()}, {@link #httpPort()} and {@link #adminPort()}. Thread-safe; {@link #start()}
@@ -93,7 +103,11 @@ public final class TidemarkServer implements AutoCloseable {
    */
   static final Duration HTTP_IDLE_TIMEOUT = Duration.ofSeconds(30);
 
-  /** During a stop, HTTP connections idle this long are closed: 2 s. */
+  /**
+   * During a stop, an HTTP connection with a request in progress whose client sends or reads
+   * nothing for this long is closed: 2 s (a connection with no request in progress is closed at
+   * once, see {@link #closeIdleConnections}).
+   */
   static final Duration SHUTDOWN_IDLE_TIMEOUT = Duration.ofSeconds(2);
 
   /**
@@ -390,9 +404,10 @@ public final class TidemarkServer implements AutoCloseable {
 
   /**
    * Tracks requests so that a stop waits for them. During a stop Jetty closes connections that stay
-   * idle for {@link #SHUTDOWN_IDLE_TIMEOUT} (Jetty's default is 1 s): idle keep-alive connections
-   * of collectors then do not hold the stop for the whole shutdown timeout, while a request whose
-   * client pauses briefly while sending its body still completes.
+   * idle for {@link #SHUTDOWN_IDLE_TIMEOUT} (Jetty's default is 1 s): a request whose client stalls
+   * does not hold the stop for the whole shutdown timeout, while one whose client pauses briefly
+   * while sending its body still completes. Keep-alive connections with no request in progress do
+   * not wait for it: the stop closes them at once ({@link #closeIdleConnections}).
    */
   private GracefulHandler graceful(org.eclipse.jetty.server.Handler handler) {
     GracefulHandler g = new GracefulHandler(handler);
@@ -549,10 +564,16 @@ public final class TidemarkServer implements AutoCloseable {
     health.enterTerminalState(); // NOT_SERVING for every service
     long deadline = t0 + config.shutdownTimeout().toNanos();
 
+    // Every OTLP and admin listener stops at once, and the waits below share one deadline: the
+    // stop takes as long as the slowest in-flight request, not the sum of the servers' stops.
     grpcServer.shutdown();
     adminServer.shutdown();
     ingestRoutes.refuse();
-    clean &= stopJetty(otlpHttpServer, "OTLP/HTTP");
+    CompletableFuture<Void> otlpHttpDrained = beginStop(otlpHttpServer, otlpHttpConnector);
+    // The API port keeps accepting (503 on /-/ready, queries and writes) until it closes last; its
+    // clients'
+    // idle keep-alive connections are closed now all the same.
+    closeIdleConnections(apiConnector);
     try {
       long left = Math.max(0, deadline - System.nanoTime());
       if (!grpcServer.awaitTermination(left, TimeUnit.NANOSECONDS)) {
@@ -571,6 +592,7 @@ public final class TidemarkServer implements AutoCloseable {
       clean = false;
     }
     grpcExecutor.shutdown();
+    clean &= finishStop(otlpHttpServer, otlpHttpDrained, deadline, "OTLP/HTTP");
     try {
       long left = Math.max(0, deadline - System.nanoTime());
       if (!adminServer.awaitTermination(left, TimeUnit.NANOSECONDS)) {
@@ -623,7 +645,12 @@ public final class TidemarkServer implements AutoCloseable {
       clean = false;
       LOG.log(System.Logger.Level.ERROR, "closing the store failed", e);
     }
-    clean &= stopJetty(apiServer, "HTTP API");
+    clean &=
+        finishStop(
+            apiServer,
+            beginStop(apiServer, apiConnector),
+            System.nanoTime() + config.shutdownTimeout().toNanos(),
+            "HTTP API");
     state = State.STOPPED;
     stopped.countDown();
     LOG.log(
@@ -636,14 +663,88 @@ public final class TidemarkServer implements AutoCloseable {
     return clean;
   }
 
-  private static boolean stopJetty(org.eclipse.jetty.server.Server server, String what) {
+  /**
+   * Starts the graceful stop of a Jetty server and returns at once: its connector stops accepting
+   * (the listening socket closes), a request arriving on an open connection gets 503, a response in
+   * flight closes its connection, and the connections with no request in progress are closed now.
+   * The future completes once the requests in progress are answered and their connections closed.
+   */
+  private static CompletableFuture<Void> beginStop(
+      org.eclipse.jetty.server.Server server, ServerConnector connector) {
+    CompletableFuture<Void> drained = Graceful.shutdown(server);
+    closeIdleConnections(connector);
+    return drained;
+  }
+
+  /**
+   * Closes the connector's connections that have no request in progress (none being handled, no
+   * byte of the next one received): keep-alive connections of clients between two requests, which
+   * Jetty would otherwise keep until they had been idle for {@link #SHUTDOWN_IDLE_TIMEOUT}, each
+   * holding the stop. The client sees its idle connection closed, as after an idle timeout. A
+   * connection with a request in progress is left to finish it; after a {@link Graceful#shutdown}
+   * of its connector, Jetty closes it once the response is sent.
+   *
+   * @return how many connections were closed
+   */
+  static int closeIdleConnections(ServerConnector connector) {
+    int closed = 0;
+    for (EndPoint endPoint : connector.getConnectedEndPoints()) {
+      // The test Jetty's own idle timeout makes: no request on the channel (and the parser at the
+      // start of the next one, so no request whose first bytes have arrived is cut).
+      if (endPoint.getConnection() instanceof HttpConnection http
+          && http.getHttpChannel().getRequest() == null
+          && http.getParser().isStart()) {
+        endPoint.close();
+        closed++;
+      }
+    }
+    return closed;
+  }
+
+  /**
+   * Waits until {@code drained} (at most until {@code deadline}, in {@link System#nanoTime()}; not
+   * at all with a zero shutdown timeout), then stops the server: what is still connected then is
+   * cut off.
+   *
+   * @return false if requests were still in progress at the deadline or the stop failed (logged)
+   */
+  private boolean finishStop(
+      org.eclipse.jetty.server.Server server,
+      CompletableFuture<Void> drained,
+      long deadline,
+      String what) {
+    boolean clean = true;
+    boolean wait = !config.shutdownTimeout().isZero();
+    if (wait) {
+      try {
+        drained.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            what
+                + " requests still in progress at the shutdown timeout; closing their"
+                + " connections");
+        clean = false;
+      } catch (ExecutionException e) {
+        LOG.log(System.Logger.Level.WARNING, "stopping the " + what + " server: " + e.getCause());
+        clean = false;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        clean = false;
+      }
+    }
+    // Jetty's own graceful wait in stop() then finds the shutdown done, or gives up at once.
+    long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    server.setStopTimeout(wait ? Math.max(1, leftMillis) : 0);
     try {
       server.stop();
-      return true;
     } catch (Exception e) {
-      LOG.log(System.Logger.Level.WARNING, "stopping the " + what + " server: " + e);
-      return false;
+      if (clean) {
+        LOG.log(System.Logger.Level.WARNING, "stopping the " + what + " server: " + e);
+      }
+      clean = false;
     }
+    return clean;
   }
 
   /** Releases, newest first, whatever a failed start had opened. */

@@ -295,6 +295,152 @@ class TidemarkServerTest {
     }
   }
 
+  @Test
+  void aStopClosesIdleKeepAliveConnectionsOnBothHttpPortsAtOnce() throws Exception {
+    TidemarkServer s = start(config());
+    // An idle gRPC connection too, after one call.
+    HealthGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
+        .check(HealthCheckRequest.newBuilder().setService("").build());
+    List<java.net.Socket> idle = keepAliveConnections(s, 4);
+    try {
+      long t0 = System.nanoTime();
+      assertThat(s.stop()).isTrue();
+      long stopMillis = (System.nanoTime() - t0) / 1_000_000;
+      // Each waited for the 2 s shutdown idle timeout before, one server after the other.
+      assertThat(stopMillis)
+          .as("ms to stop with %d idle keep-alive connections", idle.size())
+          .isLessThan(1500);
+      for (java.net.Socket c : idle) {
+        c.setSoTimeout(5_000);
+        assertThat(c.getInputStream().read()).as("the server closed the connection").isEqualTo(-1);
+      }
+    } finally {
+      for (java.net.Socket c : idle) {
+        c.close();
+      }
+    }
+  }
+
+  @Test
+  void aRequestInProgressDuringAStopIsAnsweredWhileIdleConnectionsAreClosedAtOnce()
+      throws Exception {
+    TidemarkServer s = start(config());
+    List<java.net.Socket> idle = keepAliveConnections(s, 3);
+    long now = System.currentTimeMillis();
+    byte[] body = gauge("answered_during_stop", now, 7).toByteArray();
+    try (java.net.Socket busy = new java.net.Socket("127.0.0.1", s.otlpHttpPort())) {
+      busy.setSoTimeout(10_000);
+      java.io.OutputStream out = busy.getOutputStream();
+      out.write(
+          ("POST /v1/metrics HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-protobuf\r\n"
+                  + "Content-Length: "
+                  + body.length
+                  + "\r\n\r\n")
+              .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.write(body, 0, body.length / 2);
+      out.flush();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (inFlightBytes(s) == 0) { // the handler holds the half body: the request is in progress
+        assertThat(System.nanoTime()).as("the request reaches the handler").isLessThan(deadline);
+        Thread.sleep(10);
+      }
+
+      long t0 = System.nanoTime();
+      java.util.concurrent.CompletableFuture<Boolean> stopped =
+          java.util.concurrent.CompletableFuture.supplyAsync(s::stop);
+      for (java.net.Socket c : idle) {
+        c.setSoTimeout(5_000);
+        assertThat(c.getInputStream().read()).as("the server closed the connection").isEqualTo(-1);
+      }
+      assertThat((System.nanoTime() - t0) / 1_000_000)
+          .as("ms until every idle connection was closed")
+          .isLessThan(1500);
+      assertThat(stopped).as("the stop waits for the request in progress").isNotDone();
+
+      out.write(body, body.length / 2, body.length - body.length / 2);
+      out.flush();
+      List<String> head = readHead(busy);
+      assertThat(head.get(0)).isEqualTo("HTTP/1.1 200 OK");
+      assertThat(head).contains("Connection: close");
+      assertThat(stopped.get(10, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      for (java.net.Socket c : idle) {
+        c.close();
+      }
+    }
+    try (RocksDbKvStore store = RocksDbKvStore.open(dir.resolve("data"));
+        Engine engine =
+            Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+      assertThat(readOne(engine, "answered_during_stop", now)).isEqualTo(7);
+    }
+  }
+
+  /**
+   * Opens {@code n} connections to each HTTP port (OTLP/HTTP and API), sends one request on each
+   * and reads its answer: keep-alive connections left idle, as collectors and scrapers leave them.
+   */
+  private static List<java.net.Socket> keepAliveConnections(TidemarkServer s, int n)
+      throws IOException {
+    List<java.net.Socket> sockets = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      sockets.add(
+          keepAlive(
+              s.otlpHttpPort(),
+              "POST /v1/metrics HTTP/1.1\r\nHost: t\r\nContent-Type: application/x-protobuf\r\n"
+                  + "Content-Length: 0\r\n\r\n"));
+      sockets.add(keepAlive(s.httpPort(), "GET /-/healthy HTTP/1.1\r\nHost: t\r\n\r\n"));
+    }
+    return sockets;
+  }
+
+  private static java.net.Socket keepAlive(int port, String request) throws IOException {
+    java.net.Socket socket = new java.net.Socket("127.0.0.1", port);
+    socket.setSoTimeout(10_000);
+    socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+    List<String> head = readHead(socket);
+    assertThat(head.get(0)).isEqualTo("HTTP/1.1 200 OK");
+    assertThat(head).doesNotContain("Connection: close");
+    int length = -1;
+    for (String line : head) {
+      if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+        length = Integer.parseInt(line.substring(15).trim());
+      }
+    }
+    assertThat(length).as("Content-Length of the answer").isNotNegative();
+    assertThat(socket.getInputStream().readNBytes(length)).hasSize(length);
+    return socket;
+  }
+
+  /** The status line and header lines of a response, up to the empty line. */
+  private static List<String> readHead(java.net.Socket socket) throws IOException {
+    List<String> lines = new ArrayList<>();
+    java.io.InputStream in = socket.getInputStream();
+    StringBuilder line = new StringBuilder();
+    for (int c = in.read(); c >= 0; c = in.read()) {
+      if (c == '\n') {
+        if (line.length() == 0) {
+          return lines;
+        }
+        lines.add(line.toString());
+        line.setLength(0);
+      } else if (c != '\r') {
+        line.append((char) c);
+      }
+    }
+    throw new java.io.EOFException("connection closed in the response head: " + lines);
+  }
+
+  private static double inFlightBytes(TidemarkServer s) {
+    for (io.prometheus.metrics.model.snapshots.MetricSnapshot m : s.registry().scrape()) {
+      if (m instanceof io.prometheus.metrics.model.snapshots.GaugeSnapshot g
+          && g.getMetadata().getName().equals("tidemark_otlp_in_flight_bytes")) {
+        return g.getDataPoints().get(0).getValue();
+      }
+    }
+    throw new AssertionError("no tidemark_otlp_in_flight_bytes");
+  }
+
   private static double readOne(Engine engine, String name, long t) {
     List<Series> series =
         engine
