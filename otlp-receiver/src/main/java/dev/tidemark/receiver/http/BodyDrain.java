@@ -1,6 +1,9 @@
 package dev.tidemark.receiver.http;
 
+import dev.tidemark.receiver.ErrorMessages;
+import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Request;
 
 /**
@@ -19,6 +22,24 @@ final class BodyDrain implements Runnable {
     this.request = request;
     this.left = left;
     this.answer = answer;
+  }
+
+  /**
+   * Why a body could not be read to its end, for the answer: the connection's idle timeout (the
+   * endpoint's, which a stop shortens), an early end or reset, or the failure itself.
+   *
+   * @param transientFailure the failure chunk was not the last one: Jetty delivers an idle timeout
+   *     that way
+   */
+  static String readFailure(Request request, Throwable failure, boolean transientFailure) {
+    if (transientFailure || failure instanceof TimeoutException) {
+      long idle = request.getConnectionMetaData().getConnection().getEndPoint().getIdleTimeout();
+      return "no bytes received for " + idle + " ms (idle timeout); the connection is closed";
+    }
+    if (failure instanceof EofException) {
+      return "the connection was closed or reset before the body was complete";
+    }
+    return ErrorMessages.describe(failure, "the connection failed");
   }
 
   @Override

@@ -23,7 +23,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.TimeoutException;
 import java.util.zip.GZIPOutputStream;
 import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpField;
@@ -31,7 +30,6 @@ import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -326,18 +324,12 @@ public final class OtlpHttpHandler extends Handler.Abstract {
      *     timeout that way
      */
     private Reply readFailure(Throwable failure, boolean transientFailure) {
-      String why;
-      if (transientFailure || failure instanceof TimeoutException) {
-        // The endpoint's timeout, not the connector's: a stop shortens it (shutdown idle timeout).
-        long idle = request.getConnectionMetaData().getConnection().getEndPoint().getIdleTimeout();
-        why = "no bytes received for " + idle + " ms (idle timeout); the connection is closed";
-      } else if (failure instanceof EofException) {
-        why = "the connection was closed or reset before the body was complete";
-      } else {
-        why = ErrorMessages.describe(failure, "the connection failed");
-      }
       return error(
-          ex.fail(Outcome.BODY_UNREADABLE, "cannot read the request body: " + why + "; retry"),
+          ex.fail(
+              Outcome.BODY_UNREADABLE,
+              "cannot read the request body: "
+                  + BodyDrain.readFailure(request, failure, transientFailure)
+                  + "; retry"),
           encoding);
     }
 

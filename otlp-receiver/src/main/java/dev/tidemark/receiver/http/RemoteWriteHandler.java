@@ -1,6 +1,5 @@
 package dev.tidemark.receiver.http;
 
-import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
@@ -234,15 +233,12 @@ public final class RemoteWriteHandler extends Handler.Abstract {
       }
     }
 
-    private WriteResult readFailure(Throwable failure, boolean idleTimeout) {
-      String why =
-          idleTimeout
-              ? "no bytes received for "
-                  + request.getConnectionMetaData().getConnector().getIdleTimeout()
-                  + " ms (idle timeout)"
-              : ErrorMessages.describe(failure, "the connection failed");
+    private WriteResult readFailure(Throwable failure, boolean transientFailure) {
       return ex.fail(
-          Outcome.BODY_UNREADABLE, "cannot read the request body: " + why + "; retry later");
+          Outcome.BODY_UNREADABLE,
+          "cannot read the request body: "
+              + BodyDrain.readFailure(request, failure, transientFailure)
+              + "; retry later");
     }
 
     private WriteResult ingest() {

@@ -419,6 +419,31 @@ class RemoteWriteHandlerTest {
     assertThat(inFlight.current()).isZero();
   }
 
+  @Test
+  void aBodyCutShortIs503WithRetryAfterNot400() throws Exception {
+    start();
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", uri.getPort())) {
+      socket.setSoTimeout(10_000);
+      java.io.OutputStream out = socket.getOutputStream();
+      out.write(
+          ("POST /api/v1/write HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                  + V1
+                  + "\r\nContent-Encoding: snappy\r\nContent-Length: 1000\r\n\r\n0123456789")
+              .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      socket.shutdownOutput(); // the body ends 990 bytes early
+      String answer =
+          new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertThat(answer).startsWith("HTTP/1.1 503 ");
+      assertThat(answer).contains("Retry-After: 2");
+      assertThat(answer)
+          .contains(
+              "cannot read the request body: the connection was closed or reset before the body"
+                  + " was complete; retry later");
+    }
+    assertThat(engine.labelNames(0, Long.MAX_VALUE / 2, List.of())).isEmpty();
+  }
+
   // ------------------------------------------------------------------ helpers
 
   private HttpResponse<String> post(String contentType, String encoding, byte[] body)
