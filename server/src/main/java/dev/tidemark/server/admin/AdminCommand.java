@@ -1,5 +1,7 @@
 package dev.tidemark.server.admin;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -47,7 +49,9 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.Writer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -67,7 +71,8 @@ import picocli.CommandLine.Spec;
  * {@code tidemark admin COMMAND}: a client of the admin gRPC API ({@code admin.proto}), one
  * subcommand per RPC. Output is a human-readable table, or JSON with {@code --json} (proto field
  * names; 64-bit integers as numbers; raw value bits as {@code "0x..."} strings; NaN and infinities
- * as strings; labels as objects).
+ * as strings; labels as objects). {@code read} streams: its table and its JSON, JSON Lines with one
+ * object per series, are written as the server's messages arrive.
  *
  * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_RPC} the server refused or failed the
  * call, or cannot be reached; {@value #EXIT_USAGE} a bad command line (unknown option, unparsable
@@ -468,9 +473,12 @@ public final class AdminCommand implements Callable<Integer> {
       name = "read",
       usageHelpWidth = 100,
       description = {
-        "Raw samples of the matching series, value bits exact.",
+        "Raw samples of the matching series, value bits exact, printed as the server sends them.",
         "Prints time, milliseconds and value per sample; staleness markers show as 'stale', other",
-        "NaNs with their bits. --json gives value_bits as \"0x...\" and a stale flag."
+        "NaNs with their bits. --json prints JSON Lines: one object per series and line,",
+        "{\"labels\":{...},\"samples\":[{\"timestamp_ms\":...,\"value_bits\":\"0x...\",\"value\":...,",
+        "\"stale\":false},...]} (non-finite values as \"NaN\", \"+Inf\", \"-Inf\"); nothing for no series.",
+        "If the call fails midway, the series printed so far stand and the last line may be cut off."
       })
   static final class ReadCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. 'up{job=\"a\"}'")
@@ -490,45 +498,134 @@ public final class AdminCommand implements Callable<Integer> {
                   .setSelection(selection(selector))
                   .setLimit(limit)
                   .build());
-      ArrayNode all = JSON.createArrayNode();
+      if (json) {
+        writeJsonLines(it, out);
+      } else {
+        writeTable(it, out);
+      }
+    }
+  }
+
+  /**
+   * {@code read}'s table, written as the messages arrive: a series' labels, then one line per
+   * sample (time, milliseconds, value), a blank line between series. The consecutive messages of
+   * one series (the server splits long series) are one block. {@code out} is flushed at the end,
+   * not per line.
+   */
+  static void writeTable(Iterator<SeriesSamples> it, PrintWriter out) {
+    // A PrintWriter around out: its println does not flush out (picocli's standard out flushes on
+    // every println, a write to the terminal or pipe per sample).
+    PrintWriter w = new PrintWriter(out, false);
+    try {
       List<Label> current = null;
-      ArrayNode currentSamples = null;
+      StringBuilder line = new StringBuilder(80);
       while (it.hasNext()) {
         SeriesSamples s = it.next();
-        boolean same = s.getLabelsList().equals(current);
-        if (json) {
-          if (!same) {
-            ObjectNode series = all.addObject();
-            series.set("labels", labelsJson(s.getLabelsList()));
-            currentSamples = series.putArray("samples");
+        if (!s.getLabelsList().equals(current)) {
+          if (current != null) {
+            w.println();
           }
-          for (Sample sample : s.getSamplesList()) {
-            currentSamples.add(toJson(sample));
-          }
-        } else {
-          if (!same) {
-            if (current != null) {
-              out.println();
-            }
-            out.println(formatLabels(s.getLabelsList()));
-          }
-          for (Sample sample : s.getSamplesList()) {
-            out.println(
-                "  "
-                    + TimeArgs.format(sample.getTimestampMs())
-                    + "  "
-                    + sample.getTimestampMs()
-                    + "  "
-                    + formatValue(sample));
-          }
+          current = s.getLabelsList();
+          w.println(formatLabels(current));
         }
-        current = s.getLabelsList();
+        for (Sample sample : s.getSamplesList()) {
+          line.setLength(0);
+          line.append("  ")
+              .append(TimeArgs.format(sample.getTimestampMs()))
+              .append("  ")
+              .append(sample.getTimestampMs())
+              .append("  ")
+              .append(formatValue(sample));
+          w.println(line);
+        }
       }
-      if (json) {
-        ObjectNode root = JSON.createObjectNode();
-        root.set("series", all);
-        printJson(root);
+    } finally {
+      w.flush();
+    }
+  }
+
+  private static final SerializedString LABELS = new SerializedString("labels");
+  private static final SerializedString SAMPLES = new SerializedString("samples");
+  private static final SerializedString TIMESTAMP_MS = new SerializedString("timestamp_ms");
+  private static final SerializedString VALUE_BITS = new SerializedString("value_bits");
+  private static final SerializedString VALUE = new SerializedString("value");
+  private static final SerializedString STALE = new SerializedString("stale");
+
+  /**
+   * {@code read --json}: JSON Lines written with a streaming generator as the messages arrive, one
+   * object per series, {@code {"labels":{...},"samples":[...]}}, each sample as {@link
+   * #toJson(Message)} prints a {@link Sample}. The consecutive messages of one series are one
+   * object; memory does not grow with the samples or series. The generator's buffer is flushed to
+   * {@code out} at the end, also on an error, without closing what is open (a series cut off by an
+   * error is an unfinished line, never a complete-looking object).
+   */
+  static void writeJsonLines(Iterator<SeriesSamples> it, Writer out) throws IOException {
+    JsonGenerator g = JSON.getFactory().createGenerator(out);
+    g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+    g.disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT);
+    g.setRootValueSeparator(null); // the newline after each object separates them
+    char[] bits = new char[18];
+    bits[0] = '0';
+    bits[1] = 'x';
+    try {
+      List<Label> current = null;
+      while (it.hasNext()) {
+        SeriesSamples s = it.next();
+        if (!s.getLabelsList().equals(current)) {
+          if (current != null) {
+            endSeries(g);
+          }
+          current = s.getLabelsList();
+          g.writeStartObject();
+          g.writeFieldName(LABELS);
+          g.writeStartObject();
+          for (Label l : current) {
+            g.writeStringField(l.getName(), l.getValue());
+          }
+          g.writeEndObject();
+          g.writeFieldName(SAMPLES);
+          g.writeStartArray();
+        }
+        for (Sample sample : s.getSamplesList()) {
+          g.writeStartObject();
+          g.writeFieldName(TIMESTAMP_MS);
+          g.writeNumber(sample.getTimestampMs());
+          g.writeFieldName(VALUE_BITS);
+          hex(sample.getValueBits(), bits);
+          g.writeString(bits, 0, bits.length);
+          g.writeFieldName(VALUE);
+          double v = sample.getValue();
+          if (Double.isFinite(v)) {
+            g.writeNumber(v);
+          } else {
+            g.writeString(Double.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+          }
+          g.writeFieldName(STALE);
+          g.writeBoolean(sample.getStale());
+          g.writeEndObject();
+        }
       }
+      if (current != null) {
+        endSeries(g);
+      }
+    } finally {
+      g.flush();
+    }
+  }
+
+  private static void endSeries(JsonGenerator g) throws IOException {
+    g.writeEndArray();
+    g.writeEndObject();
+    g.writeRaw('\n');
+  }
+
+  private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+  /** {@code bits} as 16 lower-case hex digits into {@code into[2..17]} ({@code "0x%016x"}). */
+  private static void hex(long bits, char[] into) {
+    for (int i = 17; i >= 2; i--) {
+      into[i] = HEX[(int) bits & 0xf];
+      bits >>>= 4;
     }
   }
 
