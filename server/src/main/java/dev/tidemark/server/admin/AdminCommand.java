@@ -49,17 +49,20 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -492,54 +495,109 @@ public final class AdminCommand implements Callable<Integer> {
 
     @Override
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
-      Iterator<SeriesSamples> it =
-          stub.readSamples(
-              ReadSamplesRequest.newBuilder()
-                  .setSelection(selection(selector))
-                  .setLimit(limit)
-                  .build());
-      if (json) {
-        writeJsonLines(it, out);
-      } else {
-        writeTable(it, out);
+      ReadSamplesRequest request =
+          ReadSamplesRequest.newBuilder().setSelection(selection(selector)).setLimit(limit).build();
+      SamplesOutput output = json ? new JsonLinesOutput(out) : new TableOutput(out);
+      // The messages are written on the transport thread as they arrive, each asking for the next
+      // one from there (gRPC's automatic flow control): no hand-over to this thread per message
+      // (a blocking stub's iterator wakes it and the transport for every message), and never more
+      // than one message held. This thread waits for the end.
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      AdminServiceGrpc.newStub(stub.getChannel()) // the channel with the token's interceptor
+          .withDeadline(stub.getCallOptions().getDeadline())
+          .withExecutor(Runnable::run)
+          .readSamples(
+              request,
+              new StreamObserver<>() {
+                @Override
+                public void onNext(SeriesSamples s) {
+                  try {
+                    output.add(s);
+                  } catch (IOException e) {
+                    throw new UncheckedIOException(e); // gRPC cancels the call
+                  }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                  done.completeExceptionally(t);
+                }
+
+                @Override
+                public void onCompleted() {
+                  done.complete(null);
+                }
+              });
+      try {
+        done.get();
+        output.end();
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException r) {
+          throw r; // a StatusRuntimeException, which Base maps to an exit code
+        }
+        throw e;
+      } finally {
+        output.flush();
       }
     }
   }
 
   /**
-   * {@code read}'s table, written as the messages arrive: a series' labels, then one line per
-   * sample (time, milliseconds, value), a blank line between series. The consecutive messages of
-   * one series (the server splits long series) are one block. {@code out} is flushed at the end,
-   * not per line.
+   * {@code read}'s output, fed the {@link SeriesSamples} messages as they arrive (the consecutive
+   * messages of one series, which the server splits after 10000 samples, make one series); holds no
+   * more than the current series' labels.
    */
-  static void writeTable(Iterator<SeriesSamples> it, PrintWriter out) {
-    // A PrintWriter around out: its println does not flush out (picocli's standard out flushes on
-    // every println, a write to the terminal or pipe per sample).
-    PrintWriter w = new PrintWriter(out, false);
-    try {
-      List<Label> current = null;
-      StringBuilder line = new StringBuilder(80);
-      while (it.hasNext()) {
-        SeriesSamples s = it.next();
-        if (!s.getLabelsList().equals(current)) {
-          if (current != null) {
-            w.println();
-          }
-          current = s.getLabelsList();
-          w.println(formatLabels(current));
+  interface SamplesOutput {
+    /** Writes the message's samples, after the series' start if the labels are new. */
+    void add(SeriesSamples s) throws IOException;
+
+    /** Ends the last series: the answer is complete. */
+    void end() throws IOException;
+
+    /** Passes what is buffered on, also after an error (an unfinished series stays unfinished). */
+    void flush() throws IOException;
+  }
+
+  /**
+   * {@code read}'s table: a series' labels, then one line per sample (time, milliseconds, value), a
+   * blank line between series. Flushed at the end, not per line (picocli's standard out flushes on
+   * every println: a write to the terminal or pipe per sample).
+   */
+  static final class TableOutput implements SamplesOutput {
+    private final PrintWriter w;
+    private final StringBuilder line = new StringBuilder(80);
+    private List<Label> current;
+
+    TableOutput(PrintWriter out) {
+      this.w = new PrintWriter(out, false); // its println does not flush out
+    }
+
+    @Override
+    public void add(SeriesSamples s) {
+      if (!s.getLabelsList().equals(current)) {
+        if (current != null) {
+          w.println();
         }
-        for (Sample sample : s.getSamplesList()) {
-          line.setLength(0);
-          line.append("  ")
-              .append(TimeArgs.format(sample.getTimestampMs()))
-              .append("  ")
-              .append(sample.getTimestampMs())
-              .append("  ")
-              .append(formatValue(sample));
-          w.println(line);
-        }
+        current = s.getLabelsList();
+        w.println(formatLabels(current));
       }
-    } finally {
+      for (Sample sample : s.getSamplesList()) {
+        line.setLength(0);
+        line.append("  ")
+            .append(TimeArgs.format(sample.getTimestampMs()))
+            .append("  ")
+            .append(sample.getTimestampMs())
+            .append("  ")
+            .append(formatValue(sample));
+        w.println(line);
+      }
+    }
+
+    @Override
+    public void end() {}
+
+    @Override
+    public void flush() {
       w.flush();
     }
   }
@@ -550,82 +608,77 @@ public final class AdminCommand implements Callable<Integer> {
   private static final SerializedString VALUE_BITS = new SerializedString("value_bits");
   private static final SerializedString VALUE = new SerializedString("value");
   private static final SerializedString STALE = new SerializedString("stale");
-
-  /**
-   * {@code read --json}: JSON Lines written with a streaming generator as the messages arrive, one
-   * object per series, {@code {"labels":{...},"samples":[...]}}, each sample as {@link
-   * #toJson(Message)} prints a {@link Sample}. The consecutive messages of one series are one
-   * object; memory does not grow with the samples or series. The generator's buffer is flushed to
-   * {@code out} at the end, also on an error, without closing what is open (a series cut off by an
-   * error is an unfinished line, never a complete-looking object).
-   */
-  static void writeJsonLines(Iterator<SeriesSamples> it, Writer out) throws IOException {
-    JsonGenerator g = JSON.getFactory().createGenerator(out);
-    g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
-    g.disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT);
-    g.setRootValueSeparator(null); // the newline after each object separates them
-    char[] bits = new char[18];
-    bits[0] = '0';
-    bits[1] = 'x';
-    try {
-      List<Label> current = null;
-      while (it.hasNext()) {
-        SeriesSamples s = it.next();
-        if (!s.getLabelsList().equals(current)) {
-          if (current != null) {
-            endSeries(g);
-          }
-          current = s.getLabelsList();
-          g.writeStartObject();
-          g.writeFieldName(LABELS);
-          g.writeStartObject();
-          for (Label l : current) {
-            g.writeStringField(l.getName(), l.getValue());
-          }
-          g.writeEndObject();
-          g.writeFieldName(SAMPLES);
-          g.writeStartArray();
-        }
-        for (Sample sample : s.getSamplesList()) {
-          g.writeStartObject();
-          g.writeFieldName(TIMESTAMP_MS);
-          g.writeNumber(sample.getTimestampMs());
-          g.writeFieldName(VALUE_BITS);
-          hex(sample.getValueBits(), bits);
-          g.writeString(bits, 0, bits.length);
-          g.writeFieldName(VALUE);
-          double v = sample.getValue();
-          if (Double.isFinite(v)) {
-            g.writeNumber(v);
-          } else {
-            g.writeString(Double.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
-          }
-          g.writeFieldName(STALE);
-          g.writeBoolean(sample.getStale());
-          g.writeEndObject();
-        }
-      }
-      if (current != null) {
-        endSeries(g);
-      }
-    } finally {
-      g.flush();
-    }
-  }
-
-  private static void endSeries(JsonGenerator g) throws IOException {
-    g.writeEndArray();
-    g.writeEndObject();
-    g.writeRaw('\n');
-  }
-
   private static final char[] HEX = "0123456789abcdef".toCharArray();
 
-  /** {@code bits} as 16 lower-case hex digits into {@code into[2..17]} ({@code "0x%016x"}). */
-  private static void hex(long bits, char[] into) {
-    for (int i = 17; i >= 2; i--) {
-      into[i] = HEX[(int) bits & 0xf];
-      bits >>>= 4;
+  /**
+   * {@code read --json}: JSON Lines written with Jackson's streaming generator, one object per
+   * series, {@code {"labels":{...},"samples":[...]}}, each sample field by field as {@link
+   * #toJson(Message)} prints a {@link Sample}. {@link #flush()} does not close what is open: a
+   * series cut off by an error is an unfinished line, never a complete-looking object.
+   */
+  static final class JsonLinesOutput implements SamplesOutput {
+    private final JsonGenerator g;
+    private final char[] bits = {'0', 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    private List<Label> current;
+
+    JsonLinesOutput(Writer out) throws IOException {
+      g = JSON.getFactory().createGenerator(out);
+      g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+      g.disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT);
+      g.setRootValueSeparator(null); // the newline after each object separates them
+    }
+
+    @Override
+    public void add(SeriesSamples s) throws IOException {
+      if (!s.getLabelsList().equals(current)) {
+        end();
+        current = s.getLabelsList();
+        g.writeStartObject();
+        g.writeFieldName(LABELS);
+        g.writeStartObject();
+        for (Label l : current) {
+          g.writeStringField(l.getName(), l.getValue());
+        }
+        g.writeEndObject();
+        g.writeFieldName(SAMPLES);
+        g.writeStartArray();
+      }
+      for (Sample sample : s.getSamplesList()) {
+        g.writeStartObject();
+        g.writeFieldName(TIMESTAMP_MS);
+        g.writeNumber(sample.getTimestampMs());
+        g.writeFieldName(VALUE_BITS);
+        long b = sample.getValueBits();
+        for (int i = 17; i >= 2; i--, b >>>= 4) {
+          bits[i] = HEX[(int) b & 0xf]; // "0x%016x"
+        }
+        g.writeString(bits, 0, bits.length);
+        g.writeFieldName(VALUE);
+        double v = sample.getValue();
+        if (Double.isFinite(v)) {
+          g.writeNumber(v);
+        } else {
+          g.writeString(Double.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+        }
+        g.writeFieldName(STALE);
+        g.writeBoolean(sample.getStale());
+        g.writeEndObject();
+      }
+    }
+
+    @Override
+    public void end() throws IOException {
+      if (current != null) {
+        g.writeEndArray();
+        g.writeEndObject();
+        g.writeRaw('\n');
+        current = null;
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      g.flush();
     }
   }
 

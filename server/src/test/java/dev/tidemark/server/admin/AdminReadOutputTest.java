@@ -10,8 +10,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.tidemark.admin.v1.Label;
 import dev.tidemark.admin.v1.Sample;
 import dev.tidemark.admin.v1.SeriesSamples;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.Writer;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -42,6 +44,27 @@ class AdminReadOutputTest {
 
   static SeriesSamples message(List<Label> labels, List<Sample> samples) {
     return SeriesSamples.newBuilder().addAllLabels(labels).addAllSamples(samples).build();
+  }
+
+  /** Feeds the messages to the command's JSON Lines output as ReadCmd does. */
+  static void writeJson(Iterator<SeriesSamples> messages, Writer out) throws IOException {
+    write(messages, new AdminCommand.JsonLinesOutput(out));
+  }
+
+  static void writeTable(Iterator<SeriesSamples> messages, PrintWriter out) throws IOException {
+    write(messages, new AdminCommand.TableOutput(out));
+  }
+
+  static void write(Iterator<SeriesSamples> messages, AdminCommand.SamplesOutput output)
+      throws IOException {
+    try {
+      while (messages.hasNext()) {
+        output.add(messages.next());
+      }
+      output.end();
+    } finally {
+      output.flush();
+    }
   }
 
   /** A series as the command's JSON tree had it before it streamed: labels, then the samples. */
@@ -86,7 +109,7 @@ class AdminReadOutputTest {
             message(up, first.subList(5, first.size())),
             message(down, second));
     StringWriter out = new StringWriter();
-    AdminCommand.writeJsonLines(msgs.iterator(), out);
+    writeJson(msgs.iterator(), out);
 
     String text = out.toString();
     assertThat(text).endsWith("\n");
@@ -137,10 +160,10 @@ class AdminReadOutputTest {
   @Test
   void noSeriesNoOutput() throws Exception {
     StringWriter json = new StringWriter();
-    AdminCommand.writeJsonLines(List.<SeriesSamples>of().iterator(), json);
+    writeJson(List.<SeriesSamples>of().iterator(), json);
     assertThat(json.toString()).isEmpty();
     StringWriter table = new StringWriter();
-    AdminCommand.writeTable(List.<SeriesSamples>of().iterator(), new PrintWriter(table));
+    writeTable(List.<SeriesSamples>of().iterator(), new PrintWriter(table));
     assertThat(table.toString()).isEmpty();
   }
 
@@ -185,7 +208,7 @@ class AdminReadOutputTest {
             return m;
           }
         };
-    AdminCommand.writeJsonLines(lazy, out);
+    writeJson(lazy, out);
 
     for (int k = 0; k < n; k++) {
       assertThat(linesSeen[k]).as("lines written before series %d was read", k).isLessThan(k + 1);
@@ -233,8 +256,7 @@ class AdminReadOutputTest {
           }
         };
     StringWriter out = new StringWriter();
-    assertThatThrownBy(() -> AdminCommand.writeJsonLines(failing, out))
-        .hasMessage("the call broke");
+    assertThatThrownBy(() -> writeJson(failing, out)).hasMessage("the call broke");
     List<String> lines = out.toString().lines().toList();
     assertThat(lines).hasSize(2);
     assertThat(lines.get(0)).startsWith("{\"labels\":{\"__name__\":\"a\"}").endsWith("]}");
@@ -244,7 +266,7 @@ class AdminReadOutputTest {
   }
 
   @Test
-  void tableOneBlockPerSeries() {
+  void tableOneBlockPerSeries() throws Exception {
     List<Label> up = labels("__name__", "up", "job", "a");
     List<SeriesSamples> msgs =
         List.of(
@@ -252,7 +274,7 @@ class AdminReadOutputTest {
             message(up, List.of(sample(1000, STALE_BITS), sample(2000, 0x7ff8000000000123L))),
             message(labels("__name__", "x"), List.of(sample(3000, 0xfff0000000000000L))));
     StringWriter out = new StringWriter();
-    AdminCommand.writeTable(msgs.iterator(), new PrintWriter(out));
+    writeTable(msgs.iterator(), new PrintWriter(out));
     assertThat(out.toString().lines())
         .containsExactly(
             "up{job=\"a\"}",
