@@ -427,10 +427,11 @@ class AdminIT {
             TOKEN,
             "--json");
     assertThat(read.code()).as("%s", read).isZero();
-    JsonNode series = JSON.readTree(read.out()).get("series");
+    List<String> series = read.out().lines().toList(); // JSON Lines: one object per series
     assertThat(series).hasSize(1);
-    assertThat(series.get(0).get("labels").get("room").asText()).isEqualTo("a");
-    JsonNode samples = series.get(0).get("samples");
+    JsonNode first = JSON.readTree(series.get(0));
+    assertThat(first.get("labels").get("room").asText()).isEqualTo("a");
+    JsonNode samples = first.get("samples");
     assertThat(samples).hasSize(POINTS);
     for (int k = 0; k < POINTS; k++) {
       assertThat(samples.get(k).get("timestamp_ms").asLong()).isEqualTo(base + k * STEP);

@@ -2,10 +2,17 @@ package dev.tidemark.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -108,6 +115,87 @@ class AdminCommandTest {
     assertThat(none.out()).isEmpty();
     Run status = run("admin", "status", "--address", address, "--token", "tok");
     assertThat(status.out()).contains("head series       1", "BUCKET", "SERIES");
+  }
+
+  /**
+   * {@code read --json} end to end through the gRPC stream: one line per series, in label order; a
+   * series longer than a message (the server splits at 10000 samples) is one line; values, NaN
+   * bits, stale flags and labels as written.
+   */
+  @Test
+  void readJsonIsOneLinePerSeries() throws Exception {
+    long t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
+    int many = 3000;
+    int longSeries = 25_000;
+    MetricMetadata meta = MetricMetadata.UNKNOWN;
+    SampleBatch batch = new SampleBatch();
+    for (int k = 0; k < many; k++) {
+      Labels l = Labels.of("__name__", "m", "k", String.format(Locale.ROOT, "%05d", k));
+      batch.addPoint(l, meta, t0, k + 0.25);
+      if (k % 7 == 0) {
+        batch.addStaleMarker(l, meta, t0 + 1000).endPoint();
+      } else {
+        batch.addPoint(l, meta, t0 + 1000, Double.longBitsToDouble(0x7ff8000000000000L | k));
+      }
+    }
+    Labels lng = Labels.of("__name__", "n", "job", "long \"one\"");
+    for (int i = 0; i < longSeries; i++) {
+      batch.addPoint(lng, meta, t0 + i, i * 1.5);
+    }
+    server.engine().append(batch);
+
+    Run read =
+        run(
+            "admin",
+            "read",
+            "{__name__=~\"m|n\"}",
+            "--json",
+            "--address",
+            address,
+            "--token",
+            "tok");
+    assertThat(read.code()).as("%s", read.err()).isZero();
+    assertThat(read.out()).endsWith("\n");
+    List<String> lines = read.out().lines().toList();
+    assertThat(lines).hasSize(many + 1);
+    ObjectMapper json = new ObjectMapper();
+    for (int k = 0; k < many; k++) {
+      JsonNode series = json.readTree(lines.get(k));
+      assertThat(series.get("labels").size()).isEqualTo(2);
+      assertThat(series.get("labels").get("__name__").asText()).isEqualTo("m");
+      assertThat(series.get("labels").get("k").asText())
+          .isEqualTo(String.format(Locale.ROOT, "%05d", k));
+      JsonNode samples = series.get("samples");
+      assertThat(samples).hasSize(2);
+      assertThat(samples.get(0).get("timestamp_ms").asLong()).isEqualTo(t0);
+      assertThat(samples.get(0).get("value").asDouble()).isEqualTo(k + 0.25);
+      assertThat(bits(samples.get(0))).isEqualTo(Double.doubleToRawLongBits(k + 0.25));
+      assertThat(samples.get(0).get("stale").asBoolean()).isFalse();
+      assertThat(samples.get(1).get("timestamp_ms").asLong()).isEqualTo(t0 + 1000);
+      assertThat(samples.get(1).get("value").asText()).isEqualTo("NaN");
+      assertThat(bits(samples.get(1)))
+          .isEqualTo(k % 7 == 0 ? 0x7ff0000000000002L : 0x7ff8000000000000L | k);
+      assertThat(samples.get(1).get("stale").asBoolean()).isEqualTo(k % 7 == 0);
+    }
+    JsonNode last = json.readTree(lines.get(many));
+    assertThat(last.get("labels").get("job").asText()).isEqualTo("long \"one\"");
+    JsonNode samples = last.get("samples");
+    assertThat(samples).hasSize(longSeries);
+    for (int i = 0; i < longSeries; i++) {
+      assertThat(samples.get(i).get("timestamp_ms").asLong()).isEqualTo(t0 + i);
+      assertThat(bits(samples.get(i))).isEqualTo(Double.doubleToRawLongBits(i * 1.5));
+    }
+
+    Run none =
+        run("admin", "read", "m", "--end", "-1h", "--json", "--address", address, "--token", "tok");
+    assertThat(none.code()).isZero();
+    assertThat(none.out()).isEmpty();
+  }
+
+  static long bits(JsonNode sample) {
+    String hex = sample.get("value_bits").asText();
+    assertThat(hex).startsWith("0x").hasSize(18);
+    return Long.parseUnsignedLong(hex.substring(2), 16);
   }
 
   @Test

@@ -1,5 +1,7 @@
 package dev.tidemark.server.admin;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -47,15 +49,20 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -67,7 +74,8 @@ import picocli.CommandLine.Spec;
  * {@code tidemark admin COMMAND}: a client of the admin gRPC API ({@code admin.proto}), one
  * subcommand per RPC. Output is a human-readable table, or JSON with {@code --json} (proto field
  * names; 64-bit integers as numbers; raw value bits as {@code "0x..."} strings; NaN and infinities
- * as strings; labels as objects).
+ * as strings; labels as objects). {@code read} streams: its table and its JSON, JSON Lines with one
+ * object per series, are written as the server's messages arrive.
  *
  * <p>Exit codes: {@value #EXIT_OK} success; {@value #EXIT_RPC} the server refused or failed the
  * call, or cannot be reached; {@value #EXIT_USAGE} a bad command line (unknown option, unparsable
@@ -468,9 +476,12 @@ public final class AdminCommand implements Callable<Integer> {
       name = "read",
       usageHelpWidth = 100,
       description = {
-        "Raw samples of the matching series, value bits exact.",
+        "Raw samples of the matching series, value bits exact, printed as the server sends them.",
         "Prints time, milliseconds and value per sample; staleness markers show as 'stale', other",
-        "NaNs with their bits. --json gives value_bits as \"0x...\" and a stale flag."
+        "NaNs with their bits. --json prints JSON Lines: one object per series and line,",
+        "{\"labels\":{...},\"samples\":[{\"timestamp_ms\":...,\"value_bits\":\"0x...\",\"value\":...,",
+        "\"stale\":false},...]} (non-finite values as \"NaN\", \"+Inf\", \"-Inf\"); nothing for no series.",
+        "If the call fails midway, the series printed so far stand and the last line may be cut off."
       })
   static final class ReadCmd extends Selecting {
     @Parameters(arity = "0..1", paramLabel = "SELECTOR", description = "e.g. 'up{job=\"a\"}'")
@@ -484,51 +495,190 @@ public final class AdminCommand implements Callable<Integer> {
 
     @Override
     void run(AdminServiceGrpc.AdminServiceBlockingStub stub) throws Exception {
-      Iterator<SeriesSamples> it =
-          stub.readSamples(
-              ReadSamplesRequest.newBuilder()
-                  .setSelection(selection(selector))
-                  .setLimit(limit)
-                  .build());
-      ArrayNode all = JSON.createArrayNode();
-      List<Label> current = null;
-      ArrayNode currentSamples = null;
-      while (it.hasNext()) {
-        SeriesSamples s = it.next();
-        boolean same = s.getLabelsList().equals(current);
-        if (json) {
-          if (!same) {
-            ObjectNode series = all.addObject();
-            series.set("labels", labelsJson(s.getLabelsList()));
-            currentSamples = series.putArray("samples");
-          }
-          for (Sample sample : s.getSamplesList()) {
-            currentSamples.add(toJson(sample));
-          }
-        } else {
-          if (!same) {
-            if (current != null) {
-              out.println();
-            }
-            out.println(formatLabels(s.getLabelsList()));
-          }
-          for (Sample sample : s.getSamplesList()) {
-            out.println(
-                "  "
-                    + TimeArgs.format(sample.getTimestampMs())
-                    + "  "
-                    + sample.getTimestampMs()
-                    + "  "
-                    + formatValue(sample));
-          }
+      ReadSamplesRequest request =
+          ReadSamplesRequest.newBuilder().setSelection(selection(selector)).setLimit(limit).build();
+      SamplesOutput output = json ? new JsonLinesOutput(out) : new TableOutput(out);
+      // The messages are written on the transport thread as they arrive, each asking for the next
+      // one from there (gRPC's automatic flow control): no hand-over to this thread per message
+      // (a blocking stub's iterator wakes it and the transport for every message), and never more
+      // than one message held. This thread waits for the end.
+      CompletableFuture<Void> done = new CompletableFuture<>();
+      AdminServiceGrpc.newStub(stub.getChannel()) // the channel with the token's interceptor
+          .withDeadline(stub.getCallOptions().getDeadline())
+          .withExecutor(Runnable::run)
+          .readSamples(
+              request,
+              new StreamObserver<>() {
+                @Override
+                public void onNext(SeriesSamples s) {
+                  try {
+                    output.add(s);
+                  } catch (IOException e) {
+                    throw new UncheckedIOException(e); // gRPC cancels the call
+                  }
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                  done.completeExceptionally(t);
+                }
+
+                @Override
+                public void onCompleted() {
+                  done.complete(null);
+                }
+              });
+      try {
+        done.get();
+        output.end();
+      } catch (ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException r) {
+          throw r; // a StatusRuntimeException, which Base maps to an exit code
+        }
+        throw e;
+      } finally {
+        output.flush();
+      }
+    }
+  }
+
+  /**
+   * {@code read}'s output, fed the {@link SeriesSamples} messages as they arrive (the consecutive
+   * messages of one series, which the server splits after 10000 samples, make one series); holds no
+   * more than the current series' labels.
+   */
+  interface SamplesOutput {
+    /** Writes the message's samples, after the series' start if the labels are new. */
+    void add(SeriesSamples s) throws IOException;
+
+    /** Ends the last series: the answer is complete. */
+    void end() throws IOException;
+
+    /** Passes what is buffered on, also after an error (an unfinished series stays unfinished). */
+    void flush() throws IOException;
+  }
+
+  /**
+   * {@code read}'s table: a series' labels, then one line per sample (time, milliseconds, value), a
+   * blank line between series. Flushed at the end, not per line (picocli's standard out flushes on
+   * every println: a write to the terminal or pipe per sample).
+   */
+  static final class TableOutput implements SamplesOutput {
+    private final PrintWriter w;
+    private final StringBuilder line = new StringBuilder(80);
+    private List<Label> current;
+
+    TableOutput(PrintWriter out) {
+      this.w = new PrintWriter(out, false); // its println does not flush out
+    }
+
+    @Override
+    public void add(SeriesSamples s) {
+      if (!s.getLabelsList().equals(current)) {
+        if (current != null) {
+          w.println();
         }
         current = s.getLabelsList();
+        w.println(formatLabels(current));
       }
-      if (json) {
-        ObjectNode root = JSON.createObjectNode();
-        root.set("series", all);
-        printJson(root);
+      for (Sample sample : s.getSamplesList()) {
+        line.setLength(0);
+        line.append("  ")
+            .append(TimeArgs.format(sample.getTimestampMs()))
+            .append("  ")
+            .append(sample.getTimestampMs())
+            .append("  ")
+            .append(formatValue(sample));
+        w.println(line);
       }
+    }
+
+    @Override
+    public void end() {}
+
+    @Override
+    public void flush() {
+      w.flush();
+    }
+  }
+
+  private static final SerializedString LABELS = new SerializedString("labels");
+  private static final SerializedString SAMPLES = new SerializedString("samples");
+  private static final SerializedString TIMESTAMP_MS = new SerializedString("timestamp_ms");
+  private static final SerializedString VALUE_BITS = new SerializedString("value_bits");
+  private static final SerializedString VALUE = new SerializedString("value");
+  private static final SerializedString STALE = new SerializedString("stale");
+  private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+  /**
+   * {@code read --json}: JSON Lines written with Jackson's streaming generator, one object per
+   * series, {@code {"labels":{...},"samples":[...]}}, each sample field by field as {@link
+   * #toJson(Message)} prints a {@link Sample}. {@link #flush()} does not close what is open: a
+   * series cut off by an error is an unfinished line, never a complete-looking object.
+   */
+  static final class JsonLinesOutput implements SamplesOutput {
+    private final JsonGenerator g;
+    private final char[] bits = {'0', 'x', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    private List<Label> current;
+
+    JsonLinesOutput(Writer out) throws IOException {
+      g = JSON.getFactory().createGenerator(out);
+      g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+      g.disable(JsonGenerator.Feature.AUTO_CLOSE_JSON_CONTENT);
+      g.setRootValueSeparator(null); // the newline after each object separates them
+    }
+
+    @Override
+    public void add(SeriesSamples s) throws IOException {
+      if (!s.getLabelsList().equals(current)) {
+        end();
+        current = s.getLabelsList();
+        g.writeStartObject();
+        g.writeFieldName(LABELS);
+        g.writeStartObject();
+        for (Label l : current) {
+          g.writeStringField(l.getName(), l.getValue());
+        }
+        g.writeEndObject();
+        g.writeFieldName(SAMPLES);
+        g.writeStartArray();
+      }
+      for (Sample sample : s.getSamplesList()) {
+        g.writeStartObject();
+        g.writeFieldName(TIMESTAMP_MS);
+        g.writeNumber(sample.getTimestampMs());
+        g.writeFieldName(VALUE_BITS);
+        long b = sample.getValueBits();
+        for (int i = 17; i >= 2; i--, b >>>= 4) {
+          bits[i] = HEX[(int) b & 0xf]; // "0x%016x"
+        }
+        g.writeString(bits, 0, bits.length);
+        g.writeFieldName(VALUE);
+        double v = sample.getValue();
+        if (Double.isFinite(v)) {
+          g.writeNumber(v);
+        } else {
+          g.writeString(Double.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf");
+        }
+        g.writeFieldName(STALE);
+        g.writeBoolean(sample.getStale());
+        g.writeEndObject();
+      }
+    }
+
+    @Override
+    public void end() throws IOException {
+      if (current != null) {
+        g.writeEndArray();
+        g.writeEndObject();
+        g.writeRaw('\n');
+        current = null;
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      g.flush();
     }
   }
 

@@ -69,8 +69,9 @@ import java.util.function.Supplier;
  * {@code tidemark verify}); anything else → {@code INTERNAL} (logged). No answer names a Java
  * class. Every message names the problem.
  *
- * <p>{@code ReadSamples} honours the client's flow control: it waits while the transport is not
- * ready instead of buffering the whole answer. Thread-safe (the engine is).
+ * <p>{@code ReadSamples} honours the client's flow control: it sends while the transport is ready
+ * and goes on when gRPC says it is ready again, instead of buffering the whole answer or holding a
+ * thread while it waits. Thread-safe (the engine is).
  */
 public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBase {
 
@@ -237,19 +238,6 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
   public void readSamples(ReadSamplesRequest request, StreamObserver<SeriesSamples> plainOut) {
     ServerCallStreamObserver<SeriesSamples> out =
         (ServerCallStreamObserver<SeriesSamples>) plainOut;
-    Object ready = new Object();
-    out.setOnReadyHandler(
-        () -> {
-          synchronized (ready) {
-            ready.notifyAll();
-          }
-        });
-    out.setOnCancelHandler(
-        () -> {
-          synchronized (ready) {
-            ready.notifyAll();
-          }
-        });
     SeriesSet selected;
     int limit;
     try {
@@ -260,57 +248,94 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
       out.onError(status(e));
       return;
     }
-    try {
-      for (int n = 0; (limit == 0 || n < limit) && selected.next(); n++) {
-        Series s = selected.at();
-        List<Label> labels = labels(s.labels());
+    SamplesStream stream = new SamplesStream(out, selected, limit);
+    // gRPC runs this (on the call's serialized executor) once this method has returned and every
+    // time the transport has room again; a cancelled call gets no more messages.
+    out.setOnReadyHandler(stream::send);
+    out.setOnCancelHandler(() -> {});
+  }
+
+  /**
+   * One {@code ReadSamples} answer, sent as the client's flow control allows: {@link #send()} sends
+   * messages while the transport is ready and returns when it is not, to go on at the next onReady
+   * callback. No thread waits for the client meanwhile: the onReady callback runs on the call's
+   * serialized executor, so a handler waiting there for it would only be woken by a timeout. The
+   * callbacks run one at a time; the walk of the series set carries over from one to the next.
+   */
+  private static final class SamplesStream {
+    private final ServerCallStreamObserver<SeriesSamples> out;
+    private final SeriesSet selected;
+    private final int limit;
+    private int series;
+    private List<Label> labels;
+    private SampleIterator samples; // the current series' samples, null between series
+    private boolean done;
+
+    SamplesStream(ServerCallStreamObserver<SeriesSamples> out, SeriesSet selected, int limit) {
+      this.out = out;
+      this.selected = selected;
+      this.limit = limit;
+    }
+
+    void send() {
+      if (done) {
+        return;
+      }
+      try {
+        while (out.isReady()) {
+          if (out.isCancelled()) {
+            done = true;
+            return;
+          }
+          SeriesSamples msg = next();
+          if (msg == null) {
+            done = true;
+            out.onCompleted();
+            return;
+          }
+          out.onNext(msg);
+        }
+      } catch (RuntimeException e) {
+        done = true;
+        if (!out.isCancelled()) {
+          out.onError(status(e));
+        }
+      }
+    }
+
+    /**
+     * The next message: up to {@link #SAMPLES_PER_MESSAGE} samples of the current series, or of the
+     * next one with samples; null at the end (or at the limit).
+     */
+    private SeriesSamples next() {
+      while (true) {
+        if (samples == null) {
+          if ((limit != 0 && series >= limit) || !selected.next()) {
+            return null;
+          }
+          series++;
+          Series s = selected.at();
+          labels = labels(s.labels());
+          samples = s.iterator();
+        }
         SeriesSamples.Builder msg = SeriesSamples.newBuilder().addAllLabels(labels);
-        SampleIterator it = s.iterator();
-        while (it.next()) {
-          long bits = it.valueBits();
+        while (msg.getSamplesCount() < SAMPLES_PER_MESSAGE && samples.next()) {
+          long bits = samples.valueBits();
           msg.addSamples(
               Sample.newBuilder()
-                  .setTimestampMs(it.timestampMillis())
+                  .setTimestampMs(samples.timestampMillis())
                   .setValueBits(bits)
                   .setValue(Double.longBitsToDouble(bits))
                   .setStale(bits == SampleBatch.STALE_NAN_BITS));
-          if (msg.getSamplesCount() == SAMPLES_PER_MESSAGE) {
-            if (!send(out, ready, msg.build())) {
-              return;
-            }
-            msg = SeriesSamples.newBuilder().addAllLabels(labels);
-          }
         }
-        if (msg.getSamplesCount() > 0 && !send(out, ready, msg.build())) {
-          return;
+        if (msg.getSamplesCount() < SAMPLES_PER_MESSAGE) {
+          samples = null; // the series is done
         }
-      }
-      out.onCompleted();
-    } catch (RuntimeException e) {
-      if (!out.isCancelled()) {
-        out.onError(status(e));
-      }
-    }
-  }
-
-  /** Waits until the transport is ready, then sends; false if the client cancelled. */
-  private static boolean send(
-      ServerCallStreamObserver<SeriesSamples> out, Object ready, SeriesSamples msg) {
-    synchronized (ready) {
-      while (!out.isReady() && !out.isCancelled()) {
-        try {
-          ready.wait(1000); // woken by the onReady/onCancel handlers; the timeout is a safety net
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          return false;
+        if (msg.getSamplesCount() > 0) {
+          return msg.build();
         }
       }
     }
-    if (out.isCancelled()) {
-      return false;
-    }
-    out.onNext(msg);
-    return true;
   }
 
   // ---- deletion and maintenance ----

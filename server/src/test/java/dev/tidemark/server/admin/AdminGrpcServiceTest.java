@@ -22,6 +22,10 @@ import dev.tidemark.server.TidemarkServer;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ClientInterceptors;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -35,6 +39,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
@@ -115,6 +121,92 @@ class AdminGrpcServiceTest {
     assertThat(samples)
         .extracting(Sample::getTimestampMs)
         .containsExactly(t0, t0 + 1000, t0 + 2000);
+  }
+
+  /**
+   * ReadSamples answers that the clients do not read yet hold no thread: more of them than the
+   * admin pool has threads leave room for another call, and each goes on, to the last sample and in
+   * order, once its client reads again (gRPC's onReady, not a timeout).
+   */
+  @Test
+  void unreadAnswersHoldNoThreadAndGoOnWhenRead() throws Exception {
+    int n = 200_000; // 20 messages of about 300 KB: more than the transport's window
+    SampleBatch batch = new SampleBatch();
+    Labels big = Labels.of("__name__", "big");
+    for (int i = 0; i < n; i++) {
+      batch.addPoint(big, MetricMetadata.UNKNOWN, t0 + i, i);
+    }
+    server.engine().append(batch);
+
+    Metadata md = new Metadata();
+    md.put(AdminAuthInterceptor.AUTHORIZATION, "Bearer " + TOKEN);
+    Channel authed =
+        ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(md));
+    int calls = AdminServer.THREADS + 2;
+    List<ClientCall<ReadSamplesRequest, SeriesSamples>> started = new ArrayList<>();
+    List<CountDownLatch> firstMessage = new ArrayList<>();
+    List<CompletableFuture<Status>> closed = new ArrayList<>();
+    List<List<Long>> timestamps = new ArrayList<>();
+    for (int c = 0; c < calls; c++) {
+      ClientCall<ReadSamplesRequest, SeriesSamples> call =
+          authed.newCall(
+              AdminServiceGrpc.getReadSamplesMethod(),
+              CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS));
+      CountDownLatch first = new CountDownLatch(1);
+      CompletableFuture<Status> done = new CompletableFuture<>();
+      List<Long> seen = new ArrayList<>();
+      call.start(
+          new ClientCall.Listener<>() {
+            @Override
+            public void onMessage(SeriesSamples m) {
+              m.getSamplesList().forEach(x -> seen.add(x.getTimestampMs()));
+              first.countDown();
+            }
+
+            @Override
+            public void onClose(Status status, Metadata trailers) {
+              done.complete(status);
+            }
+          },
+          new Metadata());
+      call.sendMessage(ReadSamplesRequest.newBuilder().setSelection(sel("big")).build());
+      call.halfClose();
+      call.request(1); // one message, then the client reads no more for now
+      started.add(call);
+      firstMessage.add(first);
+      closed.add(done);
+      timestamps.add(seen);
+    }
+    for (int c = 0; c < calls; c++) {
+      assertThat(firstMessage.get(c).await(30, TimeUnit.SECONDS))
+          .as("call %d of %d has its first message (the others hold no thread)", c + 1, calls)
+          .isTrue();
+    }
+    Thread.sleep(300); // the server fills the windows and finds the transports not ready
+
+    assertThat(
+            withToken(TOKEN)
+                .withDeadlineAfter(5, TimeUnit.SECONDS)
+                .getStatus(GetStatusRequest.getDefaultInstance())
+                .getHeadSeries())
+        .as("a call beside %d unread answers", calls)
+        .isEqualTo(3);
+    for (CompletableFuture<Status> done : closed) {
+      assertThat(done).as("nothing ends while unread").isNotDone();
+    }
+
+    long start = System.nanoTime();
+    started.forEach(call -> call.request(Integer.MAX_VALUE));
+    for (int c = 0; c < calls; c++) {
+      assertThat(closed.get(c).get(30, TimeUnit.SECONDS).getCode()).isEqualTo(Status.Code.OK);
+      List<Long> seen = timestamps.get(c);
+      assertThat(seen).hasSize(n);
+      for (int i = 0; i < n; i++) {
+        assertThat(seen.get(i)).isEqualTo(t0 + i);
+      }
+    }
+    // Waiting for a timeout instead of onReady took about a second per pause (minutes here).
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(20));
   }
 
   @Test
