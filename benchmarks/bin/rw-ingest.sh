@@ -238,7 +238,7 @@ measure() {
 
 log "run folder $dir, dataset start_ms=$start_ms ($(date -u -d @$((start_ms / 1000)) +%FT%TZ)), systems $systems, rounds $rounds, load $(load)"
 log "tidemark: $(java -jar "$dir/tidemark.jar" --version 2>/dev/null | head -1 || true), JVM options: $server_opts ${SERVER_ARGS:-}$([[ $jfr == 1 ]] && echo ' + JFR settings=profile')"
-log "peers: $(prometheus --version 2>&1 | head -1); $(victoria-metrics -version 2>&1 | head -1)"
+log "peers: $(dpkg-query -W -f '${Package} ${Version}, ' prometheus victoria-metrics 2>/dev/null || true)"
 for r in $(seq 1 "$rounds"); do
   if (( r % 2 == 1 )); then order="tm-rw tm-otlp prom-rw vm-rw"; else order="tm-otlp tm-rw vm-rw prom-rw"; fi
   for s in $order; do
