@@ -11,8 +11,13 @@ snappy) and prints, as shares of the samples counted:
   - inclusive time by method (samples whose stack contains the method at least once);
   - inclusive time by area (--area NAME=PREFIX, repeatable; a sample counts for an area when any
     frame starts with PREFIX; default areas: Tidemark's packages and the libraries on the ingest path);
-  - samples by thread name (digits folded to N).
---filter SUBSTR keeps only the samples with a frame containing SUBSTR (e.g. RemoteWriteHandler).
+  - by the innermost frame of a given package (--own, default dev.tidemark.): the Tidemark method
+    whose own code or library calls (HashMap, Arrays, ...) the sample was in;
+  - samples by thread name (digits folded to N);
+  - with --callers METHOD: the call chains (innermost --depth frames) of the samples whose top
+    frame is METHOD (repeatable).
+--filter SUBSTR keeps only the samples with a frame whose method name (class.method, without the
+argument types) contains SUBSTR (e.g. RemoteWriteIngestor.resolve).
 --window FROM,TO keeps the samples between two times of day (HH:MM:SS[.mmm], the recording's clock,
 UTC here); --run takes them from a rw-ingest.sh result file (send_start_utc, send_end_utc: the
 sending phase). Native samples of threads waiting (epoll, accept, poll, park, process wait) are
@@ -87,6 +92,9 @@ def main():
     ap.add_argument("--native", action="store_true")
     ap.add_argument("--window")
     ap.add_argument("--run")
+    ap.add_argument("--own", default="dev.tidemark.")
+    ap.add_argument("--callers", action="append", default=[])
+    ap.add_argument("--depth", type=int, default=5)
     a = ap.parse_args()
     areas = [tuple(x.split("=", 1)) for x in a.area] or DEFAULT_AREAS
     window = None
@@ -102,7 +110,7 @@ def main():
     evs = [e for e in evs if not (e["kind"] == "jdk.NativeMethodSample" and e["frames"][0].startswith(IDLE_TOP))]
     total_all = len(evs)
     if a.filter:
-        evs = [e for e in evs if any(a.filter in f for f in e["frames"])]
+        evs = [e for e in evs if any(a.filter in f.split("(", 1)[0] for f in e["frames"])]
     n = len(evs)
     if n == 0:
         print("no samples"); return
@@ -131,6 +139,20 @@ def main():
     for name, prefix in areas:
         c = sum(1 for e in evs if any(f.startswith(prefix) for f in e["frames"]))
         print(f"{pct(c)}  {c:6d}  {name}")
+    own = collections.Counter()
+    for e in evs:
+        m = next((method(f) for f in e["frames"] if f.startswith(a.own)), "(no " + a.own + " frame)")
+        own[m] += 1
+    print(f"\n## by innermost {a.own} frame (its own code and the library code it called), {a.top} first")
+    for m, c in own.most_common(a.top):
+        print(f"{pct(c)}  {c:6d}  {m}")
+    for target in a.callers:
+        chains = collections.Counter(" <- ".join(method(f).rsplit(".", 2)[-2] + "." + method(f).rsplit(".", 1)[-1]
+                                                 for f in e["frames"][:a.depth])
+                                     for e in evs if method(e["frames"][0]) == target)
+        print(f"\n## call chains of {target} (top {a.depth} frames)")
+        for ch, c in chains.most_common(10):
+            print(f"{pct(c)}  {c:6d}  {ch}")
     th = collections.Counter(re.sub(r"\d+", "N", e["thread"]) for e in evs)
     print("\n## by thread")
     for t, c in th.most_common(12):
@@ -138,4 +160,7 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:   # | head
+        sys.exit(0)
