@@ -31,7 +31,8 @@
 #                        for a 1-minute load average below X (default 1.0,900); the load at the
 #                        start and end of every run is recorded beside its figures either way.
 #                        --wait-load 0 does not wait
-#   --jfr                record both Tidemark runs with JFR (settings=profile) from their start:
+#   --jfr                record both Tidemark runs with JFR (settings=profile, -XX:+DebugNonSafepoints)
+#                        from their start:
 #                        DIR/results/tm-rw-rN.jfr, tm-otlp-rN.jfr (figures then include JFR's cost;
 #                        compare them only with each other). benchmarks/bin/jfr-top.py FILE.jfr
 #                        --run DIR/results/tm-rw-rN.txt summarises the sending phase
@@ -158,7 +159,9 @@ start() {
     tm-*)
       tm_ports_free || return 1
       local opts="$server_opts"
-      [[ "$jfr" == 1 ]] && opts+=" -XX:StartFlightRecording=filename=$res/$sys-r$r.jfr,settings=profile"
+      # DebugNonSafepoints: without it JFR puts a sample of compiled code on the nearest safepoint's
+      # frame, which can be another method inlined into the same compiled code
+      [[ "$jfr" == 1 ]] && opts+=" -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints -XX:StartFlightRecording=filename=$res/$sys-r$r.jfr,settings=profile"
       # shellcheck disable=SC2086 # option lists
       java $opts -jar "$dir/tidemark.jar" --data-dir "$d" --otlp-grpc-port "$tm_grpc" \
         --otlp-http-port "$tm_otlp_http" --http-port "$tm_http" --admin-port "$tm_admin" \
@@ -237,7 +240,7 @@ measure() {
 }
 
 log "run folder $dir, dataset start_ms=$start_ms ($(date -u -d @$((start_ms / 1000)) +%FT%TZ)), systems $systems, rounds $rounds, load $(load)"
-log "tidemark: $(java -jar "$dir/tidemark.jar" --version 2>/dev/null | head -1 || true), JVM options: $server_opts ${SERVER_ARGS:-}$([[ $jfr == 1 ]] && echo ' + JFR settings=profile')"
+log "tidemark: $(java -jar "$dir/tidemark.jar" --version 2>/dev/null | head -1 || true), JVM options: $server_opts ${SERVER_ARGS:-}$([[ $jfr == 1 ]] && echo ' + JFR settings=profile, DebugNonSafepoints')"
 log "peers: $(dpkg-query -W -f '${Package} ${Version}, ' prometheus victoria-metrics 2>/dev/null || true)"
 for r in $(seq 1 "$rounds"); do
   if (( r % 2 == 1 )); then order="tm-rw tm-otlp prom-rw vm-rw"; else order="tm-otlp tm-rw vm-rw prom-rw"; fi
