@@ -400,7 +400,7 @@ public final class RemoteWriteIngestor {
                   + k.text(),
               d.histograms[s]);
         }
-        MetricMetadata meta = version == Version.V2 ? k.v2Meta(sc, d, s, this) : k.meta;
+        MetricMetadata meta = version == Version.V2 ? k.v2Meta(sc, d, s, this) : k.v1Meta(metadata);
         for (int i = d.sampleStart[s]; i < d.sampleEnd[s]; i++) {
           seriesOf[batch.size()] = s;
           if (d.bits[i] == SampleBatch.STALE_NAN_BITS) {
@@ -585,8 +585,14 @@ public final class RemoteWriteIngestor {
     final Labels labels;
     final String invalid;
 
-    /** 1.0: from the registry when first seen; 2.0: the last metadata seen (below). */
-    final MetricMetadata meta;
+    /**
+     * 1.0: from the registry (see {@link #v1Meta(MetadataRegistry)}); 2.0: the last metadata seen
+     * (below).
+     */
+    private volatile MetricMetadata meta;
+
+    /** 1.0: the registry's size when {@link #meta} was looked up while still unknown. */
+    private volatile int lookedUpAt;
 
     private volatile V2Meta v2;
     private String text;
@@ -596,6 +602,24 @@ public final class RemoteWriteIngestor {
       this.labels = labels;
       this.invalid = invalid;
       this.meta = meta;
+    }
+
+    /**
+     * 1.0: what to store with the series. Senders send metadata apart from samples (Prometheus
+     * every minute), so a series first seen before its family's metadata looks again whenever the
+     * registry has grown; once found, it stays.
+     */
+    MetricMetadata v1Meta(MetadataRegistry registry) {
+      MetricMetadata m = meta;
+      if (m == MetricMetadata.UNKNOWN) {
+        int size = registry.size();
+        if (size != lookedUpAt) {
+          m = v1Meta(labels.metricName(), registry);
+          meta = m;
+          lookedUpAt = size;
+        }
+      }
+      return m;
     }
 
     /** Decodes and validates a run (as Prometheus' {@code labels.IsValid} with UTF-8 names). */
@@ -643,7 +667,9 @@ public final class RemoteWriteIngestor {
         b.add(pairs.get(i), pairs.get(i + 1));
       }
       Labels labels = b.build();
-      return new Known(run, labels, null, v1Meta(labels.metricName(), registry));
+      Known k = new Known(run, labels, null, v1Meta(labels.metricName(), registry));
+      k.lookedUpAt = registry.size();
+      return k;
     }
 
     /** 1.0 series metadata: from the registry, by the family the name belongs to. */

@@ -154,6 +154,35 @@ class RemoteWriteHandlerTest {
   }
 
   @Test
+  void v1SeriesSentBeforeTheirMetadataStoreItFromTheNextBucketOn() throws Exception {
+    start();
+    long hour = 3_600_000;
+    long nextHour = (T0 / hour + 1) * hour;
+    List<String> labels = List.of("__name__", "jobs_done_total", "job", "a");
+    assertThat(post(V1, "snappy", body(series(labels, T0, 1))).statusCode()).isEqualTo(204);
+    // Prometheus sends metadata on its own, every minute.
+    WriteRequest md =
+        WriteRequest.newBuilder()
+            .addMetadata(
+                MetricMetadata.newBuilder()
+                    .setType(MetricMetadata.MetricType.COUNTER)
+                    .setMetricFamilyName("jobs_done_total")
+                    .setUnit("jobs"))
+            .build();
+    assertThat(post(V1, "snappy", Snappy.compress(md.toByteArray())).statusCode()).isEqualTo(204);
+    clock.set(nextHour + MIN);
+    assertThat(post(V1, "snappy", body(series(labels, nextHour + 1000, 2))).statusCode())
+        .isEqualTo(204);
+    List<LabelMatcher> m = List.of(LabelMatcher.equal("__name__", "jobs_done_total"));
+    Series first = engine.select(T0, T0, m).toList().get(0);
+    assertThat(first.metadata().type()).isEqualTo(MetricType.UNKNOWN);
+    Series next = engine.select(nextHour, nextHour + hour - 1, m).toList().get(0);
+    assertThat(next.metadata().type()).isEqualTo(MetricType.SUM);
+    assertThat(next.metadata().unit()).isEqualTo("jobs");
+    assertThat(next.metadata().monotonic()).isTrue();
+  }
+
+  @Test
   void aRequestWithoutContentTypeOrEncodingIsSnappy10() throws Exception {
     start();
     WriteRequest req =
