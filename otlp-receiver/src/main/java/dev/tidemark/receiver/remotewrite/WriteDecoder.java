@@ -103,6 +103,10 @@ final class WriteDecoder {
   // ---- scratch ----
 
   private final long[] v = new long[1];
+
+  /** Where the bytes of the field {@link #delimited} read start. */
+  private int at;
+
   private int[] refs = new int[64];
   private int[] seriesFrom = new int[64];
   private int[] seriesTo = new int[64];
@@ -119,15 +123,14 @@ final class WriteDecoder {
       int field = (int) (v[0] >>> 3);
       int wt = (int) (v[0] & 7);
       if (field == 1 || field == 3) {
-        expect(wt, LEN, field == 1 ? "WriteRequest.timeseries" : "WriteRequest.metadata");
-        p = length(p, end);
-        int l = (int) v[0];
+        int to =
+            delimited(wt, p, end, field == 1 ? "WriteRequest.timeseries" : "WriteRequest.metadata");
         if (field == 1) {
-          timeSeriesV1(p, p + l);
+          timeSeriesV1(at, to);
         } else {
-          metadataV1(p, p + l);
+          metadataV1(at, to);
         }
-        p += l;
+        p = to;
       } else {
         p = skip(p, end, wt, field);
       }
@@ -142,24 +145,18 @@ final class WriteDecoder {
       int wt = (int) (v[0] & 7);
       switch (field) {
         case 1 -> {
-          expect(wt, LEN, "TimeSeries.labels");
-          p = length(p, end);
-          int l = (int) v[0];
-          labelV1(p, p + l);
+          int to = delimited(wt, p, end, "TimeSeries.labels");
+          labelV1(at, to);
           labelCount[s]++;
-          p += l;
+          p = to;
         }
         case 2 -> {
-          expect(wt, LEN, "TimeSeries.samples");
-          p = length(p, end);
-          int l = (int) v[0];
-          sample(p, p + l);
-          p += l;
+          int to = delimited(wt, p, end, "TimeSeries.samples");
+          sample(at, to);
+          p = to;
         }
         case 3, 4 -> {
-          expect(wt, LEN, field == 3 ? "TimeSeries.exemplars" : "TimeSeries.histograms");
-          p = length(p, end);
-          p += (int) v[0];
+          p = delimited(wt, p, end, field == 3 ? "TimeSeries.exemplars" : "TimeSeries.histograms");
           if (field == 3) {
             exemplars[s]++;
           } else {
@@ -183,16 +180,14 @@ final class WriteDecoder {
       int field = (int) (v[0] >>> 3);
       int wt = (int) (v[0] & 7);
       if (field == 1 || field == 2) {
-        expect(wt, LEN, field == 1 ? "Label.name" : "Label.value");
-        p = length(p, end);
+        p = delimited(wt, p, end, field == 1 ? "Label.name" : "Label.value");
         if (field == 1) {
-          nameAt = p;
-          nameLen = (int) v[0];
+          nameAt = at;
+          nameLen = p - at;
         } else {
-          valueAt = p;
-          valueLen = (int) v[0];
+          valueAt = at;
+          valueLen = p - at;
         }
-        p += (int) v[0];
       } else {
         p = skip(p, end, wt, field);
       }
@@ -219,12 +214,10 @@ final class WriteDecoder {
           mdType[m] = (int) v[0];
         }
         case 2, 4, 5 -> {
-          expect(wt, LEN, "MetricMetadata field " + field);
-          p = length(p, end);
+          p = delimited(wt, p, end, "MetricMetadata field " + field);
           int slot = m * 6 + (field == 2 ? 0 : field == 4 ? 2 : 4);
-          mdRanges[slot] = p;
-          mdRanges[slot + 1] = p + (int) v[0];
-          p += (int) v[0];
+          mdRanges[slot] = at;
+          mdRanges[slot + 1] = p;
         }
         default -> p = skip(p, end, wt, field);
       }
@@ -245,25 +238,22 @@ final class WriteDecoder {
       int field = (int) (v[0] >>> 3);
       int wt = (int) (v[0] & 7);
       if (field == 4 || field == 5) {
-        expect(wt, LEN, field == 4 ? "Request.symbols" : "Request.timeseries");
-        p = length(p, end);
-        int l = (int) v[0];
+        p = delimited(wt, p, end, field == 4 ? "Request.symbols" : "Request.timeseries");
         if (field == 4) {
           if (symbols == symStart.length) {
             symStart = Arrays.copyOf(symStart, symbols * 2);
             symEnd = Arrays.copyOf(symEnd, symbols * 2);
           }
-          symStart[symbols] = p;
-          symEnd[symbols++] = p + l;
+          symStart[symbols] = at;
+          symEnd[symbols++] = p;
         } else {
           if (tsCount == seriesFrom.length) {
             seriesFrom = Arrays.copyOf(seriesFrom, tsCount * 2);
             seriesTo = Arrays.copyOf(seriesTo, tsCount * 2);
           }
-          seriesFrom[tsCount] = p;
-          seriesTo[tsCount++] = p + l;
+          seriesFrom[tsCount] = at;
+          seriesTo[tsCount++] = p;
         }
-        p += l;
       } else {
         p = skip(p, end, wt, field);
       }
@@ -296,16 +286,12 @@ final class WriteDecoder {
           }
         }
         case 2 -> {
-          expect(wt, LEN, "TimeSeries.samples");
-          p = length(p, end);
-          int l = (int) v[0];
-          sample(p, p + l);
-          p += l;
+          int to = delimited(wt, p, end, "TimeSeries.samples");
+          sample(at, to);
+          p = to;
         }
         case 3, 4 -> {
-          expect(wt, LEN, field == 3 ? "TimeSeries.histograms" : "TimeSeries.exemplars");
-          p = length(p, end);
-          p += (int) v[0];
+          p = delimited(wt, p, end, field == 3 ? "TimeSeries.histograms" : "TimeSeries.exemplars");
           if (field == 3) {
             histograms[s]++;
           } else {
@@ -313,11 +299,9 @@ final class WriteDecoder {
           }
         }
         case 5 -> {
-          expect(wt, LEN, "TimeSeries.metadata");
-          p = length(p, end);
-          int l = (int) v[0];
-          metadataV2(s, p, p + l);
-          p += l;
+          int to = delimited(wt, p, end, "TimeSeries.metadata");
+          metadataV2(s, at, to);
+          p = to;
         }
         default -> p = skip(p, end, wt, field);
       }
@@ -519,6 +503,16 @@ final class WriteDecoder {
               + " runs past the end of its message");
     }
     return p;
+  }
+
+  /**
+   * A length-delimited field: checks its wire type and length. Its bytes are {@code [at, returned
+   * end)}; read {@link #at} before anything else decodes.
+   */
+  private int delimited(int wt, int p, int end, String field) throws Malformed {
+    expect(wt, LEN, field);
+    at = length(p, end);
+    return at + (int) v[0];
   }
 
   private static void expect(int wt, int wanted, String field) throws Malformed {
