@@ -16,6 +16,7 @@ import dev.tidemark.tsdb.append.Appender;
 import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.Varints;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
@@ -400,7 +401,7 @@ public final class RemoteWriteIngestor {
                   + k.text(),
               d.histograms[s]);
         }
-        MetricMetadata meta = version == Version.V2 ? k.v2Meta(sc, d, s, this) : k.v1Meta(metadata);
+        MetricMetadata meta = version == Version.V2 ? k.v2Meta(d, s, metadata) : k.v1Meta(metadata);
         for (int i = d.sampleStart[s]; i < d.sampleEnd[s]; i++) {
           seriesOf[batch.size()] = s;
           if (d.bits[i] == SampleBatch.STALE_NAN_BITS) {
@@ -462,12 +463,9 @@ public final class RemoteWriteIngestor {
   /** The engine's reasons in Prometheus' words ({@code storage.Err...}). */
   static String prometheusWording(RejectReason r) {
     return switch (r) {
-      case OUT_OF_ORDER -> "out of order sample";
-      case DUPLICATE -> "duplicate sample for timestamp";
-      case TOO_OLD -> "too old sample";
       case TOO_FAR_IN_FUTURE -> "out of bounds: timestamp is too far in the future";
       case INVALID -> "out of bounds: invalid sample";
-      case LIMIT_EXCEEDED -> "series exceeds a storage limit";
+      default -> r.description(); // already Prometheus' words
     };
   }
 
@@ -520,17 +518,31 @@ public final class RemoteWriteIngestor {
   }
 
   /** What is stored with a series of this remote-write type and unit. */
-  static MetricMetadata seriesMetadata(int type, String unit) {
+  static MetricMetadata seriesMetadata(PromType type, String unit) {
     return switch (type) {
-      case 1 -> new MetricMetadata(MetricType.SUM, unit, Temporality.CUMULATIVE, true);
-      case 2 -> new MetricMetadata(MetricType.GAUGE, unit, Temporality.UNSPECIFIED, false);
-      case 3 -> new MetricMetadata(MetricType.HISTOGRAM, unit, Temporality.CUMULATIVE, false);
-      case 5 -> new MetricMetadata(MetricType.SUMMARY, unit, Temporality.UNSPECIFIED, false);
+      case COUNTER -> new MetricMetadata(MetricType.SUM, unit, Temporality.CUMULATIVE, true);
+      case GAUGE -> new MetricMetadata(MetricType.GAUGE, unit, Temporality.UNSPECIFIED, false);
+      case HISTOGRAM ->
+          new MetricMetadata(MetricType.HISTOGRAM, unit, Temporality.CUMULATIVE, false);
+      case SUMMARY -> new MetricMetadata(MetricType.SUMMARY, unit, Temporality.UNSPECIFIED, false);
       default ->
           unit.isEmpty()
               ? MetricMetadata.UNKNOWN
               : new MetricMetadata(MetricType.UNKNOWN, unit, Temporality.UNSPECIFIED, false);
     };
+  }
+
+  /**
+   * The family a histogram's or summary's series belongs to: the name without {@code _bucket},
+   * {@code _sum} or {@code _count}; the name itself if it has none of them.
+   */
+  static String familyOf(String name) {
+    for (String suffix : new String[] {"_bucket", "_sum", "_count"}) {
+      if (name.endsWith(suffix)) {
+        return name.substring(0, name.length() - suffix.length());
+      }
+    }
+    return name;
   }
 
   static String utf8OrNull(byte[] b, int off, int len) {
@@ -634,7 +646,7 @@ public final class RemoteWriteIngestor {
       while (p < run.length) {
         String[] nv = new String[2];
         for (int j = 0; j < 2; j++) {
-          p = dev.tidemark.tsdb.codec.Varints.read(run, p, run.length, v);
+          p = Varints.read(run, p, run.length, v);
           int l = (int) v[0];
           String str = utf8OrNull(run, p, l);
           if (str == null) {
@@ -674,36 +686,15 @@ public final class RemoteWriteIngestor {
 
     /** 1.0 series metadata: from the registry, by the family the name belongs to. */
     private static MetricMetadata v1Meta(String name, MetadataRegistry registry) {
-      FamilyMetadata f = registry.get(name).orElse(null);
-      if (f == null) {
-        for (String suffix : new String[] {"_bucket", "_sum", "_count"}) {
-          if (name.endsWith(suffix)) {
-            f = registry.get(name.substring(0, name.length() - suffix.length())).orElse(null);
-            if (f != null) {
-              break;
-            }
-          }
-        }
-      }
-      if (f == null) {
-        return MetricMetadata.UNKNOWN;
-      }
-      int type =
-          switch (f.type()) {
-            case COUNTER -> 1;
-            case GAUGE -> 2;
-            case HISTOGRAM -> 3;
-            case SUMMARY -> 5;
-            default -> 0;
-          };
-      return seriesMetadata(type, f.unit());
+      FamilyMetadata f = registry.get(name).or(() -> registry.get(familyOf(name))).orElse(null);
+      return f == null ? MetricMetadata.UNKNOWN : seriesMetadata(f.type(), f.unit());
     }
 
     /**
      * 2.0: the metadata for this request's type/help/unit of series {@code s}, remembered until it
      * changes; a change is offered to the registry.
      */
-    MetricMetadata v2Meta(Scratch sc, WriteDecoder d, int s, RemoteWriteIngestor in) {
+    MetricMetadata v2Meta(WriteDecoder d, int s, MetadataRegistry registry) {
       int type = d.metaType[s];
       int hr = d.helpRef[s];
       int ur = d.unitRef[s];
@@ -723,23 +714,19 @@ public final class RemoteWriteIngestor {
       byte[] unitBytes = Arrays.copyOfRange(src, uFrom, uTo);
       String unit = utf8OrNull(unitBytes, 0, unitBytes.length);
       String helpText = utf8OrNull(help, 0, help.length);
-      MetricMetadata meta = seriesMetadata(type, unit == null ? "" : unit);
+      PromType promType = promType(type);
+      MetricMetadata meta = seriesMetadata(promType, unit == null ? "" : unit);
       v2 = new V2Meta(type, help, unitBytes, meta);
       if (type != 0 || help.length > 0 || unitBytes.length > 0) {
         String name = labels.metricName();
-        String family = name;
-        if (type == 3 || type == 4 || type == 5) {
-          for (String suffix : new String[] {"_bucket", "_sum", "_count"}) {
-            if (name.endsWith(suffix)) {
-              family = name.substring(0, name.length() - suffix.length());
-              break;
-            }
-          }
-        }
-        in.metadata.offer(
+        boolean derived =
+            promType == PromType.HISTOGRAM
+                || promType == PromType.GAUGEHISTOGRAM
+                || promType == PromType.SUMMARY;
+        registry.offer(
             new FamilyMetadata(
-                family,
-                promType(type),
+                derived ? familyOf(name) : name,
+                promType,
                 unit == null ? "" : unit,
                 helpText == null ? "" : helpText));
       }
