@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.http.HttpHeader;
@@ -22,6 +23,7 @@ import org.eclipse.jetty.util.Callback;
 final class IngestRoutes extends Handler.Abstract {
 
   private final AtomicInteger active = new AtomicInteger();
+  private final Set<String> paths;
   private final String retryAfterSeconds;
 
   /** Path → handler once the store is open; null before and after. */
@@ -29,24 +31,26 @@ final class IngestRoutes extends Handler.Abstract {
 
   private volatile boolean closed;
 
-  IngestRoutes(long retryAfterSeconds) {
+  /**
+   * @param paths the paths this handler answers (503 until {@link #open})
+   */
+  IngestRoutes(Set<String> paths, long retryAfterSeconds) {
+    this.paths = Set.copyOf(paths);
     this.retryAfterSeconds = Long.toString(retryAfterSeconds);
   }
 
-  /** Serves these paths from now on. */
+  /** Serves these paths (each one of the constructor's) from now on. */
   void open(Map<String, Handler> routes) {
+    if (!paths.equals(routes.keySet())) {
+      throw new IllegalArgumentException("routes " + routes.keySet() + " are not " + paths);
+    }
     this.routes = Map.copyOf(routes);
-  }
-
-  /** True for the paths this handler answers. */
-  static boolean isIngestPath(String path) {
-    return path.equals("/api/v1/write") || path.equals("/api/v1/otlp/v1/metrics");
   }
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) throws Exception {
     String path = Request.getPathInContext(request);
-    if (!isIngestPath(path)) {
+    if (!paths.contains(path)) {
       return false;
     }
     active.incrementAndGet();

@@ -33,6 +33,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -237,7 +238,10 @@ public final class TidemarkServer implements AutoCloseable {
     apiHandler = new ApiHandler(registry, this::isReady);
     GzipHandler gzip = new GzipHandler(apiHandler);
     gzip.setIncludedMethods("GET", "POST");
-    ingestRoutes = new IngestRoutes(config.receiverConfig().retryAfterSeconds());
+    ingestRoutes =
+        new IngestRoutes(
+            Set.of(RemoteWriteHandler.PATH, PROMETHEUS_OTLP_PATH),
+            config.receiverConfig().retryAfterSeconds());
     apiServer.setHandler(graceful(new Handler.Sequence(ingestRoutes, gzip)));
     startJetty(apiServer, apiConnector, config.httpPort(), "HTTP API");
     boundHttpPort = apiConnector.getLocalPort();
