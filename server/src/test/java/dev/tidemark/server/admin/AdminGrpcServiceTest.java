@@ -77,7 +77,9 @@ class AdminGrpcServiceTest {
                 "127.0.0.1", server.adminPort(), InsecureChannelCredentials.create())
             .build();
     admin = withToken(TOKEN);
-    t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
+    // A minute into the previous hour: every sample of a test (200 s at most) lies in one bucket
+    // whatever the time of day (ten minutes ago crossed an hour 5 % of the time: two head series).
+    t0 = (System.currentTimeMillis() / 3_600_000 - 1) * 3_600_000 + 60_000;
     SampleBatch batch = new SampleBatch();
     Labels up = Labels.of("__name__", "up", "job", "a");
     batch.addPoint(up, MetricMetadata.UNKNOWN, t0, 1.0);
