@@ -339,16 +339,22 @@ public final class OtlpIngestor {
      *     verdict and message); nothing was translated and nothing recorded, the caller answers
      */
     public ExportResult export(byte[] bytes) throws InvalidProtocolBufferException {
+      return export(bytes, bytes.length);
+    }
+
+    /**
+     * {@link #export(byte[])} over {@code bytes[0, length)}; nothing keeps a reference to {@code
+     * bytes} after it returns, so the caller may reuse the array.
+     */
+    public ExportResult export(byte[] bytes, int length) throws InvalidProtocolBufferException {
       TranslationResult tr;
       try {
-        tr = translator.translate(bytes);
+        tr = translator.translate(bytes, 0, length);
       } catch (StorageUnavailableException e) {
-        received[protocol.ordinal()].inc(
-            Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
+        received[protocol.ordinal()].inc(Math.max(0, Translator.countDataPoints(bytes, 0, length)));
         return storageUnavailable(e);
       } catch (RuntimeException e) {
-        received[protocol.ordinal()].inc(
-            Math.max(0, Translator.countDataPoints(bytes, 0, bytes.length)));
+        received[protocol.ordinal()].inc(Math.max(0, Translator.countDataPoints(bytes, 0, length)));
         return internalError(e);
       }
       return translated(tr);

@@ -3,6 +3,7 @@ package dev.tidemark.receiver.grpc;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.RetryInfo;
+import dev.tidemark.receiver.BufferPool;
 import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.ExportResult;
 import dev.tidemark.receiver.OtlpIngestor;
@@ -53,6 +54,12 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
   private final OtlpIngestor ingestor;
   private final com.google.protobuf.Duration retryDelay;
 
+  /**
+   * Message buffers: up to 16 of up to 4 MiB kept (64 MiB at most, typically 16 × a request's
+   * size); a larger message gets its own array.
+   */
+  private final BufferPool buffers = new BufferPool(16, 4 << 20);
+
   public OtlpGrpcService(OtlpIngestor ingestor) {
     this.ingestor = Objects.requireNonNull(ingestor, "ingestor");
     Duration d = ingestor.config().retryAfter();
@@ -72,7 +79,7 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
     MethodDescriptor<ExportMetricsServiceRequest, ExportMetricsServiceResponse> generated =
         MetricsServiceGrpc.getExportMethod();
     MethodDescriptor<RawRequest, ExportMetricsServiceResponse> method =
-        generated.toBuilder(RawRequest.Marshaller.INSTANCE, generated.getResponseMarshaller())
+        generated.toBuilder(new RawRequest.Marshaller(buffers), generated.getResponseMarshaller())
             .build();
     ServiceDescriptor service = MetricsServiceGrpc.getServiceDescriptor();
     ServiceDescriptor descriptor =
@@ -110,6 +117,7 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
   private void exportRaw(
       RawRequest raw, StreamObserver<ExportMetricsServiceResponse> responseObserver) {
     if (cancelled(responseObserver)) {
+      raw.release();
       record(Outcome.CANCELLED);
       return;
     }
@@ -121,6 +129,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
         result = ex.outOfMemory(e);
       } catch (RuntimeException | Error e) {
         result = ex.internalError(e);
+      } finally {
+        raw.release();
       }
     }
     answer(result, responseObserver);
@@ -133,17 +143,17 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
           s.getCode() == Status.Code.RESOURCE_EXHAUSTED ? Outcome.TOO_LARGE : Outcome.INVALID,
           ErrorMessages.clean(s.getDescription(), "cannot read the message"));
     }
-    byte[] bytes = raw.bytes();
-    if (!ex.reserve(bytes.length)) {
+    int length = raw.length();
+    if (!ex.reserve(length)) {
       return ex.overloaded();
     }
     try {
-      return ex.export(bytes); // decoded in place, straight into the translator
+      return ex.export(raw.bytes(), length); // decoded in place, straight into the translator
     } catch (InvalidProtocolBufferException e) {
       return ex.fail(
           Outcome.INVALID,
           "cannot decode ExportMetricsServiceRequest ("
-              + bytes.length
+              + length
               + " bytes): "
               + ErrorMessages.describe(e, "malformed"));
     }

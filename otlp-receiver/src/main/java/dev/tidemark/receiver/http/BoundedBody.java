@@ -120,6 +120,11 @@ final class BoundedBody {
     return allocated;
   }
 
+  /** The array holding the whole body at {@code [0, length())} if it is one segment, else null. */
+  byte[] contiguous() {
+    return filled.isEmpty() ? current : null;
+  }
+
   /**
    * The body, without copying: one array-backed string when it fits one segment (the fast decoding
    * path), else a rope over the segments.

@@ -1,5 +1,6 @@
 package dev.tidemark.receiver.http;
 
+import dev.tidemark.receiver.BufferPool;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
@@ -64,6 +65,9 @@ public final class RemoteWriteHandler extends Handler.Abstract {
   private final RemoteWriteIngestor ingestor;
   private final long maxBodyBytes;
   private final String retryAfterSeconds;
+
+  /** Decompressed bodies: up to 16 of up to 4 MiB kept; a larger body gets its own array. */
+  private final BufferPool buffers = new BufferPool(16, 4 << 20);
 
   public RemoteWriteHandler(RemoteWriteIngestor ingestor, ReceiverConfig config) {
     this.ingestor = Objects.requireNonNull(ingestor, "ingestor");
@@ -242,11 +246,15 @@ public final class RemoteWriteHandler extends Handler.Abstract {
     }
 
     private WriteResult ingest() {
-      byte[] compressed = body.bytes().toByteArray();
+      byte[] compressed = body.contiguous();
+      int compressedLength = (int) body.length();
+      if (compressed == null) {
+        compressed = body.bytes().toByteArray(); // several segments (no Content-Length) or none
+      }
       body = null;
       int length;
       try {
-        length = Snappy.uncompressedLength(compressed);
+        length = Snappy.uncompressedLength(compressed, 0, compressedLength);
       } catch (IOException | RuntimeException e) {
         return ex.fail(Outcome.INVALID, "snappy: corrupt input");
       }
@@ -257,17 +265,21 @@ public final class RemoteWriteHandler extends Handler.Abstract {
       if (!ex.reserve(length)) {
         return ex.overloaded();
       }
-      byte[] raw = new byte[length];
+      byte[] raw = buffers.borrow(length);
       try {
-        int n = Snappy.uncompress(compressed, 0, compressed.length, raw, 0);
-        if (n != length) {
+        try {
+          int n = Snappy.uncompress(compressed, 0, compressedLength, raw, 0);
+          if (n != length) {
+            return ex.fail(Outcome.INVALID, "snappy: corrupt input");
+          }
+        } catch (IOException | RuntimeException e) {
           return ex.fail(Outcome.INVALID, "snappy: corrupt input");
         }
-      } catch (IOException | RuntimeException e) {
-        return ex.fail(Outcome.INVALID, "snappy: corrupt input");
+        compressed = null;
+        return ex.write(raw, length);
+      } finally {
+        buffers.giveBack(raw);
       }
-      compressed = null;
-      return ex.write(raw, length);
     }
 
     private WriteResult tooLarge(String size) {

@@ -110,6 +110,23 @@ class OtlpGrpcServiceTest {
   }
 
   @Test
+  void messageBuffersAreReusedWithoutStaleBytes() throws IOException {
+    // A long message, then shorter ones: each lands in an array a longer one filled before (the
+    // marshaller's pool), and only its own bytes are decoded. A stale tail would decode as more
+    // points or fail to parse.
+    MetricsServiceBlockingStub stub = start();
+    stub.export(Otlp.bigRequest("long", 50, 20));
+    for (int i = 0; i < 20; i++) {
+      assertThat(stub.export(request(gauge("short" + i, 1, 2))).hasPartialSuccess()).isFalse();
+    }
+    for (int i = 0; i < 20; i++) {
+      assertThat(fixture.appender.named("short" + i)).hasSize(2);
+    }
+    assertThat(fixture.counter("tidemark_otlp_data_points_accepted", "protocol", "grpc"))
+        .isEqualTo(50 + 20 * 2);
+  }
+
+  @Test
   void emptyRequestSucceeds() throws IOException {
     MetricsServiceBlockingStub stub = start();
     assertThat(stub.export(ExportMetricsServiceRequest.getDefaultInstance()).hasPartialSuccess())
