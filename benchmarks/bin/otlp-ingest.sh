@@ -9,7 +9,10 @@
 #   benchmarks/bin/otlp-ingest.sh --workload history --rate 250000          # paced: ack latency
 #
 # Environment:
-#   SERVER_JAVA_OPTS  server JVM options (default: -Xmx4g -XX:+AlwaysPreTouch)
+#   SERVER_JAVA_OPTS  server JVM options (default: those ./tidemark passes, its default_java_opts)
+#   SERVER_MALLOC_ARENA_MAX  glibc malloc arenas of the server (default 2, as ./tidemark)
+#   SERVER_NMT=FILE   write `jcmd VM.native_memory summary` there before the stop (needs
+#                     -XX:NativeMemoryTracking=summary in SERVER_JAVA_OPTS)
 #   GEN_JAVA_OPTS     generator JVM options (default: -Xmx6g)
 #   SERVER_ARGS       extra server options (e.g. --fsync)
 #   TIDEMARK_JAR, BENCH_JAR   jars to use (default: built from this checkout, then copied to the run folder)
@@ -66,7 +69,11 @@ admin_args=()
 if java -jar "$run/tidemark.jar" --help 2>/dev/null | grep -q -- '--admin-port'; then
   admin_args=(--admin-port "$admin_port")
 fi
-server_opts=${SERVER_JAVA_OPTS:--Xmx4g -XX:+AlwaysPreTouch}
+# The launcher's own JVM options unless told otherwise (so RSS figures are those of the defaults).
+launcher_opts="$(sed -n 's/^default_java_opts="\(.*\)"$/\1/p' "$root/tidemark")"
+server_opts=${SERVER_JAVA_OPTS:-$launcher_opts}
+# As ./tidemark: two malloc arenas (RocksDB and gRPC allocate from many threads).
+export MALLOC_ARENA_MAX="${SERVER_MALLOC_ARENA_MAX:-2}"
 echo "uptime before start: $(uptime)"
 # shellcheck disable=SC2086 # option lists
 java $server_opts -jar "$run/tidemark.jar" \
@@ -84,13 +91,35 @@ echo "server pid $server_pid: $(grep -m1 -i 'listening\|ports\|otlp' "$run/serve
 
 gen_rc=0
 # shellcheck disable=SC2086
-java ${GEN_JAVA_OPTS:--Xmx6g} -cp "$run/benchmarks.jar" dev.tidemark.benchmarks.OtlpLoadGenerator \
+env -u MALLOC_ARENA_MAX java ${GEN_JAVA_OPTS:--Xmx6g} -cp "$run/benchmarks.jar" dev.tidemark.benchmarks.OtlpLoadGenerator \
   --target "127.0.0.1:$grpc_port" --metrics-url "http://127.0.0.1:$api_port/metrics" --server-pid "$server_pid" \
   ${SERVER_JFR:+--server-jfr "$SERVER_JFR"} "$@" | tee "$run/gen.out" || gen_rc=$?
 
 samples="$(sed -n 's/^dataset .* samples=\([0-9]*\) .*/\1/p' "$run/gen.out")"
 cpu_total="$(awk '{print ($14+$15)/100}' "/proc/$server_pid/stat")"
 hwm_kb="$(awk '/^VmHWM:/{print $2}' "/proc/$server_pid/status")"
+# Where the server's CPU went, by thread name (numbering folded: "tidemark-api-3" -> "tidemark-api-#";
+# "C1 CompilerThre" and "C2 CompilerThre" kept apart): live threads only, over the server's life.
+python3 - "$server_pid" <<'PY' || true
+import os, re, sys
+pid = sys.argv[1]; hz = os.sysconf("SC_CLK_TCK"); by = {}
+for t in os.listdir(f"/proc/{pid}/task"):
+    try:
+        st = open(f"/proc/{pid}/task/{t}/stat").read()
+    except OSError:
+        continue
+    name = st[st.index("(") + 1:st.rindex(")")]
+    f = st[st.rindex(")") + 2:].split()
+    key = re.sub(r"(?<=[-#])\d+|\d+$", "#", name)
+    by[key] = by.get(key, 0) + (int(f[11]) + int(f[12])) / hz
+total = sum(by.values())
+for k, v in sorted(by.items(), key=lambda kv: -kv[1])[:14]:
+    print(f"RESULT thread-cpu {k:<28} {v:7.2f} s {100 * v / total:5.1f} %")
+PY
+if [[ -n "${SERVER_NMT:-}" ]]; then
+  # needs -XX:NativeMemoryTracking=summary in SERVER_JAVA_OPTS
+  jcmd "$server_pid" VM.native_memory summary scale=MB >"$SERVER_NMT" 2>&1 || true
+fi
 t0=$(date +%s.%N)
 kill -TERM "$server_pid"
 stop_rc=0

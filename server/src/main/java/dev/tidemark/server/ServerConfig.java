@@ -333,10 +333,40 @@ public final class ServerConfig {
    * whichever is smaller, so that back-pressure comes before an out-of-memory error.
    */
   public static long defaultMaxHeadBytes() {
+    return heapShare(MAX_DEFAULT_HEAD_BYTES, 2);
+  }
+
+  /**
+   * The in-flight request bytes by default: {@link ReceiverConfig#DEFAULT_MAX_IN_FLIGHT_BYTES} or
+   * an eighth of the JVM's maximum heap, whichever is smaller.
+   */
+  public static long defaultMaxInFlightBytes() {
+    return heapShare(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES, 8);
+  }
+
+  /**
+   * The label cache by default: {@link EngineConfig#DEFAULT_LABEL_CACHE_BYTES} or an eighth of the
+   * JVM's maximum heap, whichever is smaller.
+   */
+  public static long defaultLabelCacheBytes() {
+    return heapShare(EngineConfig.DEFAULT_LABEL_CACHE_BYTES, 8);
+  }
+
+  /**
+   * A query's sample budget by default: {@link QueryConfig#DEFAULT_MAX_SAMPLES} (Prometheus' 50
+   * million) or as many 16-byte samples as fill a quarter of the JVM's maximum heap, whichever is
+   * smaller. With the head's half and the eighths of requests in flight and the label cache, the
+   * defaults add up to the heap, so a small heap gets back-pressure and query errors rather than
+   * out-of-memory errors (docs/architecture.md, "Memory").
+   */
+  public static long defaultQueryMaxSamples() {
+    return heapShare(QueryConfig.DEFAULT_MAX_SAMPLES, 64);
+  }
+
+  /** {@code min(cap, max heap / divisor)}; {@code cap} when the heap has no limit. */
+  private static long heapShare(long cap, int divisor) {
     long heap = Runtime.getRuntime().maxMemory();
-    return heap == Long.MAX_VALUE
-        ? MAX_DEFAULT_HEAD_BYTES
-        : Math.min(MAX_DEFAULT_HEAD_BYTES, heap / 2);
+    return heap == Long.MAX_VALUE ? cap : Math.min(cap, heap / divisor);
   }
 
   /**

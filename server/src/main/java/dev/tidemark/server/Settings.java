@@ -140,7 +140,11 @@ final class Settings {
               .sets(Builder::compactionInterval)
               .describedAs("how often the compactor looks for due groups; `0` turns it off"),
           sizeOrZero("label-cache-size")
-              .byDefault(EngineConfig.DEFAULT_LABEL_CACHE_BYTES)
+              .computedDefault(ServerConfig::defaultLabelCacheBytes)
+              .shown(
+                  "`"
+                      + ConfigValues.formatSize(EngineConfig.DEFAULT_LABEL_CACHE_BYTES)
+                      + "` or an eighth of the JVM max heap, whichever is smaller")
               .sets(Builder::labelCacheBytes)
               .describedAs(
                   "decoded series labels of stored buckets kept for queries (estimated heap bytes);"
@@ -155,7 +159,11 @@ final class Settings {
               .sets(Builder::maxHttpBodyBytes)
               .describedAs("largest HTTP body, after decompression"),
           size("otlp-max-in-flight-size")
-              .byDefault(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES)
+              .computedDefault(ServerConfig::defaultMaxInFlightBytes)
+              .shown(
+                  "`"
+                      + ConfigValues.formatSize(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES)
+                      + "` or an eighth of the JVM max heap, whichever is smaller")
               .sets(Builder::maxInFlightBytes)
               .describedAs("request bytes processed at once; beyond it `UNAVAILABLE`/503"),
           duration("otlp-retry-after", Duration.ofSeconds(1), "at least 1s")
@@ -255,7 +263,12 @@ final class Settings {
                   "longest a query may take, waiting for a slot included; a request's `timeout` can"
                       + " only shorten it"),
           count("query-max-samples", 1, Long.MAX_VALUE)
-              .byDefault(QueryConfig.DEFAULTS.maxSamples())
+              .computedDefault(ServerConfig::defaultQueryMaxSamples)
+              .shown(
+                  "`"
+                      + QueryConfig.DEFAULT_MAX_SAMPLES
+                      + "` or max heap / 64 bytes (a quarter of it at 16 bytes a sample),"
+                      + " whichever is smaller")
               .sets(Builder::queryMaxSamples)
               .describedAs("most samples one query may hold in memory at once"),
           integer("query-max-concurrency", 1, Integer.MAX_VALUE)
