@@ -169,6 +169,7 @@ public final class EngineBenchmark {
               case "--runs" -> o.runs = Integer.parseInt(v);
               case "--dir" -> o.root = Path.of(v);
               case "--child-dir" -> o.childDir = Path.of(v);
+              case "--head-freeze-samples" -> headFreezeSamples = Integer.parseInt(v);
               case "--compact-levels" -> {
                 List<java.time.Duration> levels = new ArrayList<>();
                 for (String h : v.split(",")) {
@@ -211,6 +212,7 @@ public final class EngineBenchmark {
             --compact-levels 1h,8h,64h   after the ingest phase's storage figures, compact the
                                 buckets into these levels (Engine.compactNow) and measure storage
                                 and query cost again (default: no compaction step)
+            --head-freeze-samples N   EngineConfig.headFreezeSamples (default 96; 0 never)
             --dir PATH          parent folder of the fresh stores (default /tmp)
             --keep              keep the store folders
             --smoke             small sizes: finishes in seconds""");
@@ -546,8 +548,15 @@ public final class EngineBenchmark {
     }
   }
 
+  /** {@code --head-freeze-samples} (EngineConfig's default unless given). */
+  static int headFreezeSamples = EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES;
+
   static EngineConfig engineConfig(Clock clock, boolean fsync) {
-    return EngineConfig.builder().clock(clock).fsync(fsync).build();
+    return EngineConfig.builder()
+        .clock(clock)
+        .fsync(fsync)
+        .headFreezeSamples(headFreezeSamples)
+        .build();
   }
 
   /**
@@ -981,7 +990,9 @@ public final class EngineBenchmark {
               "--threads",
               Integer.toString(o.threads),
               "--batch",
-              Integer.toString(o.batch)));
+              Integer.toString(o.batch),
+              "--head-freeze-samples",
+              Integer.toString(headFreezeSamples)));
       Process child =
           new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
       long acknowledged = -1;

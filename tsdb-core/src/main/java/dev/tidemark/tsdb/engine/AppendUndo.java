@@ -31,6 +31,11 @@ final class AppendUndo {
   private final List<HeadSeries> createdSeries = new ArrayList<>();
   private long epoch;
 
+  /** The current append's number: every append gets a new one ({@link #begin()}). */
+  long epoch() {
+    return epoch;
+  }
+
   /** Starts the journal of a new append. */
   void begin() {
     buckets.clear();

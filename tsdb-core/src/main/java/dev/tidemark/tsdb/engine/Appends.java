@@ -357,6 +357,8 @@ final class Appends {
     }
     HeadBucket hb = hs.bucket;
     undo.bucket(hb, false, false);
+    head.headSampleBytes +=
+        hs.freezeIfDue(undo.epoch(), config.headFreezeSamples(), head.freezeScratch);
     head.headSampleBytes += hs.insert(t, bits);
     hb.noteTimestamp(t);
     if (hb.pendingLog.isEmpty()) {

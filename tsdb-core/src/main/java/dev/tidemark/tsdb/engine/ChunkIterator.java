@@ -6,7 +6,8 @@ import dev.tidemark.tsdb.query.SampleIterator;
 import java.util.List;
 
 /**
- * Walks a series' chunks, one per bucket in bucket order (buckets don't overlap in time), keeping
+ * Walks a series' chunks in bucket order (buckets don't overlap in time; a head series may give two
+ * chunks of one bucket, its frozen part and its stream, which don't overlap either), keeping
  * samples in {@code [minT, maxT]}. Inside a head chunk the in-order stream and the late samples are
  * merged by timestamp. One decoder per encoding is reused ({@link TimeSeriesValue.Decoders}): no
  * allocation per sample, and none per series when the iterator is reused ({@link #reset}).

@@ -38,6 +38,10 @@ import java.util.Objects;
  * @param readParallelism how many threads one select may use to read sealed buckets (the caller's
  *     and {@code ForkJoinPool.commonPool()} workers); 1 reads them on the caller's thread (default
  *     {@link #DEFAULT_READ_PARALLELISM})
+ * @param headFreezeSamples an open series whose Gorilla stream holds this many samples has them
+ *     re-encoded, at the next append that reaches it, into its frozen part in the smaller of the
+ *     sealed encodings (docs/architecture.md, The head); 0 never does (default {@link
+ *     #DEFAULT_HEAD_FREEZE_SAMPLES})
  */
 public record EngineConfig(
     Duration outOfOrderWindow,
@@ -51,12 +55,14 @@ public record EngineConfig(
     Duration compactionInterval,
     Clock clock,
     long labelCacheBytes,
-    int readParallelism) {
+    int readParallelism,
+    int headFreezeSamples) {
 
   public static final Duration DEFAULT_OUT_OF_ORDER_WINDOW = Duration.ofMinutes(30);
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(15);
   public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.ofMinutes(10);
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
+  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 96;
   public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(5);
 
   /**
@@ -102,6 +108,10 @@ public record EngineConfig(
     }
     if (maxHeadBytes <= 0) {
       throw new IllegalArgumentException("maxHeadBytes must be positive, was " + maxHeadBytes);
+    }
+    if (headFreezeSamples < 0) {
+      throw new IllegalArgumentException(
+          "headFreezeSamples must not be negative, was " + headFreezeSamples);
     }
     if (labelCacheBytes < 0) {
       throw new IllegalArgumentException(
@@ -167,7 +177,8 @@ public record EngineConfig(
         .compactionInterval(compactionInterval)
         .clock(clock)
         .labelCacheBytes(labelCacheBytes)
-        .readParallelism(readParallelism);
+        .readParallelism(readParallelism)
+        .headFreezeSamples(headFreezeSamples);
   }
 
   /** Builder with the documented defaults. */
@@ -184,6 +195,7 @@ public record EngineConfig(
     private Clock clock = Clock.systemUTC();
     private long labelCacheBytes = DEFAULT_LABEL_CACHE_BYTES;
     private int readParallelism = DEFAULT_READ_PARALLELISM;
+    private int headFreezeSamples = DEFAULT_HEAD_FREEZE_SAMPLES;
 
     public Builder outOfOrderWindow(Duration v) {
       outOfOrderWindow = v;
@@ -245,6 +257,11 @@ public record EngineConfig(
       return this;
     }
 
+    public Builder headFreezeSamples(int v) {
+      headFreezeSamples = v;
+      return this;
+    }
+
     public EngineConfig build() {
       return new EngineConfig(
           outOfOrderWindow,
@@ -258,7 +275,8 @@ public record EngineConfig(
           compactionInterval,
           clock,
           labelCacheBytes,
-          readParallelism);
+          readParallelism,
+          headFreezeSamples);
     }
   }
 }

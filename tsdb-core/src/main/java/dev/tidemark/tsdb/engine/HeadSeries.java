@@ -1,5 +1,7 @@
 package dev.tidemark.tsdb.engine;
 
+import dev.tidemark.tsdb.codec.ChunkDecoder;
+import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.GorillaDecoder;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
@@ -8,9 +10,18 @@ import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.Arrays;
 
 /**
- * The samples of one series in one open bucket: a Gorilla encoder for samples that arrive in order,
- * and a small sorted side buffer for late ones (inside the out-of-order window). Sealing merges the
- * two into the bucket's chunk.
+ * The samples of one series in one open bucket: an optional <i>frozen part</i> (older in-order
+ * samples, re-encoded in the smaller of the sealed encodings), a Gorilla encoder for the in-order
+ * samples after it, and a small sorted side buffer for late ones (inside the out-of-order window).
+ * Sealing merges the three into the bucket's chunk.
+ *
+ * <p><b>Freezing</b> ({@code docs/architecture.md}, The head): once the Gorilla stream holds {@code
+ * EngineConfig.headFreezeSamples} samples, the next append that reaches this series first merges
+ * the frozen part, the stream and the late buffer into a new frozen part ({@link
+ * TimeSeriesValue#encodeSmallest}: the decimal chunk is 2 to 7 times smaller for decimal-looking
+ * values) and starts an empty stream. Only an append's first touch of the series freezes ({@link
+ * #freezeEpoch}), so a frozen sample is always one of an earlier, successful append: an undo only
+ * ever cuts the stream and the late buffer, never the frozen part.
  *
  * <p>Guarded by the engine lock: mutated under the write lock, read (copied) under the read lock.
  */
@@ -30,6 +41,17 @@ final class HeadSeries {
   final MetricMetadata metadata;
   final int id;
 
+  /** A TimeSeries value (encoding id, stream) of the frozen samples, or null. */
+  private byte[] frozen;
+
+  private int frozenCount;
+  private long frozenFirstT;
+  private long frozenLastT;
+  private long frozenLastBits;
+
+  /** The append epoch ({@link AppendUndo#epoch()}) that last touched this series. */
+  long freezeEpoch = -1;
+
   private final GorillaEncoder inOrder = new GorillaEncoder();
   private long lastBits;
   private long[] lateTimestamps;
@@ -44,7 +66,7 @@ final class HeadSeries {
   }
 
   int count() {
-    return inOrder.count() + lateCount;
+    return frozenCount + inOrder.count() + lateCount;
   }
 
   boolean isEmpty() {
@@ -53,15 +75,24 @@ final class HeadSeries {
 
   /** Newest timestamp; only when not empty. */
   long maxTimestamp() {
-    return inOrder.lastTimestampMillis();
+    return lastInOrderT();
+  }
+
+  private boolean hasInOrder() {
+    return frozenCount > 0 || inOrder.count() > 0;
+  }
+
+  /** Newest in-order timestamp (frozen part or stream); only when {@link #hasInOrder()}. */
+  private long lastInOrderT() {
+    return inOrder.count() > 0 ? inOrder.lastTimestampMillis() : frozenLastT;
   }
 
   /** Whether a sample at {@code t} with {@code bits} is new, already stored, or in conflict. */
   int check(long t, long bits) {
-    if (inOrder.count() == 0 || t > inOrder.lastTimestampMillis()) {
+    if (!hasInOrder() || t > lastInOrderT()) {
       return NEW;
     }
-    if (t == inOrder.lastTimestampMillis()) {
+    if (t == lastInOrderT()) {
       return bits == lastBits ? SAME : CONFLICT;
     }
     if (lateCount > 0) {
@@ -70,13 +101,18 @@ final class HeadSeries {
         return lateBits[i] == bits ? SAME : CONFLICT;
       }
     }
-    if (t < inOrder.firstTimestampMillis()) {
+    if (t < (frozenCount > 0 ? frozenFirstT : inOrder.firstTimestampMillis())) {
       return NEW;
     }
-    // Rare path: look inside the in-order chunk.
-    GorillaDecoder d = new GorillaDecoder();
-    byte[] bytes = inOrder.toByteArray();
-    d.reset(bytes, 0, bytes.length);
+    // Rare path: look inside the frozen part or the in-order stream.
+    ChunkDecoder d;
+    if (frozenCount > 0 && t <= frozenLastT) {
+      d = new TimeSeriesValue.Decoders().open(frozen);
+    } else {
+      byte[] bytes = inOrder.toByteArray();
+      d = new GorillaDecoder();
+      d.reset(bytes, 0, bytes.length);
+    }
     if (d.seek(t) && d.timestampMillis() == t) {
       return d.valueBits() == bits ? SAME : CONFLICT;
     }
@@ -84,10 +120,48 @@ final class HeadSeries {
   }
 
   /**
+   * Freezes, if due, before an append's first insert into this series ({@code epoch} is the
+   * append's): everything held so far comes from earlier appends. Returns the change in bytes.
+   */
+  int freezeIfDue(long epoch, int freezeSamples, DecimalEncoder scratch) {
+    if (freezeEpoch == epoch) {
+      return 0;
+    }
+    freezeEpoch = epoch;
+    return freezeSamples > 0 && inOrder.count() >= freezeSamples ? freeze(scratch) : 0;
+  }
+
+  /**
+   * Merges the frozen part, the in-order stream and the late samples into a new frozen part in the
+   * smaller sealed encoding; the stream and the late buffer are empty afterwards. Returns the
+   * change in bytes.
+   */
+  int freeze(DecimalEncoder scratch) {
+    long before = sampleBytes();
+    GorillaEncoder all = merged();
+    int n = all.count();
+    if (n == 0) {
+      return 0;
+    }
+    frozen = TimeSeriesValue.encodeSmallest(all, scratch);
+    frozenCount = n;
+    frozenFirstT = all.firstTimestampMillis();
+    frozenLastT = all.lastTimestampMillis();
+    frozenLastBits = lastBits;
+    inOrder.reset();
+    lateCount = 0;
+    if (lateTimestamps != null && lateTimestamps.length > 4) {
+      lateTimestamps = null;
+      lateBits = null;
+    }
+    return (int) (sampleBytes() - before);
+  }
+
+  /**
    * Stores a sample that {@link #check} called {@link #NEW}. Returns the change in encoded bytes.
    */
   int insert(long t, long bits) {
-    if (inOrder.count() == 0 || t > inOrder.lastTimestampMillis()) {
+    if (!hasInOrder() || t > lastInOrderT()) {
       int before = inOrder.encodedSizeBytes();
       inOrder.append(t, bits);
       lastBits = bits;
@@ -111,15 +185,17 @@ final class HeadSeries {
   }
 
   /**
-   * Samples in the in-order encoder (the late buffer aside); what {@link #truncateInOrder} takes.
+   * Samples in the in-order Gorilla stream (the frozen part and the late buffer aside); what {@link
+   * #truncateInOrder} takes.
    */
   int inOrderCount() {
     return inOrder.count();
   }
 
   /**
-   * Undoes in-order inserts: keeps the first {@code count} samples of the in-order encoder (an
-   * append's rollback; re-encodes them, so it costs a decode and an encode of the chunk).
+   * Undoes in-order inserts: keeps the first {@code count} samples of the in-order stream (an
+   * append's rollback; re-encodes them, so it costs a decode and an encode of the stream). The
+   * frozen part holds no sample of the append being undone.
    */
   void truncateInOrder(int count) {
     if (count >= inOrder.count()) {
@@ -129,6 +205,7 @@ final class HeadSeries {
     GorillaDecoder d = new GorillaDecoder();
     d.reset(bytes, 0, bytes.length);
     inOrder.reset();
+    lastBits = frozenLastBits;
     for (int i = 0; i < count && d.next(); i++) {
       inOrder.append(d.timestampMillis(), d.valueBits());
       lastBits = d.valueBits();
@@ -150,15 +227,61 @@ final class HeadSeries {
     return true;
   }
 
-  /** Inserts during recovery: anything not already there; a conflicting sample keeps the first. */
-  int insertRecovered(long t, long bits) {
-    return check(t, bits) == NEW ? insert(t, bits) : 0;
+  /**
+   * Inserts during recovery: anything not already there; a conflicting sample keeps the first.
+   * Freezes when due (recovery undoes nothing).
+   */
+  int insertRecovered(long t, long bits, int freezeSamples, DecimalEncoder scratch) {
+    if (check(t, bits) != NEW) {
+      return 0;
+    }
+    int bytes = freezeSamples > 0 && inOrder.count() >= freezeSamples ? freeze(scratch) : 0;
+    return bytes + insert(t, bits);
   }
 
-  /** A copy of the current samples for a reader. */
-  ChunkSource capture() {
+  /**
+   * Copies of the current samples for a reader, oldest first: the frozen part (with the late
+   * samples before the stream's first) and the stream (with the other late samples); one or two
+   * chunks, never an empty one. Both belong to this bucket; a reader walks them one after the
+   * other.
+   */
+  ChunkSource[] capture() {
+    if (frozenCount == 0) {
+      return new ChunkSource[] {live(0)};
+    }
+    // Late samples before the stream's first sample (all of them when it is empty) go with the
+    // frozen part, the others with the stream, so that the two chunks do not overlap in time.
+    int split =
+        inOrder.count() == 0
+            ? lateCount
+            : lateCount == 0
+                ? 0
+                : insertionPoint(lateTimestamps, lateCount, inOrder.firstTimestampMillis());
+    ChunkSource f =
+        new ChunkSource(
+            bucket.bucket,
+            frozen[0] & 0xFF,
+            frozen,
+            1,
+            split == 0 ? null : Arrays.copyOf(lateTimestamps, split),
+            split == 0 ? null : Arrays.copyOf(lateBits, split),
+            split);
+    if (inOrder.count() == 0) {
+      return new ChunkSource[] {f};
+    }
+    return new ChunkSource[] {f, live(split)};
+  }
+
+  private static int insertionPoint(long[] sorted, int n, long t) {
+    int i = Arrays.binarySearch(sorted, 0, n, t);
+    return i >= 0 ? i : -i - 1;
+  }
+
+  /** The stream with the late samples from index {@code from} on. */
+  private ChunkSource live(int from) {
     byte[] bytes = inOrder.toByteArray();
-    if (lateCount == 0) {
+    int n = lateCount - from;
+    if (n == 0) {
       return new ChunkSource(
           bucket.bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
     }
@@ -167,36 +290,53 @@ final class HeadSeries {
         TimeSeriesValue.ENCODING_GORILLA,
         bytes,
         0,
-        Arrays.copyOf(lateTimestamps, lateCount),
-        Arrays.copyOf(lateBits, lateCount),
-        lateCount);
+        Arrays.copyOfRange(lateTimestamps, from, lateCount),
+        Arrays.copyOfRange(lateBits, from, lateCount),
+        n);
   }
 
-  /** The final chunk: in-order and late samples merged into one encoder. */
+  /** The final chunk: frozen, in-order and late samples merged into one Gorilla encoder. */
   GorillaEncoder sealedChunk() {
-    if (lateCount == 0) {
+    return merged();
+  }
+
+  private GorillaEncoder merged() {
+    if (lateCount == 0 && frozenCount == 0) {
       return inOrder;
     }
-    GorillaEncoder merged = new GorillaEncoder();
+    GorillaEncoder out = new GorillaEncoder();
+    int late = 0;
+    if (frozenCount > 0) {
+      late = mergeInto(out, new TimeSeriesValue.Decoders().open(frozen), late);
+    }
     GorillaDecoder d = new GorillaDecoder();
     byte[] bytes = inOrder.toByteArray();
     d.reset(bytes, 0, bytes.length);
-    boolean more = d.next();
-    int j = 0;
-    while (more || j < lateCount) {
-      if (!more || (j < lateCount && lateTimestamps[j] < d.timestampMillis())) {
-        merged.append(lateTimestamps[j], lateBits[j]);
-        j++;
-      } else {
-        merged.append(d.timestampMillis(), d.valueBits());
-        more = d.next();
-      }
+    late = mergeInto(out, d, late);
+    for (; late < lateCount; late++) {
+      out.append(lateTimestamps[late], lateBits[late]);
     }
-    return merged;
+    return out;
   }
 
-  /** Approximate heap bytes of the samples (encoded stream and late buffer). */
+  /**
+   * Appends the decoder's samples to {@code out}, with the late samples from index {@code late} on
+   * that come before each; returns the index of the first late sample not appended.
+   */
+  private int mergeInto(GorillaEncoder out, ChunkDecoder d, int late) {
+    while (d.next()) {
+      long t = d.timestampMillis();
+      while (late < lateCount && lateTimestamps[late] < t) {
+        out.append(lateTimestamps[late], lateBits[late]);
+        late++;
+      }
+      out.append(t, d.valueBits());
+    }
+    return late;
+  }
+
+  /** Approximate heap bytes of the samples (frozen part, encoded stream and late buffer). */
   long sampleBytes() {
-    return inOrder.encodedSizeBytes() + 16L * lateCount;
+    return (frozen == null ? 0 : frozen.length) + inOrder.encodedSizeBytes() + 16L * lateCount;
   }
 }

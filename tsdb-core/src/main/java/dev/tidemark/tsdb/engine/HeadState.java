@@ -1,6 +1,7 @@
 package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.append.StorageUnavailableException;
+import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.kv.KvStore;
@@ -27,6 +28,10 @@ final class HeadState {
 
   final KvStore kv;
   final EngineConfig config;
+
+  /** Scratch for freezing head series ({@link HeadSeries#freeze}); under the write lock. */
+  final DecimalEncoder freezeScratch = new DecimalEncoder();
+
   final long oooMillis;
 
   /**

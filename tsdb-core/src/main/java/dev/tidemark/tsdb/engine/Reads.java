@@ -175,9 +175,14 @@ final class Reads implements Querier {
           for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
             HeadSeries hs = hb.byId(it.next());
             if (hs != null && !hs.isEmpty()) {
-              found
-                  .computeIfAbsent(hs.labels, Found::new)
-                  .add(hb.bucket, hs.metadata, withSamples ? hs.capture() : null);
+              Found f = found.computeIfAbsent(hs.labels, Found::new);
+              if (withSamples) {
+                for (ChunkSource c : hs.capture()) { // the frozen part first
+                  f.add(hb.bucket, hs.metadata, c);
+                }
+              } else {
+                f.add(hb.bucket, hs.metadata, null);
+              }
             }
           }
         },

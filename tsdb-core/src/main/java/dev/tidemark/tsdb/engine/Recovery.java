@@ -102,7 +102,8 @@ final class Recovery {
               + id
               + " which has no ForwardIndex record");
     }
-    head.headSampleBytes += hs.insertRecovered(t, bits);
+    head.headSampleBytes +=
+        hs.insertRecovered(t, bits, head.config.headFreezeSamples(), head.freezeScratch);
     hb.noteTimestamp(t);
   }
 
@@ -131,7 +132,12 @@ final class Recovery {
         }
         ChunkDecoder d = decoders.open(c.value());
         while (d.next()) {
-          bytes += hs.insertRecovered(d.timestampMillis(), d.valueBits());
+          bytes +=
+              hs.insertRecovered(
+                  d.timestampMillis(),
+                  d.valueBits(),
+                  head.config.headFreezeSamples(),
+                  head.freezeScratch);
           hb.noteTimestamp(d.timestampMillis());
         }
       }

@@ -53,6 +53,17 @@ class EngineFaultTest {
   @ParameterizedTest
   @ValueSource(longs = {7L, 8L, 9L})
   void failuresAnywhereLeaveTheHeadAsTheStoreHasIt(long baseSeed) {
+    failuresAnywhereLeaveTheHeadAsTheStoreHasIt(baseSeed, EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES);
+  }
+
+  /** The same with head series frozen after every two samples: undos meet frozen parts. */
+  @ParameterizedTest
+  @ValueSource(longs = {7L, 8L, 9L})
+  void failuresAnywhereLeaveTheHeadAsTheStoreHasItWithHeadSeriesFrozenOften(long baseSeed) {
+    failuresAnywhereLeaveTheHeadAsTheStoreHasIt(baseSeed, 2);
+  }
+
+  private void failuresAnywhereLeaveTheHeadAsTheStoreHasIt(long baseSeed, int headFreezeSamples) {
     long seed = Long.getLong("tidemark.seed", baseSeed);
     SplittableRandom rnd = new SplittableRandom(seed);
     ManualClock clock = new ManualClock(1_700_000_000_000L);
@@ -66,6 +77,7 @@ class EngineFaultTest {
                 List.of(Duration.ofHours(1), Duration.ofHours(2), Duration.ofHours(4)))
             .compactionInterval(Duration.ZERO)
             .compactionDelay(Duration.ZERO)
+            .headFreezeSamples(headFreezeSamples)
             .build();
     FailingKvStore kv = new FailingKvStore(new InMemoryKvStore());
     Engine[] live = {Engine.open(kv, config)};

@@ -46,6 +46,20 @@ class EngineModelTest {
   @ParameterizedTest
   @ValueSource(longs = {1L, 2L, 3L, 42L})
   void engineMatchesReferenceModel(long baseSeed) {
+    engineMatchesReferenceModel(baseSeed, EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES);
+  }
+
+  /**
+   * The same with head series frozen after every two samples, so that reads, late samples, seals,
+   * reopens and recovery meet frozen parts all the time.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {1L, 2L, 3L, 42L})
+  void engineMatchesReferenceModelWithHeadSeriesFrozenOften(long baseSeed) {
+    engineMatchesReferenceModel(baseSeed, 2);
+  }
+
+  private void engineMatchesReferenceModel(long baseSeed, int headFreezeSamples) {
     long seed = Long.getLong("tidemark.seed", baseSeed);
     SplittableRandom rnd = new SplittableRandom(seed);
     long start = 1_700_000_000_000L;
@@ -57,6 +71,7 @@ class EngineModelTest {
             .retention(Duration.ofHours(6))
             .retentionInterval(Duration.ZERO)
             .compactionInterval(Duration.ZERO) // deterministic: CompactionTest runs compactions
+            .headFreezeSamples(headFreezeSamples)
             .build();
     InMemoryKvStore kv = new InMemoryKvStore();
     Engine engine = Engine.open(kv, config);
