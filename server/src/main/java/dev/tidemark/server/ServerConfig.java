@@ -392,6 +392,7 @@ public final class ServerConfig {
     private Duration compactionDelay;
     private Duration compactionInterval;
     private long labelCacheBytes;
+    private int headFreezeSamples;
     private long maxGrpcMessageBytes;
     private long maxHttpBodyBytes;
     private long maxInFlightBytes;
@@ -498,6 +499,11 @@ public final class ServerConfig {
 
     public Builder compactionInterval(Duration v) {
       compactionInterval = Objects.requireNonNull(v, "compactionInterval");
+      return this;
+    }
+
+    public Builder headFreezeSamples(int v) {
+      headFreezeSamples = v;
       return this;
     }
 
@@ -671,6 +677,7 @@ public final class ServerConfig {
                       .compactionDelay(compactionDelay)
                       .compactionInterval(compactionInterval)
                       .labelCacheBytes(labelCacheBytes)
+                      .headFreezeSamples(headFreezeSamples)
                       .clock(Clock.systemUTC())
                       .build());
       rocksDbConfig =

@@ -119,6 +119,12 @@ final class Settings {
               .sets(Builder::maxHeadBytes)
               .describedAs(
                   "in-memory head budget; beyond it exports get `UNAVAILABLE`/503 with a retry delay"),
+          integer("head-freeze-samples", 0, Integer.MAX_VALUE)
+              .byDefault(EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES)
+              .sets(Builder::headFreezeSamples)
+              .describedAs(
+                  "samples a head series keeps in its appendable encoding before they are"
+                      + " re-encoded, denser, in the sealed one (less memory, more CPU); `0` never"),
           size("block-cache-size")
               .byDefault(RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES)
               .sets(Builder::blockCacheBytes)

@@ -218,6 +218,7 @@ class ServerConfigTest {
         if (name.contains("scale")
             || name.contains("buckets")
             || name.contains("streams")
+            || name.endsWith("-samples")
             || name.startsWith("query-max-")) {
           return 4;
         }
