@@ -84,6 +84,17 @@ public final class OtlpLoadGenerator {
   private final List<ManagedChannel> channels = new ArrayList<>();
   private byte[][] bodies;
   private long[] latencies; // by request index, nanos (the warm-up swaps these three)
+
+  /**
+   * {@code --loops L} (paced mode): the dataset is sent L times, each pass shifted later by the
+   * dataset's length (the time fields patched in a copy of each body), so a long run needs no more
+   * memory than one pass; the data then starts L passes before now.
+   */
+  private final int loops;
+
+  /** Per body, the offsets of its data points' {@code time_unix_nano} (with {@code --loops}). */
+  private int[][] timeOffsets;
+
   private final AtomicLong ackedPoints = new AtomicLong();
   private final AtomicLong rejectedPoints = new AtomicLong();
   private final AtomicLong errors = new AtomicLong();
@@ -121,9 +132,10 @@ public final class OtlpLoadGenerator {
     steps = Integer.parseInt(opts.getOrDefault("steps", String.valueOf(steps)));
     ipr = Integer.parseInt(opts.getOrDefault("instances-per-request", String.valueOf(ipr)));
     spr = Integer.parseInt(opts.getOrDefault("steps-per-request", String.valueOf(spr)));
+    loops = Integer.parseInt(opts.getOrDefault("loops", "1"));
     long now = System.currentTimeMillis();
     // The last sample a step before now (the server refuses samples too far in the future).
-    long start = (now / stepMs) * stepMs - (long) steps * stepMs;
+    long start = (now / stepMs) * stepMs - (long) steps * stepMs * loops;
     start = Long.parseLong(opts.getOrDefault("start-ms", String.valueOf(start)));
     this.data = new OtlpLoadDataset(instances, steps, start, stepMs, ipr, spr);
   }
@@ -161,7 +173,16 @@ public final class OtlpLoadGenerator {
     for (byte[] b : bodies) {
       totalBytes += b.length;
     }
-    latencies = new long[bodies.length];
+    latencies = new long[bodies.length * loops];
+    if (loops > 1) {
+      if (rate <= 0) {
+        throw new IllegalArgumentException("--loops needs --rate (paced mode)");
+      }
+      timeOffsets = new int[bodies.length][];
+      for (int i = 0; i < bodies.length; i++) {
+        timeOffsets[i] = OtlpTimeFields.offsets(bodies[i]);
+      }
+    }
     System.out.printf(
         Locale.ROOT,
         "dataset workload=%s series=%d samples=%d start_ms=%d steps=%d step_s=%d requests=%d bytes=%d"
@@ -235,7 +256,7 @@ public final class OtlpLoadGenerator {
       c.shutdown();
     }
 
-    long samples = data.samples();
+    long samples = data.samples() * loops;
     double wall = wallNanos / 1e9;
     long[] lat = OtlpLoadProc.sorted(latencies, latencies.length);
     // steady state: requests scheduled after the first 10% of the run (JIT warm-up excluded)
@@ -253,7 +274,7 @@ public final class OtlpLoadGenerator {
         mode,
         connections,
         samples,
-        bodies.length,
+        bodies.length * loops,
         wall,
         samples / wall,
         errors.get(),
@@ -348,7 +369,11 @@ public final class OtlpLoadGenerator {
 
   /** The first sample time of request i. */
   private long dataMs(int i) {
-    return data.startMs + (long) (i / data.groups()) * data.stepsPerRequest * data.stepMs;
+    int pass = i / bodies.length;
+    int b = i % bodies.length;
+    return data.startMs
+        + (long) pass * data.steps * data.stepMs
+        + (long) (b / data.groups()) * data.stepsPerRequest * data.stepMs;
   }
 
   /** Sender s sends groups g ≡ s (mod senders), chunk by chunk, one request at a time. */
@@ -527,7 +552,8 @@ public final class OtlpLoadGenerator {
 
   /** Issues every request in time order at {@code rate} samples/s, asynchronously. */
   private void paced(double rate) throws InterruptedException {
-    int n = bodies.length;
+    int bodyCount = bodies.length;
+    int n = bodyCount * (latencies.length / bodyCount); // every pass of every body
     CountDownLatch done = new CountDownLatch(n);
     Semaphore inFlight = new Semaphore(1024);
     ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor();
@@ -540,8 +566,11 @@ public final class OtlpLoadGenerator {
       groupTurn[g] = new Semaphore(1);
     }
     long start = System.nanoTime();
-    for (int i = 0; i < n; i++) {
-      long intended = start + (long) (pointsBefore(i) / rate * 1e9);
+    for (int v = 0; v < n; v++) {
+      int i = v % bodyCount;
+      int pass = v / bodyCount;
+      long intended =
+          start + (long) ((pointsBefore(i) + (double) pass * data.samples()) / rate * 1e9);
       long wait;
       while ((wait = intended - System.nanoTime()) > 0) {
         LockSupport.parkNanos(wait);
@@ -555,7 +584,12 @@ public final class OtlpLoadGenerator {
             inFlight.release();
           };
       ManagedChannel ch = channels.get(next.getAndIncrement() % channels.size());
-      sendAsync(ch, i, 1, intended, done, release, retries);
+      byte[] body =
+          pass == 0
+              ? bodies[i]
+              : OtlpTimeFields.shifted(
+                  bodies[i], timeOffsets[i], pass * data.steps * data.stepMs * 1_000_000L);
+      sendAsync(ch, v, body, 1, intended, done, release, retries);
     }
     done.await();
     retries.shutdownNow();
@@ -573,6 +607,7 @@ public final class OtlpLoadGenerator {
   private void sendAsync(
       ManagedChannel ch,
       int idx,
+      byte[] body,
       int attempt,
       long intended,
       CountDownLatch done,
@@ -580,13 +615,13 @@ public final class OtlpLoadGenerator {
       ScheduledExecutorService retries) {
     ClientCalls.asyncUnaryCall(
         ch.newCall(EXPORT, CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)),
-        bodies[idx],
+        body,
         new StreamObserver<>() {
           @Override
           public void onNext(ExportMetricsServiceResponse r) {
             latencies[idx] = System.nanoTime() - intended;
-            bytesSent.addAndGet(bodies[idx].length);
-            acked(idx, r);
+            bytesSent.addAndGet(body.length);
+            acked(idx % bodies.length, r);
           }
 
           @Override
@@ -597,7 +632,7 @@ public final class OtlpLoadGenerator {
                     : Status.fromThrowable(t).asRuntimeException();
             if (retry(idx, e, attempt)) {
               retries.schedule(
-                  () -> sendAsync(ch, idx, attempt + 1, intended, done, release, retries),
+                  () -> sendAsync(ch, idx, body, attempt + 1, intended, done, release, retries),
                   RETRY_DELAY_MS,
                   TimeUnit.MILLISECONDS);
             } else {
