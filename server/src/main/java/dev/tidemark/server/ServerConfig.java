@@ -329,19 +329,22 @@ public final class ServerConfig {
   }
 
   /**
-   * The head budget by default: {@link #MAX_DEFAULT_HEAD_BYTES} or half the JVM's maximum heap,
-   * whichever is smaller, so that back-pressure comes before an out-of-memory error.
+   * The head budget by default: {@link #MAX_DEFAULT_HEAD_BYTES} or a quarter of the JVM's maximum
+   * heap, whichever is smaller, so that back-pressure comes before an out-of-memory error: the
+   * budget counts the head's samples and a fixed cost per series (about 1 KiB a series at 240
+   * samples), while a series takes about twice that of heap with its labels, maps and postings
+   * (docs/benchmarks.md, "The head: frozen parts").
    */
   public static long defaultMaxHeadBytes() {
-    return heapShare(MAX_DEFAULT_HEAD_BYTES, 2);
+    return heapShare(MAX_DEFAULT_HEAD_BYTES, 4);
   }
 
   /**
-   * The in-flight request bytes by default: {@link ReceiverConfig#DEFAULT_MAX_IN_FLIGHT_BYTES} or
-   * an eighth of the JVM's maximum heap, whichever is smaller.
+   * The in-flight request bytes by default: {@link ReceiverConfig#DEFAULT_MAX_IN_FLIGHT_BYTES} or a
+   * quarter of the JVM's maximum heap, whichever is smaller.
    */
   public static long defaultMaxInFlightBytes() {
-    return heapShare(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES, 8);
+    return heapShare(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES, 4);
   }
 
   /**
@@ -355,9 +358,9 @@ public final class ServerConfig {
   /**
    * A query's sample budget by default: {@link QueryConfig#DEFAULT_MAX_SAMPLES} (Prometheus' 50
    * million) or as many 16-byte samples as fill a quarter of the JVM's maximum heap, whichever is
-   * smaller. With the head's half and the eighths of requests in flight and the label cache, the
-   * defaults add up to the heap, so a small heap gets back-pressure and query errors rather than
-   * out-of-memory errors (docs/architecture.md, "Memory").
+   * smaller. These are limits, not reservations: with the head's quarter (about half the heap in
+   * real objects), the requests' quarter and the label cache's eighth, a small heap gets
+   * back-pressure and query errors rather than out-of-memory errors (README, "Configuration").
    */
   public static long defaultQueryMaxSamples() {
     return heapShare(QueryConfig.DEFAULT_MAX_SAMPLES, 64);

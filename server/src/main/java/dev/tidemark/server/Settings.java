@@ -115,7 +115,7 @@ final class Settings {
               .shown(
                   "`"
                       + ConfigValues.formatSize(ServerConfig.MAX_DEFAULT_HEAD_BYTES)
-                      + "` or half the JVM max heap, whichever is smaller")
+                      + "` or a quarter of the JVM max heap, whichever is smaller")
               .sets(Builder::maxHeadBytes)
               .describedAs(
                   "in-memory head budget; beyond it exports get `UNAVAILABLE`/503 with a retry delay"),
@@ -169,7 +169,7 @@ final class Settings {
               .shown(
                   "`"
                       + ConfigValues.formatSize(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES)
-                      + "` or an eighth of the JVM max heap, whichever is smaller")
+                      + "` or a quarter of the JVM max heap, whichever is smaller")
               .sets(Builder::maxInFlightBytes)
               .describedAs("request bytes processed at once; beyond it `UNAVAILABLE`/503"),
           duration("otlp-retry-after", Duration.ofSeconds(1), "at least 1s")
