@@ -1,28 +1,41 @@
 package dev.tidemark.receiver;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * Admission control shared by every receiver (OTLP/gRPC, OTLP/HTTP, remote write): the request
  * bytes (after decompression) held at once by requests being read, decoded, translated and made
  * durable. A request that would take the total over {@link #max()} is refused at once, never
  * queued, unless it already holds everything in flight (so one request larger than the limit still
- * passes when alone). One instance per server, so overload on one protocol is felt by all.
+ * passes when alone). One instance per server, so overload on one protocol is felt by all. While
+ * {@code heapPressure} says so ({@link HeapGuard}: the heap nearly full after a collection), every
+ * reservation is refused.
  *
  * <p>Thread-safe.
  */
 public final class InFlightBytes {
   private final long max;
   private final AtomicLong total = new AtomicLong();
+  private final BooleanSupplier heapPressure;
 
   /**
    * @param max the limit in bytes, positive
    */
   public InFlightBytes(long max) {
+    this(max, () -> false);
+  }
+
+  /**
+   * @param max the limit in bytes, positive
+   * @param heapPressure true while nothing more may be admitted
+   */
+  public InFlightBytes(long max, BooleanSupplier heapPressure) {
     if (max <= 0) {
       throw new IllegalArgumentException("max must be positive, was " + max);
     }
     this.max = max;
+    this.heapPressure = heapPressure;
   }
 
   /** The limit. */
@@ -46,6 +59,9 @@ public final class InFlightBytes {
     if (bytes < 0) {
       throw new IllegalArgumentException("bytes must not be negative, was " + bytes);
     }
+    if (bytes > 0 && heapPressure.getAsBoolean()) {
+      return false;
+    }
     while (true) {
       long current = total.get();
       long next = current + bytes;
@@ -56,6 +72,13 @@ public final class InFlightBytes {
         return true;
       }
     }
+  }
+
+  /** Why a request was refused, for its answer: the heap or the byte limit. */
+  public String refusal() {
+    return heapPressure.getAsBoolean()
+        ? "the server's memory is nearly full"
+        : "more than " + max + " request bytes in flight";
   }
 
   /** Gives back bytes admitted by {@link #reserve}. */

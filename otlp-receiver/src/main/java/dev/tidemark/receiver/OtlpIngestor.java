@@ -106,7 +106,6 @@ public final class OtlpIngestor {
   private final ReceiverConfig config;
   private final RateLimitedLogger warnings;
   private final InFlightBytes inFlightBytes;
-  private final String overloadedMessage;
 
   // Data points per protocol, reason and outcome are resolved once: no label lookup per request.
   private final CounterDataPoint[] received;
@@ -153,10 +152,6 @@ public final class OtlpIngestor {
     this.config = Objects.requireNonNull(config, "config");
     Objects.requireNonNull(registry, "registry");
     this.warnings = Objects.requireNonNull(warnings, "warnings");
-    this.overloadedMessage =
-        "receiver overloaded: more than "
-            + inFlight.max()
-            + " request bytes in flight; retry later";
 
     Counter receivedC =
         Counter.builder()
@@ -416,12 +411,10 @@ public final class OtlpIngestor {
       warnings.log(
           "overloaded",
           Level.WARNING,
-          () ->
-              "OTLP requests refused: more than "
-                  + inFlightBytes.max()
-                  + " request bytes in flight (maxInFlightBytes)",
+          () -> "OTLP requests refused: " + inFlightBytes.refusal(),
           null);
-      return fail(Outcome.OVERLOADED, overloadedMessage);
+      return fail(
+          Outcome.OVERLOADED, "receiver overloaded: " + inFlightBytes.refusal() + "; retry later");
     }
 
     /**

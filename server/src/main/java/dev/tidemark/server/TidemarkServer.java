@@ -1,5 +1,6 @@
 package dev.tidemark.server;
 
+import dev.tidemark.receiver.HeapGuard;
 import dev.tidemark.receiver.InFlightBytes;
 import dev.tidemark.receiver.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
@@ -143,6 +144,7 @@ public final class TidemarkServer implements AutoCloseable {
   private RocksDbKvStore store;
   private Engine engine;
   private OtlpIngestor ingestor;
+  private HeapGuard heapGuard;
   private HealthStatusManager health;
   private ExecutorService grpcExecutor;
   private Server grpcServer;
@@ -184,7 +186,22 @@ public final class TidemarkServer implements AutoCloseable {
       openStorage();
       Translator translator =
           new Translator(engine, config.translatorConfig(), config.engineConfig().clock());
-      InFlightBytes inFlight = new InFlightBytes(config.receiverConfig().maxInFlightBytes());
+      heapGuard = HeapGuard.install(HeapGuard.DEFAULT_THRESHOLD);
+      HeapGuard guard = heapGuard;
+      GaugeWithCallback.builder()
+          .name("tidemark_heap_refusing_writes")
+          .help(
+              "1 while writes are refused because the heap was over 90% full after the last"
+                  + " garbage collection")
+          .callback(cb -> cb.call(guard.getAsBoolean() ? 1 : 0))
+          .register(registry);
+      GaugeWithCallback.builder()
+          .name("tidemark_heap_used_after_gc_ratio")
+          .help("Share of the maximum heap in use after the last garbage collection")
+          .callback(cb -> cb.call(guard.lastShare()))
+          .register(registry);
+      InFlightBytes inFlight =
+          new InFlightBytes(config.receiverConfig().maxInFlightBytes(), heapGuard);
       ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry, inFlight);
       startQueryApi(translator);
       startRemoteWrite(translator, inFlight);
@@ -628,6 +645,9 @@ public final class TidemarkServer implements AutoCloseable {
     apiHandler.api(null); // new queries get 503 from here on
     clean &= queryApi.close(Duration.ofSeconds(5));
 
+    if (heapGuard != null) {
+      heapGuard.close();
+    }
     long t1 = System.nanoTime();
     try {
       engine.close();
@@ -753,6 +773,9 @@ public final class TidemarkServer implements AutoCloseable {
 
   /** Releases, newest first, whatever a failed start had opened. */
   private void releaseAfterFailure() {
+    if (heapGuard != null) {
+      heapGuard.close();
+    }
     if (adminServer != null) {
       adminServer.shutdownNow();
     }

@@ -298,10 +298,7 @@ public final class RemoteWriteIngestor {
     /** An overload refusal. */
     public WriteResult overloaded() {
       return fail(
-          Outcome.OVERLOADED,
-          "receiver overloaded: more than "
-              + inFlight.max()
-              + " request bytes in flight; retry later");
+          Outcome.OVERLOADED, "receiver overloaded: " + inFlight.refusal() + "; retry later");
     }
 
     /**

@@ -1,0 +1,56 @@
+package dev.tidemark.receiver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+class HeapGuardTest {
+
+  @Test
+  void refusesWritesWhileTheHeapIsOverItsShareAfterACollection() {
+    HeapGuard guard = new HeapGuard(0.9, 1000);
+    InFlightBytes inFlight = new InFlightBytes(100, guard);
+    assertThat(inFlight.reserve(0, 10)).isTrue();
+    inFlight.release(10);
+
+    guard.afterGc(950);
+    assertThat(guard.getAsBoolean()).isTrue();
+    assertThat(guard.lastShare()).isEqualTo(0.95);
+    assertThat(inFlight.reserve(0, 10)).as("refused, even alone").isFalse();
+    assertThat(inFlight.current()).isZero();
+    assertThat(inFlight.reserve(0, 0)).as("nothing asked, nothing refused").isTrue();
+
+    guard.afterGc(900); // not over 90 %
+    assertThat(guard.getAsBoolean()).isFalse();
+    assertThat(inFlight.reserve(0, 10)).isTrue();
+  }
+
+  @Test
+  void aHeapWithoutMaximumNeverRefuses() {
+    HeapGuard guard = new HeapGuard(0.9, 0);
+    guard.afterGc(Long.MAX_VALUE);
+    assertThat(guard.getAsBoolean()).isFalse();
+  }
+
+  @Test
+  void installedItFollowsTheRealCollectorsAndCloses() {
+    try (HeapGuard guard = HeapGuard.install(HeapGuard.DEFAULT_THRESHOLD)) {
+      System.gc();
+      // This test JVM's heap is far from full: a collection happened and nothing is refused.
+      long deadline = System.nanoTime() + 5_000_000_000L;
+      while (guard.lastShare() == 0 && System.nanoTime() < deadline) {
+        System.gc();
+        Thread.onSpinWait();
+      }
+      assertThat(guard.lastShare()).isBetween(0.0, 0.9).isPositive();
+      assertThat(guard.getAsBoolean()).isFalse();
+    }
+  }
+
+  @Test
+  void thresholdMustBeAShare() {
+    assertThatThrownBy(() -> new HeapGuard(0, 1)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new HeapGuard(1.5, 1)).isInstanceOf(IllegalArgumentException.class);
+  }
+}
