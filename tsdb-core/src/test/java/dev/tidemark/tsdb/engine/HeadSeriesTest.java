@@ -128,18 +128,46 @@ class HeadSeriesTest {
 
   @Test
   void freezesOnlyAtAnAppendsFirstTouchAndOnlyWhenDue() {
-    HeadSeries hs = series();
-    for (int i = 0; i < 5; i++) {
+    HeadSeries hs = series(); // id 0: due at 6 - 6/6 = 5 samples
+    for (int i = 0; i < 4; i++) {
       hs.insert(T0 + i * 1000L, bits(i));
     }
     assertThat(hs.freezeIfDue(1, 6, scratch)).isZero(); // not due
-    assertThat(hs.inOrderCount()).isEqualTo(5);
-    hs.insert(T0 + 5000, bits(5));
+    assertThat(hs.inOrderCount()).isEqualTo(4);
+    hs.insert(T0 + 4000, bits(4));
     assertThat(hs.freezeIfDue(1, 6, scratch)).isZero(); // same append: never
-    assertThat(hs.inOrderCount()).isEqualTo(6);
+    assertThat(hs.inOrderCount()).isEqualTo(5);
     hs.freezeIfDue(2, 6, scratch);
     assertThat(hs.inOrderCount()).isZero();
-    assertThat(hs.count()).isEqualTo(6);
+    assertThat(hs.count()).isEqualTo(5);
+  }
+
+  @Test
+  void seriesWrittenTogetherFreezeAtDifferentLengths() {
+    // 96 give or take a sixth, by id: 80..112, so one request's thousands of series spread their
+    // re-encoding over many appends
+    java.util.Set<Integer> lengths = new java.util.TreeSet<>();
+    for (int id = 0; id < 100; id++) {
+      HeadSeries hs =
+          new HeadSeries(
+              new HeadBucket(TimeBucket.containing(T0, TimeBucket.ONE_HOUR)),
+              Labels.of("__name__", "m" + id),
+              MetricMetadata.UNKNOWN,
+              id);
+      int n = 0;
+      while (hs.inOrderCount() == n) {
+        hs.freezeIfDue(n + 1, 96, scratch);
+        if (hs.inOrderCount() == 0 && n > 0) {
+          break;
+        }
+        hs.insert(T0 + n * 1000L, bits(n));
+        n++;
+      }
+      lengths.add(n);
+    }
+    assertThat(lengths).hasSize(33);
+    assertThat(lengths).first().isEqualTo(80);
+    assertThat(lengths).last().isEqualTo(112);
   }
 
   @Test
