@@ -62,13 +62,11 @@ public record EngineConfig(
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(15);
   public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.ofMinutes(10);
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
-  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 0;
 
   /**
-   * The value that meets a 1 KiB head per series with 15 s samples ({@code --head-freeze-samples
-   * 96}); not the default while freezing runs on the append path (docs/architecture.md, The head).
+   * Off: freezing runs on the append path (docs/architecture.md, The head); 96 is the dense one.
    */
-  public static final int DENSE_HEAD_FREEZE_SAMPLES = 96;
+  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 0;
 
   public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(5);
 

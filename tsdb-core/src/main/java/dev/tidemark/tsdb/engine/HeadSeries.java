@@ -124,20 +124,22 @@ final class HeadSeries {
    * append's): everything held so far comes from earlier appends. Returns the change in bytes.
    */
   int freezeIfDue(long epoch, int freezeSamples, DecimalEncoder scratch) {
-    if (freezeEpoch == epoch) {
+    if (freezeSamples == 0 || freezeEpoch == epoch) {
       return 0;
     }
     freezeEpoch = epoch;
-    return freezeSamples > 0 && inOrder.count() >= dueAt(freezeSamples) ? freeze(scratch) : 0;
+    return due(freezeSamples) ? freeze(scratch) : 0;
   }
 
   /**
-   * The stream length at which this series freezes: {@code freezeSamples} give or take a sixth,
-   * spread by series id, so that series written together (one exporter's request holds thousands)
-   * do not all re-encode in the same append: that made one request in a few hundred wait 100 ms.
+   * Whether the stream is long enough to freeze: {@code freezeSamples} (0: never) give or take a
+   * sixth, spread by series id, so that series written together (one exporter's request holds
+   * thousands) do not all re-encode in the same append: that made one request in a few hundred wait
+   * 100 ms.
    */
-  private int dueAt(int freezeSamples) {
-    return freezeSamples - freezeSamples / 6 + id % (freezeSamples / 3 + 1);
+  private boolean due(int freezeSamples) {
+    return freezeSamples > 0
+        && inOrder.count() >= freezeSamples - freezeSamples / 6 + id % (freezeSamples / 3 + 1);
   }
 
   /**
@@ -147,7 +149,7 @@ final class HeadSeries {
    */
   int freeze(DecimalEncoder scratch) {
     long before = sampleBytes();
-    GorillaEncoder all = merged();
+    GorillaEncoder all = sealedChunk();
     int n = all.count();
     if (n == 0) {
       return 0;
@@ -244,7 +246,7 @@ final class HeadSeries {
     if (check(t, bits) != NEW) {
       return 0;
     }
-    int bytes = freezeSamples > 0 && inOrder.count() >= dueAt(freezeSamples) ? freeze(scratch) : 0;
+    int bytes = due(freezeSamples) ? freeze(scratch) : 0;
     return bytes + insert(t, bits);
   }
 
@@ -304,12 +306,11 @@ final class HeadSeries {
         n);
   }
 
-  /** The final chunk: frozen, in-order and late samples merged into one Gorilla encoder. */
+  /**
+   * The final chunk: frozen, in-order and late samples merged into one Gorilla encoder (the stream
+   * itself when there is nothing to merge).
+   */
   GorillaEncoder sealedChunk() {
-    return merged();
-  }
-
-  private GorillaEncoder merged() {
     if (lateCount == 0 && frozenCount == 0) {
       return inOrder;
     }
