@@ -20,6 +20,14 @@ public final class BufferPool {
   private final int maxPooledBytes;
   private final ArrayDeque<byte[]> free;
 
+  /**
+   * The receivers' pool of request bodies: up to 16 arrays of up to 4 MiB kept (64 MiB at most,
+   * typically 16 × a request's size); a larger body gets an array of its own.
+   */
+  public static BufferPool forRequestBodies() {
+    return new BufferPool(16, 4 << 20);
+  }
+
   public BufferPool(int maxPooled, int maxPooledBytes) {
     if (maxPooled < 0 || maxPooledBytes < 0) {
       throw new IllegalArgumentException("negative pool size");

@@ -54,11 +54,8 @@ public final class OtlpGrpcService extends MetricsServiceGrpc.MetricsServiceImpl
   private final OtlpIngestor ingestor;
   private final com.google.protobuf.Duration retryDelay;
 
-  /**
-   * Message buffers: up to 16 of up to 4 MiB kept (64 MiB at most, typically 16 × a request's
-   * size); a larger message gets its own array.
-   */
-  private final BufferPool buffers = new BufferPool(16, 4 << 20);
+  /** The arrays messages are read into. */
+  private final BufferPool buffers = BufferPool.forRequestBodies();
 
   public OtlpGrpcService(OtlpIngestor ingestor) {
     this.ingestor = Objects.requireNonNull(ingestor, "ingestor");

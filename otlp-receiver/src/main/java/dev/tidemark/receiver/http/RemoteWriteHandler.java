@@ -66,8 +66,8 @@ public final class RemoteWriteHandler extends Handler.Abstract {
   private final long maxBodyBytes;
   private final String retryAfterSeconds;
 
-  /** Decompressed bodies: up to 16 of up to 4 MiB kept; a larger body gets its own array. */
-  private final BufferPool buffers = new BufferPool(16, 4 << 20);
+  /** The arrays bodies are decompressed into. */
+  private final BufferPool buffers = BufferPool.forRequestBodies();
 
   public RemoteWriteHandler(RemoteWriteIngestor ingestor, ReceiverConfig config) {
     this.ingestor = Objects.requireNonNull(ingestor, "ingestor");
