@@ -112,10 +112,7 @@ final class Settings {
                       + " `true`: also power loss (fsync with group commit before the answer)"),
           size("head-memory-limit")
               .computedDefault(ServerConfig::defaultMaxHeadBytes)
-              .shown(
-                  "`"
-                      + ConfigValues.formatSize(ServerConfig.MAX_DEFAULT_HEAD_BYTES)
-                      + "` or a quarter of the JVM max heap, whichever is smaller")
+              .shown(capOrHeapShare(ServerConfig.MAX_DEFAULT_HEAD_BYTES, "a quarter"))
               .sets(Builder::maxHeadBytes)
               .describedAs(
                   "in-memory head budget; beyond it exports get `UNAVAILABLE`/503 with a retry delay"),
@@ -148,10 +145,7 @@ final class Settings {
               .describedAs("how often the compactor looks for due groups; `0` turns it off"),
           sizeOrZero("label-cache-size")
               .computedDefault(ServerConfig::defaultLabelCacheBytes)
-              .shown(
-                  "`"
-                      + ConfigValues.formatSize(EngineConfig.DEFAULT_LABEL_CACHE_BYTES)
-                      + "` or an eighth of the JVM max heap, whichever is smaller")
+              .shown(capOrHeapShare(EngineConfig.DEFAULT_LABEL_CACHE_BYTES, "an eighth"))
               .sets(Builder::labelCacheBytes)
               .describedAs(
                   "decoded series labels of stored buckets kept for queries (estimated heap bytes);"
@@ -167,10 +161,7 @@ final class Settings {
               .describedAs("largest HTTP body, after decompression"),
           size("otlp-max-in-flight-size")
               .computedDefault(ServerConfig::defaultMaxInFlightBytes)
-              .shown(
-                  "`"
-                      + ConfigValues.formatSize(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES)
-                      + "` or a quarter of the JVM max heap, whichever is smaller")
+              .shown(capOrHeapShare(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES, "a quarter"))
               .sets(Builder::maxInFlightBytes)
               .describedAs("request bytes processed at once; beyond it `UNAVAILABLE`/503"),
           duration("otlp-retry-after", Duration.ofSeconds(1), "at least 1s")
@@ -302,6 +293,17 @@ final class Settings {
   private static final Map<String, Setting<?>> BY_NAME = byName();
 
   private Settings() {}
+
+  /**
+   * How a default capped at {@code capBytes} or a share of the heap reads in `--help` and README.
+   */
+  private static String capOrHeapShare(long capBytes, String share) {
+    return "`"
+        + ConfigValues.formatSize(capBytes)
+        + "` or "
+        + share
+        + " of the JVM max heap, whichever is smaller";
+  }
 
   private static Map<String, Setting<?>> byName() {
     Map<String, Setting<?>> out = new LinkedHashMap<>();
