@@ -238,7 +238,7 @@ public final class OtlpLoadGenerator {
     }
     long start = System.nanoTime();
     if (rate > 0) {
-      paced(rate);
+      paced(rate, loops);
     } else {
       maxRate(senders);
     }
@@ -510,7 +510,7 @@ public final class OtlpLoadGenerator {
     bodies = data.encodeAll();
     latencies = new long[bodies.length];
     long t0 = System.nanoTime();
-    paced(rate);
+    paced(rate, 1);
     long[] lat = OtlpLoadProc.sorted(latencies, latencies.length);
     System.out.printf(
         Locale.ROOT,
@@ -550,10 +550,13 @@ public final class OtlpLoadGenerator {
     Thread.sleep(5000);
   }
 
-  /** Issues every request in time order at {@code rate} samples/s, asynchronously. */
-  private void paced(double rate) throws InterruptedException {
+  /**
+   * Issues every request in time order at {@code rate} samples/s, asynchronously, {@code passes}
+   * times (each pass later by the dataset's length: {@code --loops}).
+   */
+  private void paced(double rate, int passes) throws InterruptedException {
     int bodyCount = bodies.length;
-    int n = bodyCount * (latencies.length / bodyCount); // every pass of every body
+    int n = bodyCount * passes;
     CountDownLatch done = new CountDownLatch(n);
     Semaphore inFlight = new Semaphore(1024);
     ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor();
