@@ -44,8 +44,8 @@ import java.util.stream.Stream;
  * and with {@code @} pinned to each selector at several other evaluation times.
  *
  * <p>{@code main} takes an optional folder (default: system property {@code
- * tidemark.promql.conformance}, else {@code ../../shared/conformance/promql} from the working
- * directory) and exits 1 when an eval fails.
+ * tidemark.promql.conformance}, else {@code src/test/resources/conformance/promql} from the working
+ * directory, the module folder) and exits 1 when an eval fails.
  */
 public final class PromqlConformanceRunner {
 
@@ -96,7 +96,7 @@ public final class PromqlConformanceRunner {
       return Path.of(p);
     }
     return Path.of(System.getProperty("user.dir"))
-        .resolve("../../shared/conformance/promql")
+        .resolve("src/test/resources/conformance/promql")
         .normalize();
   }
 

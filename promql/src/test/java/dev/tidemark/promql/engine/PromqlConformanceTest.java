@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every eval of the PromQL conformance scripts must pass (folder: system property {@code
- * tidemark.promql.conformance}, else {@code ../../shared/conformance/promql} from the module). A
- * missing folder is a failure, not a skip: the build must not go green without the scripts.
+ * tidemark.promql.conformance}, else {@code src/test/resources/conformance/promql} of the module).
+ * A missing folder is a failure, not a skip: the build must not go green without the scripts.
  *
  * <p><b>Script defects, stated and checked, not skipped.</b> When the scripts were ported, native
  * histogram samples were replaced by {@code _} but 27 {@code expect info} lines stayed behind (each
