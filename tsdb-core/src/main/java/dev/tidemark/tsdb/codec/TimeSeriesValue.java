@@ -38,6 +38,16 @@ public final class TimeSeriesValue {
   }
 
   /**
+   * The smaller of two encoders that hold the same samples, Gorilla on a tie (the sealing rule of
+   * {@link #encodeSmallest(byte[], DecimalEncoder)}, for a caller that fed both in one pass).
+   */
+  public static byte[] smallest(GorillaEncoder gorilla, DecimalEncoder decimal) {
+    return decimal.encodedSizeBytes() < gorilla.encodedSizeBytes()
+        ? encode(decimal)
+        : encode(gorilla);
+  }
+
+  /**
    * The chunk's samples in whichever encoding is smaller, Gorilla on a tie (the sealing rule).
    * {@code scratch} is reset and refilled with the chunk's samples; {@code chunk} is not changed.
    */

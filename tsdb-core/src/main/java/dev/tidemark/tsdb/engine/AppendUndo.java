@@ -31,11 +31,6 @@ final class AppendUndo {
   private final List<HeadSeries> createdSeries = new ArrayList<>();
   private long epoch;
 
-  /** The current append's number: every append gets a new one ({@link #begin()}). */
-  long epoch() {
-    return epoch;
-  }
-
   /** Starts the journal of a new append. */
   void begin() {
     buckets.clear();

@@ -43,9 +43,14 @@ final class Appends {
   /** Set when a rollback itself failed: the head may differ from the store, so appends stop. */
   private Throwable failedRollback;
 
+  /** Set by an append that left a series due for freezing ({@link Freezer}); under the lock. */
+  private boolean freezeDue;
+
   private final GroupSync groupSync;
   private final HeadState head;
   private final Sealer sealer;
+  private final Freezer freezer;
+  private final int freezeSamples;
   private final Recovery recovery;
   private final KvStore kv;
   private final EngineConfig config;
@@ -57,9 +62,11 @@ final class Appends {
   private final LongAdder samplesAccepted;
   private final LongAdder samplesRejected;
 
-  Appends(HeadState head, Sealer sealer, Recovery recovery) {
+  Appends(HeadState head, Sealer sealer, Freezer freezer, Recovery recovery) {
     this.head = head;
     this.sealer = sealer;
+    this.freezer = freezer;
+    this.freezeSamples = head.config.headFreezeSamples();
     this.recovery = recovery;
     this.kv = head.kv;
     this.config = head.config;
@@ -88,6 +95,7 @@ final class Appends {
     HeadSeries[] seriesOf = new HeadSeries[n];
     String[] pointDetails = null;
     long writeSeq;
+    boolean freeze;
     int accepted = 0;
     lock.writeLock().lock();
     try {
@@ -156,6 +164,8 @@ final class Appends {
       // Registered under the lock, so sequence order is write order; nothing can fail after the
       // write and before this, where a rollback would undo what the store already has.
       writeSeq = wrote ? groupSync.registerWrite() : 0;
+      freeze = freezeDue;
+      freezeDue = false;
     } finally {
       lock.writeLock().unlock();
     }
@@ -165,6 +175,9 @@ final class Appends {
     samplesAccepted.add(accepted);
     samplesRejected.add(n - accepted);
     sealer.scheduleSealIfDue();
+    if (freeze) {
+      freezer.requestPass();
+    }
     return new AppendResult(pointReasons, sampleReasons, pointDetails);
   }
 
@@ -357,9 +370,10 @@ final class Appends {
     }
     HeadBucket hb = hs.bucket;
     undo.bucket(hb, false, false);
-    head.headSampleBytes +=
-        hs.freezeIfDue(undo.epoch(), config.headFreezeSamples(), head.freezeScratch);
     head.headSampleBytes += hs.insert(t, bits);
+    if (hs.due(freezeSamples)) {
+      freezeDue = true;
+    }
     hb.noteTimestamp(t);
     if (hb.pendingLog.isEmpty()) {
       touched.add(hb);

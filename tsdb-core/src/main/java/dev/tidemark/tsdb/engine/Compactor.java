@@ -588,12 +588,8 @@ final class Compactor {
             }
             put(Keys.forwardIndex(target, id), newestForward.get(labels));
             if (chunk.count() > 0) {
-              // The seal's rule (TimeSeriesValue.encodeSmallest), both encoders fed in one pass.
-              put(
-                  Keys.timeSeries(target, id),
-                  scratch.encodedSizeBytes() < chunk.encodedSizeBytes()
-                      ? TimeSeriesValue.encode(scratch)
-                      : TimeSeriesValue.encode(chunk));
+              // The seal's rule, both encoders fed in one pass.
+              put(Keys.timeSeries(target, id), TimeSeriesValue.smallest(chunk, scratch));
             }
           }
           put(

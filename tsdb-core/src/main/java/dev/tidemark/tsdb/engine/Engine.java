@@ -66,7 +66,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     this.head = new HeadState(kv, config);
     this.recovery = new Recovery(head);
     this.sealer = new Sealer(head);
-    this.appends = new Appends(head, sealer, recovery);
+    this.appends = new Appends(head, sealer, new Freezer(head, sealer), recovery);
     this.reads = new Reads(head);
     this.retention = new Retention(head, sealer);
     this.deletion = new Deletion(head, sealer);

@@ -13,15 +13,16 @@ import java.util.Arrays;
  * The samples of one series in one open bucket: an optional <i>frozen part</i> (older in-order
  * samples, re-encoded in the smaller of the sealed encodings), a Gorilla encoder for the in-order
  * samples after it, and a small sorted side buffer for late ones (inside the out-of-order window).
- * Sealing merges the three into the bucket's chunk.
+ * Sealing merges the three into the bucket's chunk ({@link #captureFreeze}, {@link Freeze#encode}).
  *
  * <p><b>Freezing</b> ({@code docs/architecture.md}, The head): once the Gorilla stream holds {@code
- * EngineConfig.headFreezeSamples} samples, the next append that reaches this series first merges
- * the frozen part, the stream and the late buffer into a new frozen part ({@link
- * TimeSeriesValue#encodeSmallest}: the decimal chunk is 2 to 7 times smaller for decimal-looking
- * values) and starts an empty stream. Only an append's first touch of the series freezes ({@link
- * #freezeEpoch}), so a frozen sample is always one of an earlier, successful append: an undo only
- * ever cuts the stream and the late buffer, never the frozen part.
+ * EngineConfig.headFreezeSamples} samples, the frozen part, the stream and the late buffer are
+ * merged into a new frozen part ({@link TimeSeriesValue#encodeSmallest}: the decimal chunk is 2 to
+ * 7 times smaller for decimal-looking values). The {@link Freezer} does it off the append path in
+ * three steps: {@link #captureFreeze} copies what is there (read lock), {@link Freeze#encode}
+ * merges and encodes it (no lock), {@link #completeFreeze} swaps it in (write lock) and keeps in
+ * the stream whatever was appended in between. Every append runs wholly under the write lock, so
+ * what a capture sees is committed: an undo only ever cuts samples appended after it.
  *
  * <p>Guarded by the engine lock: mutated under the write lock, read (copied) under the read lock.
  */
@@ -48,9 +49,6 @@ final class HeadSeries {
   private long frozenFirstT;
   private long frozenLastT;
   private long frozenLastBits;
-
-  /** The append epoch ({@link AppendUndo#epoch()}) that last touched this series. */
-  long freezeEpoch = -1;
 
   private final GorillaEncoder inOrder = new GorillaEncoder();
   private long lastBits;
@@ -119,53 +117,184 @@ final class HeadSeries {
     return NEW;
   }
 
-  /**
-   * Freezes, if due, before an append's first insert into this series ({@code epoch} is the
-   * append's): everything held so far comes from earlier appends. Returns the change in bytes.
-   */
-  int freezeIfDue(long epoch, int freezeSamples, DecimalEncoder scratch) {
-    if (freezeSamples == 0 || freezeEpoch == epoch) {
-      return 0;
-    }
-    freezeEpoch = epoch;
-    return due(freezeSamples) ? freeze(scratch) : 0;
+  /** Whether the stream holds {@code freezeSamples} samples or more (0: never freeze). */
+  boolean due(int freezeSamples) {
+    return freezeSamples > 0 && inOrder.count() >= freezeSamples;
   }
 
   /**
-   * Whether the stream is long enough to freeze: {@code freezeSamples} (0: never) give or take a
-   * sixth, spread by series id, so that series written together (one exporter's request holds
-   * thousands) do not all re-encode in the same append: that made one request in a few hundred wait
-   * 100 ms.
-   */
-  private boolean due(int freezeSamples) {
-    return freezeSamples > 0
-        && inOrder.count() >= freezeSamples - freezeSamples / 6 + id % (freezeSamples / 3 + 1);
-  }
-
-  /**
-   * Merges the frozen part, the in-order stream and the late samples into a new frozen part in the
-   * smaller sealed encoding; the stream and the late buffer are empty afterwards. Returns the
-   * change in bytes.
+   * Freezes now, in one step (recovery: nothing else runs). Returns the change in bytes.
+   *
+   * @see Freeze
    */
   int freeze(DecimalEncoder scratch) {
-    long before = sampleBytes();
-    GorillaEncoder all = sealedChunk();
-    int n = all.count();
-    if (n == 0) {
+    Freeze f = captureFreeze();
+    f.encode(scratch);
+    return completeFreeze(f);
+  }
+
+  /**
+   * Copies what a freeze merges (also what a seal writes: {@link Freeze#encoded()}). Under the read
+   * lock.
+   */
+  Freeze captureFreeze() {
+    int n = inOrder.count();
+    boolean empty = !hasInOrder(); // then the late buffer is empty too
+    long first = empty ? 0 : frozen != null ? frozenFirstT : inOrder.firstTimestampMillis();
+    if (lateCount > 0) {
+      first = Math.min(first, lateTimestamps[0]);
+    }
+    return new Freeze(
+        this,
+        frozen,
+        inOrder.toByteArray(),
+        n,
+        lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
+        lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount),
+        lateCount,
+        lastBits,
+        count(),
+        first,
+        empty ? 0 : lastInOrderT());
+  }
+
+  /**
+   * Swaps in a freeze {@linkplain #captureFreeze captured} earlier: the merged samples become the
+   * frozen part, and the stream keeps only the samples appended since the capture. Returns the
+   * change in bytes; 0, changing nothing, if the capture no longer describes the start of this
+   * series (a late sample arrived since, or another freeze came first). Under the write lock.
+   */
+  int completeFreeze(Freeze f) {
+    if (f.encoded == null
+        || f.count == 0
+        || frozen != f.oldFrozen
+        || lateCount != f.lateCount
+        || inOrder.count() < f.streamCount) {
       return 0;
     }
-    frozen = TimeSeriesValue.encodeSmallest(all, scratch);
-    frozenCount = n;
-    frozenFirstT = all.firstTimestampMillis();
-    frozenLastT = all.lastTimestampMillis();
-    frozenLastBits = lastBits;
-    inOrder.reset();
+    long before = sampleBytes();
+    if (inOrder.count() == f.streamCount) {
+      inOrder.reset();
+    } else {
+      byte[] bytes = inOrder.toByteArray();
+      GorillaDecoder d = new GorillaDecoder();
+      d.reset(bytes, 0, bytes.length);
+      inOrder.reset();
+      for (int i = 0; i < f.streamCount; i++) {
+        d.next();
+      }
+      while (d.next()) {
+        inOrder.append(d.timestampMillis(), d.valueBits());
+      }
+    }
+    frozen = f.encoded;
+    frozenCount = f.count;
+    frozenFirstT = f.firstT;
+    frozenLastT = f.lastT;
+    frozenLastBits = f.lastBits;
     lateCount = 0;
     if (lateTimestamps != null && lateTimestamps.length > 4) {
       lateTimestamps = null;
       lateBits = null;
     }
     return (int) (sampleBytes() - before);
+  }
+
+  /**
+   * A freeze in progress: the copies {@link #captureFreeze} took, then ({@link #encode}) all of the
+   * series' samples in the smaller sealed encoding.
+   */
+  static final class Freeze {
+    final HeadSeries series;
+    private final byte[] oldFrozen;
+    private final byte[] stream;
+    private final int streamCount;
+    private final long[] lateTimestamps;
+    private final long[] lateBits;
+    private final int lateCount;
+    private final long lastBits;
+    private final int count;
+    private final long firstT;
+    private final long lastT;
+    private byte[] encoded;
+
+    private Freeze(
+        HeadSeries series,
+        byte[] oldFrozen,
+        byte[] stream,
+        int streamCount,
+        long[] lateTimestamps,
+        long[] lateBits,
+        int lateCount,
+        long lastBits,
+        int count,
+        long firstT,
+        long lastT) {
+      this.series = series;
+      this.oldFrozen = oldFrozen;
+      this.stream = stream;
+      this.streamCount = streamCount;
+      this.lateTimestamps = lateTimestamps;
+      this.lateBits = lateBits;
+      this.lateCount = lateCount;
+      this.lastBits = lastBits;
+      this.count = count;
+      this.firstT = firstT;
+      this.lastT = lastT;
+    }
+
+    /** Bytes copied by the capture. */
+    int copiedBytes() {
+      return stream.length + 16 * lateCount;
+    }
+
+    /**
+     * Merges and encodes, with the seal's rule ({@link TimeSeriesValue#smallest}); needs no lock
+     * ({@code scratch} is the caller's).
+     */
+    void encode(DecimalEncoder scratch) {
+      if (oldFrozen == null && lateCount == 0) {
+        encoded = TimeSeriesValue.encodeSmallest(stream, scratch);
+        return;
+      }
+      GorillaEncoder gorilla = new GorillaEncoder();
+      scratch.reset();
+      int late = 0;
+      if (oldFrozen != null) {
+        late = merge(new TimeSeriesValue.Decoders().open(oldFrozen), late, gorilla, scratch);
+      }
+      GorillaDecoder d = new GorillaDecoder();
+      d.reset(stream, 0, stream.length);
+      late = merge(d, late, gorilla, scratch);
+      for (; late < lateCount; late++) {
+        gorilla.append(lateTimestamps[late], lateBits[late]);
+        scratch.append(lateTimestamps[late], lateBits[late]);
+      }
+      encoded = TimeSeriesValue.smallest(gorilla, scratch);
+    }
+
+    /**
+     * Appends the decoder's samples to both encoders, with the late samples from index {@code late}
+     * on that come before each; returns the index of the first late sample not appended.
+     */
+    private int merge(ChunkDecoder d, int late, GorillaEncoder gorilla, DecimalEncoder decimal) {
+      while (d.next()) {
+        long t = d.timestampMillis();
+        while (late < lateCount && lateTimestamps[late] < t) {
+          gorilla.append(lateTimestamps[late], lateBits[late]);
+          decimal.append(lateTimestamps[late], lateBits[late]);
+          late++;
+        }
+        gorilla.append(t, d.valueBits());
+        decimal.append(t, d.valueBits());
+      }
+      return late;
+    }
+
+    /** The series' samples at the capture as a TimeSeries value; after {@link #encode}. */
+    byte[] encoded() {
+      return encoded;
+    }
   }
 
   /**
@@ -304,45 +433,6 @@ final class HeadSeries {
         Arrays.copyOfRange(lateTimestamps, from, lateCount),
         Arrays.copyOfRange(lateBits, from, lateCount),
         n);
-  }
-
-  /**
-   * The final chunk: frozen, in-order and late samples merged into one Gorilla encoder (the stream
-   * itself when there is nothing to merge).
-   */
-  GorillaEncoder sealedChunk() {
-    if (lateCount == 0 && frozenCount == 0) {
-      return inOrder;
-    }
-    GorillaEncoder out = new GorillaEncoder();
-    int late = 0;
-    if (frozenCount > 0) {
-      late = mergeInto(out, new TimeSeriesValue.Decoders().open(frozen), late);
-    }
-    GorillaDecoder d = new GorillaDecoder();
-    byte[] bytes = inOrder.toByteArray();
-    d.reset(bytes, 0, bytes.length);
-    late = mergeInto(out, d, late);
-    for (; late < lateCount; late++) {
-      out.append(lateTimestamps[late], lateBits[late]);
-    }
-    return out;
-  }
-
-  /**
-   * Appends the decoder's samples to {@code out}, with the late samples from index {@code late} on
-   * that come before each; returns the index of the first late sample not appended.
-   */
-  private int mergeInto(GorillaEncoder out, ChunkDecoder d, int late) {
-    while (d.next()) {
-      long t = d.timestampMillis();
-      while (late < lateCount && lateTimestamps[late] < t) {
-        out.append(lateTimestamps[late], lateBits[late]);
-        late++;
-      }
-      out.append(t, d.valueBits());
-    }
-    return late;
   }
 
   /** Approximate heap bytes of the samples (frozen part, encoded stream and late buffer). */

@@ -8,7 +8,6 @@ import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
-import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
@@ -175,8 +174,7 @@ final class Sealer {
       }
       // Series created after this copy came with head-log records past the seal point: the
       // bucket then stays open, so they need no TimeSeries record from this seal.
-      int[] ids = new int[SEAL_SLICE_SERIES];
-      byte[][] chunks = new byte[SEAL_SLICE_SERIES][];
+      HeadSeries.Freeze[] captured = new HeadSeries.Freeze[SEAL_SLICE_SERIES];
       int next = 0;
       while (next < series.size()) {
         int n = 0;
@@ -188,17 +186,18 @@ final class Sealer {
             if (hs.isEmpty()) {
               continue;
             }
-            ids[n] = hs.id;
-            chunks[n] = hs.sealedChunk().toByteArray();
-            bytes += chunks[n].length;
+            captured[n] = hs.captureFreeze();
+            bytes += captured[n].copiedBytes();
             n++;
           }
         } finally {
           lock.readLock().unlock();
         }
         for (int i = 0; i < n; i++) {
-          wb[0].put(Keys.timeSeries(b, ids[i]), TimeSeriesValue.encodeSmallest(chunks[i], scratch));
-          chunks[i] = null;
+          HeadSeries.Freeze f = captured[i];
+          captured[i] = null;
+          f.encode(scratch);
+          wb[0].put(Keys.timeSeries(b, f.series.id), f.encoded());
           if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
             kv.write(wb[0]);
             wb[0] = new WriteBatch();

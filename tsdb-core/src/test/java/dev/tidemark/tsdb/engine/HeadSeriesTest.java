@@ -2,9 +2,8 @@ package dev.tidemark.tsdb.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.DecimalEncoder;
-import dev.tidemark.tsdb.codec.GorillaDecoder;
-import dev.tidemark.tsdb.codec.GorillaEncoder;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.model.Labels;
@@ -49,10 +48,9 @@ class HeadSeriesTest {
 
   private static TreeMap<Long, Long> sealed(HeadSeries hs) {
     TreeMap<Long, Long> out = new TreeMap<>();
-    GorillaEncoder e = hs.sealedChunk();
-    byte[] b = e.toByteArray();
-    GorillaDecoder d = new GorillaDecoder();
-    d.reset(b, 0, b.length);
+    HeadSeries.Freeze f = hs.captureFreeze();
+    f.encode(new DecimalEncoder());
+    ChunkDecoder d = new TimeSeriesValue.Decoders().open(f.encoded());
     long last = Long.MIN_VALUE;
     while (d.next()) {
       assertThat(d.timestampMillis()).isGreaterThan(last);
@@ -70,8 +68,9 @@ class HeadSeriesTest {
       TreeMap<Long, Long> model = new TreeMap<>();
       long bytes = hs.sampleBytes(); // an empty stream is one byte (its count)
       long t = T0;
+      HeadSeries.Freeze pending = null; // captured, not yet completed: appends go on meanwhile
       for (int i = 0; i < 400; i++) {
-        int op = rnd.nextInt(10);
+        int op = rnd.nextInt(11);
         if (op < 6) {
           t += 15_000 + rnd.nextInt(-50, 50);
           long v = bits(rnd.nextInt(10_000) / 100.0);
@@ -91,8 +90,14 @@ class HeadSeriesTest {
             bytes += hs.insert(lt, v);
             model.put(lt, v);
           }
-        } else {
+        } else if (op < 9) {
           bytes += hs.freeze(scratch);
+        } else if (pending == null) {
+          pending = hs.captureFreeze();
+          pending.encode(scratch);
+        } else {
+          bytes += hs.completeFreeze(pending);
+          pending = null;
         }
         assertThat(hs.count()).isEqualTo(model.size());
         assertThat(hs.sampleBytes()).isEqualTo(bytes);
@@ -114,7 +119,8 @@ class HeadSeriesTest {
     for (int i = 0; i < 10; i++) {
       hs.insert(T0 + i * 1000L, bits(i));
     }
-    hs.freezeIfDue(1, 10, scratch);
+    assertThat(hs.due(10)).isTrue();
+    hs.freeze(scratch);
     assertThat(hs.inOrderCount()).isZero();
     hs.insert(T0 + 10_000, bits(99)); // an append that is then undone
     hs.truncateInOrder(0);
@@ -127,47 +133,64 @@ class HeadSeriesTest {
   }
 
   @Test
-  void freezesOnlyAtAnAppendsFirstTouchAndOnlyWhenDue() {
-    HeadSeries hs = series(); // id 0: due at 6 - 6/6 = 5 samples
-    for (int i = 0; i < 4; i++) {
+  void dueOnceTheStreamHoldsTheFreezeLength() {
+    HeadSeries hs = series();
+    for (int i = 0; i < 5; i++) {
       hs.insert(T0 + i * 1000L, bits(i));
     }
-    assertThat(hs.freezeIfDue(1, 6, scratch)).isZero(); // not due
-    assertThat(hs.inOrderCount()).isEqualTo(4);
-    hs.insert(T0 + 4000, bits(4));
-    assertThat(hs.freezeIfDue(1, 6, scratch)).isZero(); // same append: never
-    assertThat(hs.inOrderCount()).isEqualTo(5);
-    hs.freezeIfDue(2, 6, scratch);
+    assertThat(hs.due(6)).isFalse();
+    assertThat(hs.due(0)).as("0: never").isFalse();
+    hs.insert(T0 + 5000, bits(5));
+    assertThat(hs.due(6)).isTrue();
+    hs.freeze(scratch);
+    assertThat(hs.due(6)).isFalse();
     assertThat(hs.inOrderCount()).isZero();
-    assertThat(hs.count()).isEqualTo(5);
+    assertThat(hs.count()).isEqualTo(6);
   }
 
   @Test
-  void seriesWrittenTogetherFreezeAtDifferentLengths() {
-    // 96 give or take a sixth, by id: 80..112, so one request's thousands of series spread their
-    // re-encoding over many appends
-    java.util.Set<Integer> lengths = new java.util.TreeSet<>();
-    for (int id = 0; id < 100; id++) {
-      HeadSeries hs =
-          new HeadSeries(
-              new HeadBucket(TimeBucket.containing(T0, TimeBucket.ONE_HOUR)),
-              Labels.of("__name__", "m" + id),
-              MetricMetadata.UNKNOWN,
-              id);
-      int n = 0;
-      while (hs.inOrderCount() == n) {
-        hs.freezeIfDue(n + 1, 96, scratch);
-        if (hs.inOrderCount() == 0 && n > 0) {
-          break;
-        }
-        hs.insert(T0 + n * 1000L, bits(n));
-        n++;
-      }
-      lengths.add(n);
+  void aFreezeCompletedAfterLaterAppendsKeepsThemInTheStream() {
+    HeadSeries hs = series();
+    TreeMap<Long, Long> model = new TreeMap<>();
+    for (int i = 0; i < 8; i++) {
+      hs.insert(T0 + i * 1000L, bits(i * 1.5));
+      model.put(T0 + i * 1000L, bits(i * 1.5));
     }
-    assertThat(lengths).hasSize(33);
-    assertThat(lengths).first().isEqualTo(80);
-    assertThat(lengths).last().isEqualTo(112);
+    HeadSeries.Freeze f = hs.captureFreeze();
+    f.encode(scratch);
+    for (int i = 8; i < 11; i++) { // appended between the capture and the swap
+      hs.insert(T0 + i * 1000L, bits(i * 1.5));
+      model.put(T0 + i * 1000L, bits(i * 1.5));
+    }
+    long before = hs.sampleBytes();
+    long delta = hs.completeFreeze(f);
+    assertThat(hs.sampleBytes()).isEqualTo(before + delta);
+    assertThat(hs.inOrderCount()).isEqualTo(3);
+    assertThat(read(hs)).isEqualTo(model);
+    assertThat(sealed(hs)).isEqualTo(model);
+    // an append after the swap that is undone cuts only its own sample
+    hs.insert(T0 + 11_000, bits(99));
+    hs.truncateInOrder(3);
+    assertThat(read(hs)).isEqualTo(model);
+    assertThat(hs.check(T0 + 10_000, bits(15))).isEqualTo(HeadSeries.SAME);
+    assertThat(hs.completeFreeze(f)).as("a capture applies once").isZero();
+  }
+
+  @Test
+  void aFreezeIsDroppedWhenALateSampleArrivedSinceItsCapture() {
+    HeadSeries hs = series();
+    for (int i = 0; i < 8; i++) {
+      hs.insert(T0 + i * 2000L, bits(i));
+    }
+    HeadSeries.Freeze f = hs.captureFreeze();
+    f.encode(scratch);
+    hs.insert(T0 + 3000, bits(42)); // late: not in the capture
+    long before = hs.sampleBytes();
+    assertThat(hs.completeFreeze(f)).isZero();
+    assertThat(hs.sampleBytes()).isEqualTo(before);
+    assertThat(hs.inOrderCount()).isEqualTo(8);
+    assertThat(hs.count()).isEqualTo(9);
+    assertThat(hs.check(T0 + 3000, bits(42))).isEqualTo(HeadSeries.SAME);
   }
 
   @Test

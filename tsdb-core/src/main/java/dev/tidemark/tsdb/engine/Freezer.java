@@ -1,0 +1,109 @@
+package dev.tidemark.tsdb.engine;
+
+import dev.tidemark.tsdb.codec.DecimalEncoder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * Freezes head series off the append path ({@code docs/architecture.md}, The head). An append that
+ * leaves a series {@linkplain HeadSeries#due due} asks for a pass; the pass runs on the background
+ * thread (so never beside a seal, a retention or a delete) and walks the open buckets a slice at a
+ * time: it copies the due series of a slice under the read lock, merges and encodes them with no
+ * lock held, and swaps them in under the write lock. An append waits at most for one slice's copy
+ * or swap.
+ */
+final class Freezer {
+
+  /** A slice copies at most this many series... */
+  private static final int SLICE_SERIES = 512;
+
+  /** ... or this many bytes. */
+  private static final long SLICE_BYTES = 256L << 10;
+
+  private final AtomicBoolean queued = new AtomicBoolean();
+  private final DecimalEncoder scratch = new DecimalEncoder();
+  private final HeadState head;
+  private final Sealer sealer;
+  private final ReentrantReadWriteLock lock;
+  private final int freezeSamples;
+
+  Freezer(HeadState head, Sealer sealer) {
+    this.head = head;
+    this.sealer = sealer;
+    this.lock = head.lock;
+    this.freezeSamples = head.config.headFreezeSamples();
+  }
+
+  /** Queues a pass on the background thread, unless one is queued already. */
+  void requestPass() {
+    if (freezeSamples > 0 && queued.compareAndSet(false, true)) {
+      sealer.submit(
+          () -> {
+            queued.set(false);
+            freezeDue();
+          });
+    }
+  }
+
+  /** Freezes every due series of the open buckets. On the background thread. */
+  void freezeDue() {
+    List<HeadBucket> buckets;
+    lock.readLock().lock();
+    try {
+      if (head.closed) {
+        return;
+      }
+      buckets = new ArrayList<>(head.open.values());
+    } finally {
+      lock.readLock().unlock();
+    }
+    List<HeadSeries.Freeze> slice = new ArrayList<>(SLICE_SERIES);
+    for (HeadBucket hb : buckets) {
+      int next = 0;
+      while (true) {
+        slice.clear();
+        lock.readLock().lock();
+        try {
+          if (head.closed || hb.state != HeadBucket.State.OPEN || next >= hb.nextId()) {
+            break;
+          }
+          long bytes = 0;
+          for (int end = hb.nextId();
+              next < end && slice.size() < SLICE_SERIES && bytes < SLICE_BYTES;
+              next++) {
+            HeadSeries hs = hb.byId(next);
+            if (hs != null && hs.due(freezeSamples)) {
+              HeadSeries.Freeze f = hs.captureFreeze();
+              slice.add(f);
+              bytes += f.copiedBytes();
+            }
+          }
+        } finally {
+          lock.readLock().unlock();
+        }
+        if (slice.isEmpty()) {
+          continue;
+        }
+        for (HeadSeries.Freeze f : slice) {
+          f.encode(scratch);
+        }
+        lock.writeLock().lock();
+        try {
+          if (head.closed || hb.state != HeadBucket.State.OPEN) {
+            break;
+          }
+          for (HeadSeries.Freeze f : slice) {
+            // A series an undo removed since the copy is no longer the bucket's.
+            if (hb.byId(f.series.id) == f.series) {
+              head.headSampleBytes += f.series.completeFreeze(f);
+            }
+          }
+        } finally {
+          lock.writeLock().unlock();
+        }
+      }
+    }
+  }
+}
