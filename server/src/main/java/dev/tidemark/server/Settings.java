@@ -120,9 +120,9 @@ final class Settings {
               .byDefault(EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES)
               .sets(Builder::headFreezeSamples)
               .describedAs(
-                  "samples a head series keeps in its appendable encoding before they are"
-                      + " re-encoded, denser, in the sealed one: `96` takes 30 % less head memory"
-                      + " for more CPU and ack latency; `0` never"),
+                  "samples a head series keeps in its appendable encoding before the background"
+                      + " thread re-encodes them, denser, in the sealed one (30 % less head memory"
+                      + " for some CPU); `0` never"),
           size("block-cache-size")
               .byDefault(RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES)
               .sets(Builder::blockCacheBytes)

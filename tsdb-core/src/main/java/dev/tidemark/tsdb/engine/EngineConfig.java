@@ -39,8 +39,8 @@ import java.util.Objects;
  *     and {@code ForkJoinPool.commonPool()} workers); 1 reads them on the caller's thread (default
  *     {@link #DEFAULT_READ_PARALLELISM})
  * @param headFreezeSamples an open series whose Gorilla stream holds this many samples has them
- *     re-encoded, at the next append that reaches it, into its frozen part in the smaller of the
- *     sealed encodings (docs/architecture.md, The head); 0 never does (default {@link
+ *     re-encoded by the background thread into its frozen part, in the smaller of the sealed
+ *     encodings (docs/architecture.md, The head); 0 never does (default {@link
  *     #DEFAULT_HEAD_FREEZE_SAMPLES})
  */
 public record EngineConfig(
@@ -64,9 +64,10 @@ public record EngineConfig(
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
 
   /**
-   * Off: freezing runs on the append path (docs/architecture.md, The head); 96 is the dense one.
+   * A head series re-encodes its stream after 96 samples (24 minutes at a 15 s interval): head
+   * memory per series under 1 KiB (docs/benchmarks.md, issue #14).
    */
-  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 0;
+  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 96;
 
   public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(5);
 
