@@ -80,7 +80,11 @@ public final class DecimalEncoder {
   private long[] scaled = new long[0];
   private int exceptions;
   private boolean[] exception = new boolean[0];
-  private long[] residuals = new long[0];
+
+  /** Value residuals of the delta mode and of the delta-of-delta mode. */
+  private long[] deltaResiduals = new long[0];
+
+  private long[] dodResiduals = new long[0];
   private long[] tsResiduals = new long[0];
   private long[] gridResiduals = new long[0];
 
@@ -235,26 +239,35 @@ public final class DecimalEncoder {
     int bestSize = Integer.MAX_VALUE;
     int bestE = 0;
     boolean bestDod = false;
+    Prepared p = null;
+    int lastE = -1;
     for (int e = 0; e <= MAX_EXPONENT; e++) {
       if ((candidates & (1 << e)) == 0) {
         continue;
       }
       int common = scale(e);
+      lastE = e;
       for (int mode = 0; mode < 2; mode++) {
         boolean dod = mode == 1;
         if (dod && n < 3) {
           continue;
         }
-        int size = common + residuals(dod).size;
+        Prepared r = residuals(dod);
+        int size = common + r.size;
         if (size < bestSize) {
           bestSize = size;
           bestE = e;
           bestDod = dod;
+          p = r;
         }
       }
     }
-    scale(bestE);
-    Prepared p = residuals(bestDod);
+    if (bestE != lastE) {
+      // each mode has its own residual array, so only an earlier exponent needs computing again
+      scale(bestE);
+      p = residuals(bestDod);
+    }
+    long[] residuals = bestDod ? dodResiduals : deltaResiduals;
     int flags =
         (regular ? FLAG_REGULAR : 0) | (grid ? FLAG_TS_GRID : 0) | (bestDod ? FLAG_VALUE_DOD : 0);
     long t0 = timestamps[0];
@@ -308,7 +321,8 @@ public final class DecimalEncoder {
       ownScaled = new long[c];
       scaled = new long[c];
       exception = new boolean[c];
-      residuals = new long[c];
+      deltaResiduals = new long[c];
+      dodResiduals = new long[c];
       tsResiduals = new long[c];
       gridResiduals = new long[c];
     }
@@ -317,10 +331,14 @@ public final class DecimalEncoder {
   /** Exact powers of ten as longs, 10^0 .. 10^18. */
   private static final long[] LONG_POW10 = new long[MAX_EXPONENT + 1];
 
+  /** {@code 2^53 / 10^k}: the largest integer whose product with {@code 10^k} is exact. */
+  private static final long[] EXACT_LIMIT = new long[MAX_EXPONENT + 1];
+
   static {
     long p = 1;
     for (int e = 0; e <= MAX_EXPONENT; e++) {
       LONG_POW10[e] = p;
+      EXACT_LIMIT[e] = (1L << 53) / p;
       p *= 10;
     }
   }
@@ -344,10 +362,9 @@ public final class DecimalEncoder {
       boolean ok = false;
       if (own >= 0 && own <= e) {
         long m = ownScaled[i];
-        long pw = LONG_POW10[e - own];
         long abs = Math.abs(m);
-        if (abs <= (1L << 53) / pw) {
-          scaled[i] = m * pw;
+        if (abs <= EXACT_LIMIT[e - own]) {
+          scaled[i] = m * LONG_POW10[e - own];
           ok = true;
         } else {
           // above 2^53 the product may not round-trip while a neighbour of v * 10^e does
@@ -386,10 +403,12 @@ public final class DecimalEncoder {
   private record Prepared(int size, long baseDelta, long divisor) {}
 
   /**
-   * Fills {@code residuals} from {@code scaled} for the value mode, divided by their common
-   * divisor; returns the bytes of [base value delta], [divisor] and the value mini-blocks.
+   * Fills the mode's residual array ({@link #dodResiduals} or {@link #deltaResiduals}) from {@code
+   * scaled}, divided by their common divisor; returns the bytes of [base value delta], [divisor]
+   * and the value mini-blocks.
    */
   private Prepared residuals(boolean dod) {
+    long[] residuals = dod ? dodResiduals : deltaResiduals;
     int n = count;
     if (n < 2) {
       return new Prepared(0, 0, 1);
