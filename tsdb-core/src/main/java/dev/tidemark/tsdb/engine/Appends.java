@@ -389,7 +389,10 @@ final class Appends {
       if (t > ref.maxT) {
         ref.maxT = t;
       }
-      if (ref.latest == null || hs.bucket.bucket.compareTo(ref.latest.bucket.bucket) >= 0) {
+      // Stored only when it changes: a reference store into the long-lived ref dirties a card
+      // for the collector's refinement threads, which cost more than the rest of the append.
+      if (ref.latest != hs
+          && (ref.latest == null || hs.bucket.bucket.compareTo(ref.latest.bucket.bucket) >= 0)) {
         ref.latest = hs;
       }
     }
