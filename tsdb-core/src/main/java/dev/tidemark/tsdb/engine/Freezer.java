@@ -87,7 +87,7 @@ final class Freezer {
           continue;
         }
         for (HeadSeries.Freeze f : slice) {
-          f.encode(scratch);
+          f.encodeForHead(scratch);
         }
         lock.writeLock().lock();
         try {

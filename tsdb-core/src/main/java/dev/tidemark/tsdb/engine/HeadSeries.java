@@ -129,7 +129,7 @@ final class HeadSeries {
    */
   int freeze(DecimalEncoder scratch) {
     Freeze f = captureFreeze();
-    f.encode(scratch);
+    f.encodeForHead(scratch);
     return completeFreeze(f);
   }
 
@@ -259,36 +259,71 @@ final class HeadSeries {
       }
       GorillaEncoder gorilla = new GorillaEncoder();
       scratch.reset();
-      int late = 0;
-      if (oldFrozen != null) {
-        late = merge(new TimeSeriesValue.Decoders().open(oldFrozen), late, gorilla, scratch);
-      }
-      GorillaDecoder d = new GorillaDecoder();
-      d.reset(stream, 0, stream.length);
-      late = merge(d, late, gorilla, scratch);
-      for (; late < lateCount; late++) {
-        gorilla.append(lateTimestamps[late], lateBits[late]);
-        scratch.append(lateTimestamps[late], lateBits[late]);
-      }
+      mergeInto(gorilla, scratch);
       encoded = TimeSeriesValue.smallest(gorilla, scratch);
     }
 
     /**
-     * Appends the decoder's samples to both encoders, with the late samples from index {@code late}
-     * on that come before each; returns the index of the first late sample not appended.
+     * Merges and encodes for the head's frozen part, more cheaply than a seal: decimal at its
+     * largest candidate exponent ({@link DecimalEncoder#largestExponentOnly}) when that leaves no
+     * value an exception, else the smaller of that and Gorilla. Needs no lock.
+     */
+    void encodeForHead(DecimalEncoder scratch) {
+      scratch.largestExponentOnly(true);
+      try {
+        scratch.reset();
+        mergeInto(null, scratch);
+        if (scratch.exceptionCount() == 0) {
+          encoded = TimeSeriesValue.encode(scratch);
+          return;
+        }
+        GorillaEncoder gorilla = new GorillaEncoder();
+        scratch.reset();
+        mergeInto(gorilla, scratch);
+        encoded = TimeSeriesValue.smallest(gorilla, scratch);
+      } finally {
+        scratch.largestExponentOnly(false);
+      }
+    }
+
+    /**
+     * Appends the captured samples, oldest first, to {@code decimal} and (if given) {@code
+     * gorilla}.
+     */
+    private void mergeInto(GorillaEncoder gorilla, DecimalEncoder decimal) {
+      int late = 0;
+      if (oldFrozen != null) {
+        late = merge(new TimeSeriesValue.Decoders().open(oldFrozen), late, gorilla, decimal);
+      }
+      GorillaDecoder d = new GorillaDecoder();
+      d.reset(stream, 0, stream.length);
+      late = merge(d, late, gorilla, decimal);
+      for (; late < lateCount; late++) {
+        append(lateTimestamps[late], lateBits[late], gorilla, decimal);
+      }
+    }
+
+    /**
+     * Appends the decoder's samples, with the late samples from index {@code late} on that come
+     * before each; returns the index of the first late sample not appended.
      */
     private int merge(ChunkDecoder d, int late, GorillaEncoder gorilla, DecimalEncoder decimal) {
       while (d.next()) {
         long t = d.timestampMillis();
         while (late < lateCount && lateTimestamps[late] < t) {
-          gorilla.append(lateTimestamps[late], lateBits[late]);
-          decimal.append(lateTimestamps[late], lateBits[late]);
+          append(lateTimestamps[late], lateBits[late], gorilla, decimal);
           late++;
         }
-        gorilla.append(t, d.valueBits());
-        decimal.append(t, d.valueBits());
+        append(t, d.valueBits(), gorilla, decimal);
       }
       return late;
+    }
+
+    private static void append(long t, long bits, GorillaEncoder gorilla, DecimalEncoder decimal) {
+      if (gorilla != null) {
+        gorilla.append(t, bits);
+      }
+      decimal.append(t, bits);
     }
 
     /** The series' samples at the capture as a TimeSeries value; after {@link #encode}. */

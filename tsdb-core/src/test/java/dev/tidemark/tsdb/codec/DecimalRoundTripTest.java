@@ -145,6 +145,36 @@ class DecimalRoundTripTest {
   }
 
   @Test
+  void largestExponentOnlyRoundTripsBitExactAndIsNeverSmallerThanTheFullSearch() {
+    SplittableRandom rnd = new SplittableRandom(SEED + 1);
+    DecimalEncoder quick = new DecimalEncoder();
+    quick.largestExponentOnly(true);
+    for (int iter = 0; iter < 1000; iter++) {
+      List<Sample> chunk = randomChunk(rnd, rnd.nextInt(400));
+      quick.reset();
+      for (Sample s : chunk) {
+        quick.append(s.timestampMillis(), s.valueBits());
+      }
+      byte[] stream = quick.toByteArray();
+      assertThat(decode(stream)).as("iteration %d", iter).containsExactlyElementsOf(chunk);
+      assertThat(stream.length).isGreaterThanOrEqualTo(encode(chunk).length);
+    }
+    // values of 0, 1 and 2 decimals: one exponent (2) tried, no exception
+    quick.reset();
+    double[] values = {12, 12.5, 12.25, 13, 13.75};
+    for (int i = 0; i < values.length; i++) {
+      quick.append(1_000L * i, Double.doubleToRawLongBits(values[i]));
+    }
+    assertThat(quick.exceptionCount()).isZero();
+    assertThat(decode(quick.toByteArray()))
+        .extracting(Sample::valueBits)
+        .containsExactly(
+            java.util.Arrays.stream(values)
+                .mapToObj(Double::doubleToRawLongBits)
+                .toArray(Long[]::new));
+  }
+
+  @Test
   void everySpecialValueInEveryPositionRoundTrips() {
     for (long special : GorillaRoundTripTest.SPECIAL_BITS) {
       for (int size : new int[] {1, 2, 3, 129, 300}) {

@@ -94,7 +94,7 @@ class HeadSeriesTest {
           bytes += hs.freeze(scratch);
         } else if (pending == null) {
           pending = hs.captureFreeze();
-          pending.encode(scratch);
+          pending.encodeForHead(scratch);
         } else {
           bytes += hs.completeFreeze(pending);
           pending = null;
