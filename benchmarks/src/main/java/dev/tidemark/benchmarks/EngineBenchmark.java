@@ -212,7 +212,7 @@ public final class EngineBenchmark {
             --compact-levels 1h,8h,64h   after the ingest phase's storage figures, compact the
                                 buckets into these levels (Engine.compactNow) and measure storage
                                 and query cost again (default: no compaction step)
-            --head-freeze-samples N   EngineConfig.headFreezeSamples (default 0: never; 96 dense)
+            --head-freeze-samples N   EngineConfig.headFreezeSamples (default 96; 0: never)
             --dir PATH          parent folder of the fresh stores (default /tmp)
             --keep              keep the store folders
             --smoke             small sizes: finishes in seconds""");
