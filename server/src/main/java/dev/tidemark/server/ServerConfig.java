@@ -366,6 +366,19 @@ public final class ServerConfig {
     return heapShare(QueryConfig.DEFAULT_MAX_SAMPLES, 64);
   }
 
+  /** The cap of {@link #defaultSeriesCacheSize()}. */
+  public static final int MAX_DEFAULT_SERIES_CACHE_SIZE = 1_000_000;
+
+  /**
+   * The translator's stream cache by default: {@link #MAX_DEFAULT_SERIES_CACHE_SIZE} entries or one
+   * per 4 KiB of the JVM's maximum heap (262,144 with 1 GiB), whichever is smaller. An entry costs
+   * a few hundred bytes beyond the labels the head shares; a cache smaller than the active streams
+   * resolves some of them again on every request (docs/benchmarks.md, session 7).
+   */
+  public static int defaultSeriesCacheSize() {
+    return (int) heapShare(MAX_DEFAULT_SERIES_CACHE_SIZE, 4096);
+  }
+
   /** {@code min(cap, max heap / divisor)}; {@code cap} when the heap has no limit. */
   private static long heapShare(long cap, int divisor) {
     long heap = Runtime.getRuntime().maxMemory();

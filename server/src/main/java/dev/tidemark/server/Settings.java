@@ -229,6 +229,16 @@ final class Settings {
               .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramMaxBuckets())
               .sets(translator(TranslatorConfig.Builder::exponentialHistogramMaxBuckets))
               .describedAs("bucket cap per converted series"),
+          integer("cached-streams", 1, Integer.MAX_VALUE)
+              .computedDefault(ServerConfig::defaultSeriesCacheSize)
+              .shown(
+                  "`"
+                      + ServerConfig.MAX_DEFAULT_SERIES_CACHE_SIZE
+                      + "` or max heap / 4 KiB, whichever is smaller")
+              .sets(translator(TranslatorConfig.Builder::seriesCacheSize))
+              .describedAs(
+                  "OTLP streams whose series the translator keeps resolved; more active streams"
+                      + " than this are resolved again on every request"),
           choice("delta-mode", "MODE", DeltaMode.class)
               .byDefault(TRANSLATOR_DEFAULTS.deltaMode())
               .sets(translator(TranslatorConfig.Builder::deltaMode))

@@ -162,6 +162,18 @@ class ServerConfigTest {
   }
 
   @Test
+  void theTranslatorsStreamCacheFollowsTheHeapUnlessSet() {
+    long heap = Runtime.getRuntime().maxMemory();
+    int expected =
+        heap == Long.MAX_VALUE
+            ? ServerConfig.MAX_DEFAULT_SERIES_CACHE_SIZE
+            : (int) Math.min(ServerConfig.MAX_DEFAULT_SERIES_CACHE_SIZE, heap / 4096);
+    assertThat(Main.parseConfig().translatorConfig().seriesCacheSize()).isEqualTo(expected);
+    assertThat(Main.parseConfig("--cached-streams", "5000").translatorConfig().seriesCacheSize())
+        .isEqualTo(5000);
+  }
+
+  @Test
   void everySettingHasAnOption() {
     ServerConfig.settingNames()
         .forEach(
