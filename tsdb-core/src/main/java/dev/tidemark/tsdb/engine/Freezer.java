@@ -1,6 +1,9 @@
 package dev.tidemark.tsdb.engine;
 
+import static dev.tidemark.tsdb.engine.HeadState.LOG;
+
 import dev.tidemark.tsdb.codec.DecimalEncoder;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,7 +45,13 @@ final class Freezer {
       sealer.submit(
           () -> {
             queued.set(false);
-            freezeDue();
+            try {
+              freezeDue();
+            } catch (RuntimeException e) {
+              // Nothing is lost: the series stay unfrozen (larger) until a later pass or their
+              // seal.
+              LOG.log(Level.WARNING, "freezing head series failed; they stay unfrozen", e);
+            }
           });
     }
   }
