@@ -68,7 +68,7 @@ final class Freezer {
     } finally {
       lock.readLock().unlock();
     }
-    List<HeadSeries.Freeze> slice = new ArrayList<>(SLICE_SERIES);
+    List<HeadSeries.Parts> slice = new ArrayList<>(SLICE_SERIES);
     for (HeadBucket hb : buckets) {
       int next = 0;
       while (true) {
@@ -84,7 +84,7 @@ final class Freezer {
               next++) {
             HeadSeries hs = hb.byId(next);
             if (hs != null && hs.due(freezeSamples)) {
-              HeadSeries.Freeze f = hs.captureFreeze();
+              HeadSeries.Parts f = hs.copyParts();
               slice.add(f);
               bytes += f.copiedBytes();
             }
@@ -95,7 +95,7 @@ final class Freezer {
         if (slice.isEmpty()) {
           continue;
         }
-        for (HeadSeries.Freeze f : slice) {
+        for (HeadSeries.Parts f : slice) {
           f.encodeForHead(scratch);
         }
         lock.writeLock().lock();
@@ -103,7 +103,7 @@ final class Freezer {
           if (head.closed || hb.state != HeadBucket.State.OPEN) {
             break;
           }
-          for (HeadSeries.Freeze f : slice) {
+          for (HeadSeries.Parts f : slice) {
             // A series an undo removed since the copy is no longer the bucket's.
             if (hb.byId(f.series.id) == f.series) {
               head.headSampleBytes += f.series.completeFreeze(f);

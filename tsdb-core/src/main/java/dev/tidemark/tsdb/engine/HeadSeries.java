@@ -11,18 +11,19 @@ import java.util.Arrays;
 
 /**
  * The samples of one series in one open bucket: an optional <i>frozen part</i> (older in-order
- * samples, re-encoded in the smaller of the sealed encodings), a Gorilla encoder for the in-order
- * samples after it, and a small sorted side buffer for late ones (inside the out-of-order window).
- * Sealing merges the three into the bucket's chunk ({@link #captureFreeze}, {@link Freeze#encode}).
+ * samples, re-encoded in a denser encoding), a Gorilla encoder for the in-order samples after it,
+ * and a small sorted side buffer for late ones (inside the out-of-order window). Sealing merges the
+ * three into the bucket's chunk ({@link #copyParts}, then {@link Parts#encode} with the sealing
+ * rule).
  *
  * <p><b>Freezing</b> ({@code docs/architecture.md}, The head): once the Gorilla stream holds {@code
  * EngineConfig.headFreezeSamples} samples, the frozen part, the stream and the late buffer are
- * merged into a new frozen part ({@link TimeSeriesValue#encodeSmallest}: the decimal chunk is 2 to
- * 7 times smaller for decimal-looking values). The {@link Freezer} does it off the append path in
- * three steps: {@link #captureFreeze} copies what is there (read lock), {@link Freeze#encode}
- * merges and encodes it (no lock), {@link #completeFreeze} swaps it in (write lock) and keeps in
- * the stream whatever was appended in between. Every append runs wholly under the write lock, so
- * what a capture sees is committed: an undo only ever cuts samples appended after it.
+ * merged into a new frozen part ({@link Parts#encodeForHead}: the decimal chunk is 2 to 7 times
+ * smaller for decimal-looking values). The {@link Freezer} does it off the append path in three
+ * steps: {@link #copyParts} copies what is there (read lock), {@link Parts#encodeForHead} merges
+ * and encodes it (no lock), {@link #completeFreeze} swaps it in (write lock) and keeps in the
+ * stream whatever was appended in between. Every append runs wholly under the write lock, so what a
+ * copy sees is committed: an undo only ever cuts samples appended after it.
  *
  * <p>Guarded by the engine lock: mutated under the write lock, read (copied) under the read lock.
  */
@@ -125,26 +126,26 @@ final class HeadSeries {
   /**
    * Freezes now, in one step (recovery: nothing else runs). Returns the change in bytes.
    *
-   * @see Freeze
+   * @see Freezer
    */
   int freeze(DecimalEncoder scratch) {
-    Freeze f = captureFreeze();
+    Parts f = copyParts();
     f.encodeForHead(scratch);
     return completeFreeze(f);
   }
 
   /**
-   * Copies what a freeze merges (also what a seal writes: {@link Freeze#encoded()}). Under the read
-   * lock.
+   * Copies the series' parts (stream and late samples; the frozen part is immutable and shared),
+   * for a freeze or a seal to merge without the lock. Under the read lock.
    */
-  Freeze captureFreeze() {
+  Parts copyParts() {
     int n = inOrder.count();
     boolean empty = !hasInOrder(); // then the late buffer is empty too
     long first = empty ? 0 : frozen != null ? frozenFirstT : inOrder.firstTimestampMillis();
     if (lateCount > 0) {
       first = Math.min(first, lateTimestamps[0]);
     }
-    return new Freeze(
+    return new Parts(
         this,
         frozen,
         inOrder.toByteArray(),
@@ -159,12 +160,12 @@ final class HeadSeries {
   }
 
   /**
-   * Swaps in a freeze {@linkplain #captureFreeze captured} earlier: the merged samples become the
+   * Swaps in a freeze {@linkplain #copyParts captured} earlier: the merged samples become the
    * frozen part, and the stream keeps only the samples appended since the capture. Returns the
    * change in bytes; 0, changing nothing, if the capture no longer describes the start of this
    * series (a late sample arrived since, or another freeze came first). Under the write lock.
    */
-  int completeFreeze(Freeze f) {
+  int completeFreeze(Parts f) {
     if (f.encoded == null
         || f.count == 0
         || frozen != f.oldFrozen
@@ -201,10 +202,10 @@ final class HeadSeries {
   }
 
   /**
-   * A freeze in progress: the copies {@link #captureFreeze} took, then ({@link #encode}) all of the
-   * series' samples in the smaller sealed encoding.
+   * The parts {@link #copyParts} took, then all of them merged into one TimeSeries value: {@link
+   * #encode} for a seal, {@link #encodeForHead} for a freeze ({@link #completeFreeze}).
    */
-  static final class Freeze {
+  static final class Parts {
     final HeadSeries series;
     private final byte[] oldFrozen;
     private final byte[] stream;
@@ -218,7 +219,7 @@ final class HeadSeries {
     private final long lastT;
     private byte[] encoded;
 
-    private Freeze(
+    private Parts(
         HeadSeries series,
         byte[] oldFrozen,
         byte[] stream,

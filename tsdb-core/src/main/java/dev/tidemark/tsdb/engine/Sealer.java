@@ -174,7 +174,7 @@ final class Sealer {
       }
       // Series created after this copy came with head-log records past the seal point: the
       // bucket then stays open, so they need no TimeSeries record from this seal.
-      HeadSeries.Freeze[] captured = new HeadSeries.Freeze[SEAL_SLICE_SERIES];
+      HeadSeries.Parts[] captured = new HeadSeries.Parts[SEAL_SLICE_SERIES];
       int next = 0;
       while (next < series.size()) {
         int n = 0;
@@ -186,7 +186,7 @@ final class Sealer {
             if (hs.isEmpty()) {
               continue;
             }
-            captured[n] = hs.captureFreeze();
+            captured[n] = hs.copyParts();
             bytes += captured[n].copiedBytes();
             n++;
           }
@@ -194,7 +194,7 @@ final class Sealer {
           lock.readLock().unlock();
         }
         for (int i = 0; i < n; i++) {
-          HeadSeries.Freeze f = captured[i];
+          HeadSeries.Parts f = captured[i];
           captured[i] = null;
           f.encode(scratch);
           wb[0].put(Keys.timeSeries(b, f.series.id), f.encoded());

@@ -48,7 +48,7 @@ class HeadSeriesTest {
 
   private static TreeMap<Long, Long> sealed(HeadSeries hs) {
     TreeMap<Long, Long> out = new TreeMap<>();
-    HeadSeries.Freeze f = hs.captureFreeze();
+    HeadSeries.Parts f = hs.copyParts();
     f.encode(new DecimalEncoder());
     ChunkDecoder d = new TimeSeriesValue.Decoders().open(f.encoded());
     long last = Long.MIN_VALUE;
@@ -68,7 +68,7 @@ class HeadSeriesTest {
       TreeMap<Long, Long> model = new TreeMap<>();
       long bytes = hs.sampleBytes(); // an empty stream is one byte (its count)
       long t = T0;
-      HeadSeries.Freeze pending = null; // captured, not yet completed: appends go on meanwhile
+      HeadSeries.Parts pending = null; // captured, not yet completed: appends go on meanwhile
       for (int i = 0; i < 400; i++) {
         int op = rnd.nextInt(11);
         if (op < 6) {
@@ -93,7 +93,7 @@ class HeadSeriesTest {
         } else if (op < 9) {
           bytes += hs.freeze(scratch);
         } else if (pending == null) {
-          pending = hs.captureFreeze();
+          pending = hs.copyParts();
           pending.encodeForHead(scratch);
         } else {
           bytes += hs.completeFreeze(pending);
@@ -156,7 +156,7 @@ class HeadSeriesTest {
       hs.insert(T0 + i * 1000L, bits(i * 1.5));
       model.put(T0 + i * 1000L, bits(i * 1.5));
     }
-    HeadSeries.Freeze f = hs.captureFreeze();
+    HeadSeries.Parts f = hs.copyParts();
     f.encode(scratch);
     for (int i = 8; i < 11; i++) { // appended between the capture and the swap
       hs.insert(T0 + i * 1000L, bits(i * 1.5));
@@ -182,7 +182,7 @@ class HeadSeriesTest {
     for (int i = 0; i < 8; i++) {
       hs.insert(T0 + i * 2000L, bits(i));
     }
-    HeadSeries.Freeze f = hs.captureFreeze();
+    HeadSeries.Parts f = hs.copyParts();
     f.encode(scratch);
     hs.insert(T0 + 3000, bits(42)); // late: not in the capture
     long before = hs.sampleBytes();
