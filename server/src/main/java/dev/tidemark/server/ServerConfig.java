@@ -331,9 +331,9 @@ public final class ServerConfig {
   /**
    * The head budget by default: {@link #MAX_DEFAULT_HEAD_BYTES} or a quarter of the JVM's maximum
    * heap, whichever is smaller, so that back-pressure comes before an out-of-memory error: the
-   * budget counts the head's samples and a fixed cost per series (about 1.4 KiB a series at 240
-   * samples), while a series takes more heap than that with its labels, maps and postings
-   * (docs/benchmarks.md, "The head: frozen parts").
+   * budget counts the head's samples and a fixed cost per series (under 1 KiB a series at 240
+   * samples with head freezing, 1.4 KiB without), while a series takes about 2 KiB of heap with its
+   * labels, maps and postings (docs/benchmarks.md, "The head: frozen parts" and session 7).
    */
   public static long defaultMaxHeadBytes() {
     return heapShare(MAX_DEFAULT_HEAD_BYTES, 4);
