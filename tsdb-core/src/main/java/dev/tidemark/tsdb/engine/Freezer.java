@@ -22,8 +22,10 @@ final class Freezer {
   /** A slice copies at most this many series... */
   private static final int SLICE_SERIES = 512;
 
-  /** ... or this many bytes. */
+  /** ... or this many bytes, after looking at no more than this many series. */
   private static final long SLICE_BYTES = 256L << 10;
+
+  private static final int SLICE_SCAN = 8_192;
 
   private final AtomicBoolean queued = new AtomicBoolean();
   private final DecimalEncoder scratch = new DecimalEncoder();
@@ -79,7 +81,7 @@ final class Freezer {
             break;
           }
           long bytes = 0;
-          for (int end = hb.nextId();
+          for (int end = Math.min(hb.nextId(), next + SLICE_SCAN);
               next < end && slice.size() < SLICE_SERIES && bytes < SLICE_BYTES;
               next++) {
             HeadSeries hs = hb.byId(next);
