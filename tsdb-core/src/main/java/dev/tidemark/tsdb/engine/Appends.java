@@ -23,7 +23,6 @@ import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -58,7 +57,6 @@ final class Appends {
   private final ReentrantReadWriteLock lock;
   private final TreeMap<TimeBucket, HeadBucket> open;
   private final TreeSet<TimeBucket> buckets;
-  private final HashMap<Labels, SeriesRef> refs;
   private final LongAdder samplesAccepted;
   private final LongAdder samplesRejected;
 
@@ -74,7 +72,6 @@ final class Appends {
     this.lock = head.lock;
     this.open = head.open;
     this.buckets = head.buckets;
-    this.refs = head.refs;
     this.samplesAccepted = head.samplesAccepted;
     this.samplesRejected = head.samplesRejected;
     this.groupSync = new GroupSync(kv);
@@ -200,7 +197,7 @@ final class Appends {
       head.headMaxT = headMaxBefore;
       head.hasHeadMaxT = hadHeadMax;
       for (int i = 0; i < batch.size(); i++) {
-        refs.remove(batch.labels(i));
+        head.forgetRefLocked(batch.labels(i));
       }
     } catch (RuntimeException | Error e) {
       failedRollback = e;
@@ -258,14 +255,14 @@ final class Appends {
    * series in {@code refOf}/{@code seriesOf} so {@link #apply} needs no second lookup. Under the
    * write lock.
    *
-   * <p>Fast path (a known series appending to its newest, open bucket): one hash lookup, no
-   * allocation.
+   * <p>Fast path (a known series appending to its newest, open bucket): the label set's hint, else
+   * one hash lookup; no allocation.
    */
   private RejectReason check(
       SampleBatch batch, int k, boolean[] skip, SeriesRef[] refOf, HeadSeries[] seriesOf) {
     Labels labels = batch.labels(k);
     long t = batch.timestampMillis(k);
-    SeriesRef ref = refs.get(labels);
+    SeriesRef ref = head.refLocked(labels);
     HeadSeries hs;
     HeadSeries latest = ref == null ? null : ref.latest;
     if (latest != null
@@ -280,8 +277,7 @@ final class Appends {
       if (ref == null) {
         long max = newestAtOrAfter(labels, b);
         if (max != Long.MIN_VALUE) {
-          ref = new SeriesRef(max, null);
-          refs.put(labels, ref);
+          ref = head.putRefLocked(labels, max, null);
         }
       }
       if (ref != null && t < ref.maxT - oooMillis) {
@@ -363,7 +359,7 @@ final class Appends {
         return;
       }
       if (ref == null) {
-        ref = refs.get(labels); // created by an earlier sample of this batch, or still absent
+        ref = head.refLocked(labels); // created by an earlier sample of this batch, or absent
       }
     } else if (hs.check(t, bits) != HeadSeries.NEW) {
       return; // the same sample twice in one batch
@@ -384,7 +380,7 @@ final class Appends {
 
   private void noteAccepted(SeriesRef ref, HeadSeries hs, long t) {
     if (ref == null) {
-      refs.put(hs.labels, new SeriesRef(t, hs));
+      head.putRefLocked(hs.labels, t, hs);
     } else {
       if (t > ref.maxT) {
         ref.maxT = t;

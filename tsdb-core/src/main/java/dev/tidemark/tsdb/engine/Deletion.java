@@ -18,7 +18,6 @@ import dev.tidemark.tsdb.codec.SeriesDictionaryValue;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.engine.Engine.DeleteResult;
-import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
 import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
@@ -27,7 +26,6 @@ import dev.tidemark.tsdb.query.LabelMatcher;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -49,7 +47,6 @@ final class Deletion {
   private final ReentrantReadWriteLock lock;
   private final TreeMap<TimeBucket, HeadBucket> open;
   private final TreeSet<TimeBucket> buckets;
-  private final HashMap<Labels, SeriesRef> refs;
 
   Deletion(HeadState head, Sealer sealer) {
     this.head = head;
@@ -59,7 +56,6 @@ final class Deletion {
     this.lock = head.lock;
     this.open = head.open;
     this.buckets = head.buckets;
-    this.refs = head.refs;
   }
 
   DeleteResult deleteSeries(long minT, long maxT, List<LabelMatcher> matchers) {
@@ -238,8 +234,7 @@ final class Deletion {
       kv.sync();
     }
     // Forget cached newest timestamps of the touched series; they are looked up again.
-    refs.values()
-        .removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+    head.forgetRefs(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
     return new long[] {touched, removedSamples};
   }
 }

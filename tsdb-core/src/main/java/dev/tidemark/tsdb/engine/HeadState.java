@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Predicate;
 
 /**
  * The head's shared state: what every part of the {@link Engine} ({@link Appends}, {@link Reads},
@@ -86,15 +87,74 @@ final class HeadState {
   final LongAdder compactionsAbandoned = new LongAdder();
   final LongAdder compactionFailures = new LongAdder();
 
-  /** What the engine knows of a series across buckets: its newest timestamp, exactly. */
+  /**
+   * What the engine knows of a series across buckets: its newest timestamp, exactly. Also hung on
+   * the series' {@link Labels#storageHint()}; a hint is trusted only if it is of this head and not
+   * {@link #dropped} (see {@link #forgetRefs}).
+   */
   static final class SeriesRef {
+    final HeadState owner;
     long maxT;
     HeadSeries latest;
 
-    SeriesRef(long maxT, HeadSeries latest) {
+    /** Set when the ref left {@link #refs}; under the write lock. */
+    boolean dropped;
+
+    SeriesRef(HeadState owner, long maxT, HeadSeries latest) {
+      this.owner = owner;
       this.maxT = maxT;
       this.latest = latest;
     }
+  }
+
+  /**
+   * The series' ref: the label set's {@link Labels#storageHint() hint} if it is a live ref of this
+   * head, else the map's, which then becomes the hint. Under the write lock.
+   */
+  SeriesRef refLocked(Labels labels) {
+    if (labels.storageHint() instanceof SeriesRef r && r.owner == this && !r.dropped) {
+      return r;
+    }
+    SeriesRef r = refs.get(labels);
+    if (r != null) {
+      labels.storageHint(r);
+    }
+    return r;
+  }
+
+  /** Adds a new ref and hangs it on the label set. Under the write lock. */
+  SeriesRef putRefLocked(Labels labels, long maxT, HeadSeries latest) {
+    SeriesRef r = new SeriesRef(this, maxT, latest);
+    SeriesRef old = refs.put(labels, r);
+    if (old != null) {
+      old.dropped = true;
+    }
+    labels.storageHint(r);
+    return r;
+  }
+
+  /** Forgets the ref of a label set (it is looked up again on next use). Under the write lock. */
+  void forgetRefLocked(Labels labels) {
+    SeriesRef r = refs.remove(labels);
+    if (r != null) {
+      r.dropped = true;
+    }
+  }
+
+  /**
+   * Forgets every ref that matches (they are looked up again on next use); a forgotten ref is never
+   * trusted as a hint again. Under the write lock.
+   */
+  void forgetRefs(Predicate<SeriesRef> which) {
+    refs.values()
+        .removeIf(
+            r -> {
+              if (which.test(r)) {
+                r.dropped = true;
+                return true;
+              }
+              return false;
+            });
   }
 
   HeadState(KvStore kv, EngineConfig config) {

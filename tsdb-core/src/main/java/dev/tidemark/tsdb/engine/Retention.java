@@ -7,15 +7,12 @@ import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
-import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
 import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
-import dev.tidemark.tsdb.model.Labels;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -35,7 +32,6 @@ final class Retention {
   private final TreeMap<TimeBucket, HeadBucket> open;
   private final TreeMap<TimeBucket, HeadBucket> sealing;
   private final TreeSet<TimeBucket> buckets;
-  private final HashMap<Labels, SeriesRef> refs;
 
   Retention(HeadState head, Sealer sealer) {
     this.head = head;
@@ -46,7 +42,6 @@ final class Retention {
     this.open = head.open;
     this.sealing = head.sealing;
     this.buckets = head.buckets;
-    this.refs = head.refs;
   }
 
   /** Drops every bucket that ended before {@code now - retention}; returns how many. */
@@ -104,11 +99,10 @@ final class Retention {
           }
         }
       }
-      refs.values()
-          .removeIf(
-              r ->
-                  r.maxT < cutoff
-                      || (r.latest != null && r.latest.bucket.state == HeadBucket.State.SEALED));
+      head.forgetRefs(
+          r ->
+              r.maxT < cutoff
+                  || (r.latest != null && r.latest.bucket.state == HeadBucket.State.SEALED));
     } finally {
       lock.writeLock().unlock();
     }

@@ -8,13 +8,10 @@ import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
-import dev.tidemark.tsdb.engine.HeadState.SeriesRef;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
-import dev.tidemark.tsdb.model.Labels;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
@@ -52,7 +49,6 @@ final class Sealer {
   private final ReentrantReadWriteLock lock;
   private final TreeMap<TimeBucket, HeadBucket> open;
   private final TreeMap<TimeBucket, HeadBucket> sealing;
-  private final HashMap<Labels, SeriesRef> refs;
 
   Sealer(HeadState head) {
     this.head = head;
@@ -62,7 +58,6 @@ final class Sealer {
     this.lock = head.lock;
     this.open = head.open;
     this.sealing = head.sealing;
-    this.refs = head.refs;
     this.background =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -262,8 +257,7 @@ final class Sealer {
       }
       // Forget series whose newest data just left the head; they are looked up again if they
       // return.
-      refs.values()
-          .removeIf(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+      head.forgetRefs(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
       return true;
     } finally {
       lock.writeLock().unlock();

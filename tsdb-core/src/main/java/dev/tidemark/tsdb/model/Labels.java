@@ -24,7 +24,8 @@ import java.util.Map;
  * ({@code docs/format.md}, SeriesDictionary). It is computed once, when the set is built. Strings
  * with unpaired surrogates cannot be encoded as UTF-8 and are refused.
  *
- * <p>Thread-safe: instances are immutable. {@link #hashCode()} is derived from the fingerprint.
+ * <p>Thread-safe: instances are immutable, but for {@link #storageHint()}, a slot outside the
+ * value. {@link #hashCode()} is derived from the fingerprint.
  */
 public final class Labels implements Comparable<Labels> {
 
@@ -43,6 +44,9 @@ public final class Labels implements Comparable<Labels> {
   private final long fingerprintHigh;
   private final long fingerprintLow;
   private final String metricName;
+
+  /** See {@link #storageHint()}. Plain: whoever reads it validates it. */
+  private Object storageHint;
 
   private Labels(String[] pairs) {
     this.pairs = pairs;
@@ -183,6 +187,25 @@ public final class Labels implements Comparable<Labels> {
   @Override
   public int hashCode() {
     return (int) (fingerprintLow ^ (fingerprintLow >>> 32));
+  }
+
+  /**
+   * Where the storage that last appended this label set keeps its series, or null: a reference the
+   * storage hangs here so that the next append of the same instance finds the series without a hash
+   * lookup, as Prometheus' appender hands a series reference back to its caller. It is not part of
+   * the label set's value (not in {@link #equals}, {@link #hashCode} or the canonical bytes), it is
+   * shared by every user of this instance, and it is only a hint: the storage checks that the
+   * object is its own and still current before trusting it, and looks the series up otherwise.
+   * Callers that keep their label sets (the translator caches one per stream) profit; others lose
+   * nothing.
+   */
+  public Object storageHint() {
+    return storageHint;
+  }
+
+  /** Sets {@link #storageHint()}. */
+  public void storageHint(Object hint) {
+    this.storageHint = hint;
   }
 
   /** Orders label sets label by label (name, then value, in UTF-8 order), shorter sets first. */

@@ -365,6 +365,35 @@ class EngineTest {
   }
 
   @Test
+  void aLabelSetsStorageHintIsTrustedOnlyByItsOwnEngineAndOnlyWhileCurrent() {
+    Labels s = Labels.of("__name__", "hinted", "job", "h");
+    assertThat(reason(s, T0 + 39 * MIN, 1)).isNull();
+    assertThat(s.storageHint()).as("the engine hangs its series ref on the instance").isNotNull();
+
+    Engine other = Engine.open(new InMemoryKvStore(), config);
+    try {
+      assertThat(other.append(new SampleBatch().addPoint(s, GAUGE, T0 + 5 * MIN, 1)).pointReason(0))
+          .as("another engine: nothing stored there yet")
+          .isNull();
+    } finally {
+      other.close();
+    }
+    assertThat(reason(s, T0 + 5 * MIN, 2))
+        .as("the other engine's ref (newest 5 min) is not this engine's (newest 39 min)")
+        .isEqualTo(RejectReason.OUT_OF_ORDER);
+
+    engine.deleteSeries(0, T0 + HOUR_MS, List.of(LabelMatcher.equal("job", "h")));
+    assertThat(reason(s, T0 + 5 * MIN, 3))
+        .as("after the delete the ref hung on the instance is stale; nothing newer is stored")
+        .isNull();
+    assertThat(all(s)).containsExactly("300s=3.0");
+    assertThat(reason(Labels.of("__name__", "hinted", "job", "h"), T0 + 4 * MIN, 4))
+        .as("an equal label set without the hint finds the same series")
+        .isNull();
+    assertThat(reason(s, T0 + 4 * MIN, 5)).isEqualTo(RejectReason.DUPLICATE);
+  }
+
+  @Test
   void retentionCanChangeAtRuntime() {
     assertThatThrownBy(() -> engine.setRetention(Duration.ofMinutes(59)))
         .hasMessageContaining("at least 1h");
