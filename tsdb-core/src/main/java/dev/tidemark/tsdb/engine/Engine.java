@@ -99,6 +99,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     if (compactEvery > 0 && compactor.enabled()) {
       sealer.scheduleWithFixedDelay(compactor::compactOneQuietly, compactEvery);
     }
+    sealer.scheduleWithFixedDelay(sealer::sealIdleBucketsQuietly, Sealer.IDLE_CHECK_MILLIS);
     sealer.scheduleSealIfDue();
   }
 
@@ -129,6 +130,16 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    */
   public void flush() {
     sealer.flush();
+  }
+
+  /**
+   * Runs the idle-bucket check now, on the background thread, and waits; returns how many buckets
+   * it sealed. The engine runs it every minute ({@link Sealer#sealIdleBuckets}). For tests.
+   */
+  int sealIdleBuckets() {
+    int[] n = new int[1];
+    sealer.runOnBackground(() -> n[0] = sealer.sealIdleBuckets());
+    return n[0];
   }
 
   // ---------------------------------------------------------------------------------------------

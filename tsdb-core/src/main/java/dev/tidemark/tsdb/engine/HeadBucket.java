@@ -53,6 +53,11 @@ final class HeadBucket implements PostingsSource {
   long lastLogSeq;
 
   /**
+   * {@link #lastLogSeq} at the previous idle check ({@link Sealer#sealIdleBuckets}); its thread.
+   */
+  long idleCheckSeq = -1;
+
+  /**
    * The newest head-log sequence number when the seal in progress started ({@link Sealer#seal}).
    */
   long sealPoint;

@@ -115,7 +115,57 @@ final class Sealer {
     } finally {
       lock.readLock().unlock();
     }
-    for (TimeBucket b : due) {
+    sealEach(due);
+  }
+
+  /** How often the engine runs {@link #sealIdleBuckets}. */
+  static final long IDLE_CHECK_MILLIS = 60_000;
+
+  /**
+   * Seals the open buckets that the wall clock says are due (their end plus the out-of-order window
+   * has passed) and that took no append since the previous check. Otherwise only appends make a
+   * bucket due ({@link #isDue}: the newest accepted sample), so a head that stops accepting newer
+   * samples would keep its buckets for ever: a sender gone quiet leaves its last hour in memory,
+   * and a head over its budget refuses every append, so nothing newer is accepted and it would
+   * refuse until a restart (which replays the same head). A late sample reopens a sealed bucket, as
+   * always. Background thread; returns how many buckets it sealed.
+   */
+  int sealIdleBuckets() {
+    long now = config.clock().millis();
+    List<TimeBucket> idle = new ArrayList<>();
+    lock.readLock().lock();
+    try {
+      if (head.closed) {
+        return 0;
+      }
+      for (HeadBucket hb : open.values()) {
+        long seq = hb.lastLogSeq;
+        if (seq == hb.idleCheckSeq && now >= hb.bucket.endMillis() + oooMillis) {
+          idle.add(hb.bucket);
+        }
+        hb.idleCheckSeq = seq; // only this thread reads or writes it
+      }
+    } finally {
+      lock.readLock().unlock();
+    }
+    return sealEach(idle);
+  }
+
+  /** {@link #sealIdleBuckets}, logging a failure (the next check retries). */
+  void sealIdleBucketsQuietly() {
+    try {
+      int n = sealIdleBuckets();
+      if (n > 0) {
+        LOG.log(Level.INFO, "sealed {0} idle bucket(s) past their end by the clock", n);
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "sealing idle buckets failed; will retry", e);
+    }
+  }
+
+  private int sealEach(List<TimeBucket> buckets) {
+    int sealed = 0;
+    for (TimeBucket b : buckets) {
       HeadBucket hb;
       lock.writeLock().lock();
       try {
@@ -126,8 +176,11 @@ final class Sealer {
       } finally {
         lock.writeLock().unlock();
       }
-      seal(hb);
+      if (seal(hb)) {
+        sealed++;
+      }
     }
+    return sealed;
   }
 
   /**

@@ -304,6 +304,47 @@ class EngineTest {
   }
 
   @Test
+  void aHeadOverItsBudgetTakesWritesAgainOnceItsBucketIsDueByTheClock() {
+    engine.close();
+    engine = Engine.open(kv, config.toBuilder().maxHeadBytes(40 * 1024).build());
+    SampleBatch batch = new SampleBatch();
+    for (int i = 0; i < 300; i++) {
+      batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + MIN, i);
+    }
+    engine.append(batch);
+    assertThatThrownBy(() -> append(UP, T0 + 2 * MIN, 1))
+        .isInstanceOf(StorageUnavailableException.class)
+        .hasMessageContaining("head memory");
+    assertThat(engine.sealIdleBuckets()).as("the bucket is not over by the clock yet").isZero();
+
+    // Nothing newer is accepted, so no append makes the bucket due: without the clock the head
+    // would refuse for ever.
+    clock.set(T0 + HOUR_MS + 31 * MIN); // past the bucket's end plus the out-of-order window
+    assertThatThrownBy(() -> append(UP, T0 + HOUR_MS + 30 * MIN, 1))
+        .isInstanceOf(StorageUnavailableException.class);
+    assertThat(engine.sealIdleBuckets()).isEqualTo(1);
+    assertThat(engine.stats().headSeries()).isZero();
+    assertThat(reason(UP, T0 + HOUR_MS + 30 * MIN, 1)).isNull();
+    assertThat(all(Labels.of("__name__", "m", "i", "7"))).containsExactly("60s=7.0");
+  }
+
+  @Test
+  void aBucketIsSealedByTheClockOnlyAfterAWholeCheckWithoutAppends() {
+    assertThat(reason(UP, T0 + MIN, 1)).isNull();
+    clock.set(T0 + 2 * HOUR_MS); // the bucket's end plus the window has passed
+    assertThat(engine.sealIdleBuckets())
+        .as("first check: the bucket's log position noted")
+        .isZero();
+    assertThat(reason(UP, T0 + 40 * MIN, 2)).as("a sender still writing into it").isNull();
+    assertThat(engine.sealIdleBuckets()).as("appended to since the last check").isZero();
+    assertThat(engine.bucketInfo().get(0).open()).isTrue();
+    assertThat(engine.sealIdleBuckets()).as("a whole check without appends").isEqualTo(1);
+    assertThat(engine.bucketInfo().get(0).open()).isFalse();
+    assertThat(reason(UP, T0 + 50 * MIN, 3)).as("a late sample reopens it").isNull();
+    assertThat(all(UP)).containsExactly("60s=1.0", "2400s=2.0", "3000s=3.0");
+  }
+
+  @Test
   void aStoreWithOtherSettingsRefusesToOpen() {
     engine.close();
     kv.write(new WriteBatch().put(Keys.schema(), new SchemaRecord(1, 2, 1).encode()));
