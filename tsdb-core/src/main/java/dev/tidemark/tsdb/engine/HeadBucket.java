@@ -57,6 +57,9 @@ final class HeadBucket implements PostingsSource {
    */
   long idleCheckSeq = -1;
 
+  /** Idle checks in a row that found no append ({@link Sealer#sealIdleBuckets}); its thread. */
+  int idleChecks;
+
   /**
    * The newest head-log sequence number when the seal in progress started ({@link Sealer#seal}).
    */

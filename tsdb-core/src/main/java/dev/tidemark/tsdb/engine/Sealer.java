@@ -122,13 +122,20 @@ final class Sealer {
   static final long IDLE_CHECK_MILLIS = 60_000;
 
   /**
+   * Checks in a row that must find a bucket without appends before it is sealed by the clock: five
+   * minutes. A sealed bucket that takes a sample again is read back into the head whole, under the
+   * write lock, so a sender that merely paused must not have its bucket sealed under it.
+   */
+  static final int IDLE_CHECKS = 5;
+
+  /**
    * Seals the open buckets that the wall clock says are due (their end plus the out-of-order window
-   * has passed) and that took no append since the previous check. Otherwise only appends make a
-   * bucket due ({@link #isDue}: the newest accepted sample), so a head that stops accepting newer
-   * samples would keep its buckets for ever: a sender gone quiet leaves its last hour in memory,
-   * and a head over its budget refuses every append, so nothing newer is accepted and it would
-   * refuse until a restart (which replays the same head). A late sample reopens a sealed bucket, as
-   * always. Background thread; returns how many buckets it sealed.
+   * has passed) and that took no append over the last {@link #IDLE_CHECKS} checks. Otherwise only
+   * appends make a bucket due ({@link #isDue}: the newest accepted sample), so a head that stops
+   * accepting newer samples would keep its buckets for ever: a sender gone quiet leaves its last
+   * hour in memory, and a head over its budget refuses every append, so nothing newer is accepted
+   * and it would refuse until a restart (which replays the same head). A late sample reopens a
+   * sealed bucket, as always. Background thread; returns how many buckets it sealed.
    */
   int sealIdleBuckets() {
     long now = config.clock().millis();
@@ -139,11 +146,12 @@ final class Sealer {
         return 0;
       }
       for (HeadBucket hb : open.values()) {
-        long seq = hb.lastLogSeq;
-        if (seq == hb.idleCheckSeq && now >= hb.bucket.endMillis() + oooMillis) {
+        long seq = hb.lastLogSeq; // the idle fields: only this thread reads or writes them
+        hb.idleChecks = seq == hb.idleCheckSeq ? hb.idleChecks + 1 : 0;
+        hb.idleCheckSeq = seq;
+        if (hb.idleChecks >= IDLE_CHECKS && now >= hb.bucket.endMillis() + oooMillis) {
           idle.add(hb.bucket);
         }
-        hb.idleCheckSeq = seq; // only this thread reads or writes it
       }
     } finally {
       lock.readLock().unlock();
