@@ -106,7 +106,7 @@ final class Appends {
           > config.maxHeadBytes()) {
         sealer.scheduleSealIfDue();
         throw new StorageUnavailableException(
-            "head memory is over its budget of " + config.maxHeadBytes() + " bytes; retry later");
+            "head memory is over its budget of " + config.maxHeadBytes() + " bytes");
       }
       WriteBatch wb = new WriteBatch();
       List<HeadBucket> touched = new ArrayList<>(2);
