@@ -90,14 +90,14 @@ final class HeadState {
   /**
    * What the engine knows of a series across buckets: its newest timestamp, exactly. Also hung on
    * the series' {@link Labels#storageHint()}; a hint is trusted only if it is of this head and not
-   * {@link #dropped} (see {@link #forgetRefs}).
+   * {@link #dropped} (see {@link HeadState#forgetRefs}).
    */
   static final class SeriesRef {
     final HeadState owner;
     long maxT;
     HeadSeries latest;
 
-    /** Set when the ref left {@link #refs}; under the write lock. */
+    /** Set when the ref left {@link HeadState#refs}; under the write lock. */
     boolean dropped;
 
     SeriesRef(HeadState owner, long maxT, HeadSeries latest) {

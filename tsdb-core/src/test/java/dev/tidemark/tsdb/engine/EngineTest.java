@@ -282,8 +282,8 @@ class EngineTest {
         .hasMessageContaining("code=~\"(\"");
   }
 
-  @Test
-  void headMemoryIsBoundedAndReported() {
+  /** Reopens the engine with a 40 KiB head budget and fills it: 300 series at T0 + 1 min. */
+  private SampleBatch fillASmallHead() {
     engine.close();
     engine = Engine.open(kv, config.toBuilder().maxHeadBytes(40 * 1024).build());
     SampleBatch batch = new SampleBatch();
@@ -291,6 +291,12 @@ class EngineTest {
       batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + MIN, i);
     }
     engine.append(batch);
+    return batch;
+  }
+
+  @Test
+  void headMemoryIsBoundedAndReported() {
+    SampleBatch batch = fillASmallHead();
     assertThat(engine.stats().headSeries()).isEqualTo(300);
     assertThat(engine.stats().headBytesPerSeries()).isPositive();
     assertThatThrownBy(() -> engine.append(batch))
@@ -305,13 +311,7 @@ class EngineTest {
 
   @Test
   void aHeadOverItsBudgetTakesWritesAgainOnceItsBucketIsDueByTheClock() {
-    engine.close();
-    engine = Engine.open(kv, config.toBuilder().maxHeadBytes(40 * 1024).build());
-    SampleBatch batch = new SampleBatch();
-    for (int i = 0; i < 300; i++) {
-      batch.addPoint(Labels.of("__name__", "m", "i", Integer.toString(i)), GAUGE, T0 + MIN, i);
-    }
-    engine.append(batch);
+    fillASmallHead();
     assertThatThrownBy(() -> append(UP, T0 + 2 * MIN, 1))
         .isInstanceOf(StorageUnavailableException.class)
         .hasMessageContaining("head memory");
