@@ -12,6 +12,7 @@ import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SeriesSet;
 import dev.tidemark.tsdb.time.ManualClock;
 import java.time.Duration;
@@ -384,25 +385,33 @@ class PromqlEngineTest {
     Querier cancelling =
         new Querier() {
           @Override
-          public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers) {
+          public SeriesSet select(
+              long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
             control.cancel();
-            return e.select(minT, maxT, matchers);
+            return e.select(minT, maxT, matchers, ctx);
           }
 
           @Override
-          public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
-            return e.series(minT, maxT, matchers);
+          public List<Labels> series(
+              long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+            return e.series(minT, maxT, matchers, limit, ctx);
           }
 
           @Override
-          public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
-            return e.labelNames(minT, maxT, matchers);
+          public List<String> labelNames(
+              long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+            return e.labelNames(minT, maxT, matchers, limit, ctx);
           }
 
           @Override
           public List<String> labelValues(
-              String name, long minT, long maxT, List<LabelMatcher> matchers) {
-            return e.labelValues(name, minT, maxT, matchers);
+              String name,
+              long minT,
+              long maxT,
+              List<LabelMatcher> matchers,
+              int limit,
+              QueryContext ctx) {
+            return e.labelValues(name, minT, maxT, matchers, limit, ctx);
           }
         };
     PromqlEngine promql = new PromqlEngine();

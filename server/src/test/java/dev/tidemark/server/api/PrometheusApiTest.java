@@ -14,6 +14,7 @@ import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SeriesSet;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -446,30 +447,37 @@ class PrometheusApiTest {
     }
 
     @Override
-    public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers) {
+    public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
       entered.countDown();
       try {
         release.await(20, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      return inner.select(minT, maxT, matchers);
+      return inner.select(minT, maxT, matchers, ctx);
     }
 
     @Override
-    public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
-      return inner.series(minT, maxT, matchers);
+    public List<Labels> series(
+        long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+      return inner.series(minT, maxT, matchers, limit, ctx);
     }
 
     @Override
-    public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
-      return inner.labelNames(minT, maxT, matchers);
+    public List<String> labelNames(
+        long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+      return inner.labelNames(minT, maxT, matchers, limit, ctx);
     }
 
     @Override
     public List<String> labelValues(
-        String name, long minT, long maxT, List<LabelMatcher> matchers) {
-      return inner.labelValues(name, minT, maxT, matchers);
+        String name,
+        long minT,
+        long maxT,
+        List<LabelMatcher> matchers,
+        int limit,
+        QueryContext ctx) {
+      return inner.labelValues(name, minT, maxT, matchers, limit, ctx);
     }
   }
 

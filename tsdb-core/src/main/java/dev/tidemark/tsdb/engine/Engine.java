@@ -15,6 +15,7 @@ import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SeriesSet;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -240,23 +241,26 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    * only as the iterators walk them.
    */
   @Override
-  public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers) {
-    return reads.select(minT, maxT, matchers);
+  public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
+    return reads.select(minT, maxT, matchers, ctx);
   }
 
   @Override
-  public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
-    return reads.series(minT, maxT, matchers);
+  public List<Labels> series(
+      long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+    return reads.series(minT, maxT, matchers, limit, ctx);
   }
 
   @Override
-  public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
-    return reads.labelNames(minT, maxT, matchers);
+  public List<String> labelNames(
+      long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+    return reads.labelNames(minT, maxT, matchers, limit, ctx);
   }
 
   @Override
-  public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
-    return reads.labelValues(name, minT, maxT, matchers);
+  public List<String> labelValues(
+      String name, long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+    return reads.labelValues(name, minT, maxT, matchers, limit, ctx);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.CallerRunsParallel;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
 import dev.tidemark.tsdb.query.SeriesSet;
@@ -124,13 +125,14 @@ final class Reads implements Querier {
    * only as the iterators walk them.
    */
   @Override
-  public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers) {
-    return SeriesSet.of(collect(minT, maxT, matchers, true));
+  public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
+    return SeriesSet.of(collect(minT, maxT, matchers, true, 0, ctx));
   }
 
   @Override
-  public List<Labels> series(long minT, long maxT, List<LabelMatcher> matchers) {
-    List<Series> found = collect(minT, maxT, matchers, false);
+  public List<Labels> series(
+      long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+    List<Series> found = collect(minT, maxT, matchers, false, limit, ctx);
     List<Labels> out = new ArrayList<>(found.size());
     for (Series s : found) {
       out.add(s.labels());
@@ -160,7 +162,12 @@ final class Reads implements Querier {
   }
 
   private List<Series> collect(
-      long minT, long maxT, List<LabelMatcher> matchers, boolean withSamples) {
+      long minT,
+      long maxT,
+      List<LabelMatcher> matchers,
+      boolean withSamples,
+      int limit,
+      QueryContext ctx) {
     requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
     StoredHits[][] stored = new StoredHits[1][];
@@ -524,7 +531,8 @@ final class Reads implements Querier {
   }
 
   @Override
-  public List<String> labelNames(long minT, long maxT, List<LabelMatcher> matchers) {
+  public List<String> labelNames(
+      long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
     if (matchers.isEmpty()) {
       return presentEverywhere(minT, maxT, null);
     }
@@ -546,7 +554,8 @@ final class Reads implements Querier {
   }
 
   @Override
-  public List<String> labelValues(String name, long minT, long maxT, List<LabelMatcher> matchers) {
+  public List<String> labelValues(
+      String name, long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
     if (matchers.isEmpty()) {
       return presentEverywhere(minT, maxT, name);
     }

@@ -1,10 +1,10 @@
 package dev.tidemark.tsdb.query;
 
+import com.google.re2j.Pattern;
+import com.google.re2j.PatternSyntaxException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.regex.Pattern;
-import java.util.regex.PatternSyntaxException;
 
 /**
  * A Prometheus label matcher: {@code name op value} with op one of {@code =}, {@code !=}, {@code
@@ -12,8 +12,10 @@ import java.util.regex.PatternSyntaxException;
  * matcher is evaluated against the label's value, where an absent label has the value "" (so {@code
  * {a=""}} matches series without {@code a}).
  *
- * <p>Immutable and thread-safe. The regex is compiled once ({@link Pattern#DOTALL}: Prometheus'
- * {@code .} matches newlines too).
+ * <p>Immutable and thread-safe. The regex is compiled once, by RE2/J: RE2's syntax (Go's, which
+ * Prometheus uses) matched in time linear in the value's length, so no pattern can make a match
+ * backtrack for minutes as Java's {@code java.util.regex} does on {@code (.*a){12}b} ({@link
+ * Pattern#DOTALL}: Prometheus' {@code .} matches newlines too).
  */
 public final class LabelMatcher {
 
@@ -61,7 +63,7 @@ public final class LabelMatcher {
                 + "\""
                 + value
                 + "\": "
-                + e.getDescription(),
+                + e.getMessage(), // Go's wording: error parsing regexp: missing closing ): `(`
             e);
       }
       this.literalAlternatives = literalAlternation(value);
