@@ -23,6 +23,7 @@ import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.LabelMatcher;
+import dev.tidemark.tsdb.query.QueryContext;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -133,7 +134,7 @@ final class Deletion {
   private long[] deleteInBucketLocked(
       TimeBucket b, long minT, long maxT, List<LabelMatcher> matchers) {
     KvPostings postings = new KvPostings(kv, b);
-    RoaringBitmap ids = PostingsSelector.select(postings, matchers);
+    RoaringBitmap ids = PostingsSelector.select(postings, matchers, QueryContext.NONE);
     if (ids.isEmpty()) {
       return new long[] {0, 0};
     }

@@ -217,6 +217,28 @@ final class HeadBucket implements PostingsSource {
     }
   }
 
+  /**
+   * At most {@code max} values of label {@code name} starting with {@code prefix}, in UTF-8 order:
+   * a copy of references, so that matchers can run on them after the lock is released.
+   */
+  String[] values(String name, String prefix, int max) {
+    TreeMap<String, RoaringBitmap> values = postings.get(name);
+    if (values == null || max <= 0) {
+      return new String[0];
+    }
+    if (prefix.isEmpty() && values.size() <= max) {
+      return values.keySet().toArray(new String[0]);
+    }
+    List<String> out = new ArrayList<>();
+    for (String v : values.tailMap(prefix, true).keySet()) {
+      if (!v.startsWith(prefix) || out.size() == max) {
+        break;
+      }
+      out.add(v);
+    }
+    return out.toArray(new String[0]);
+  }
+
   @Override
   public List<String> labelNames() {
     List<String> names = new ArrayList<>(postings.keySet());

@@ -50,6 +50,24 @@ final class KvPostings implements PostingsSource {
     }
   }
 
+  /** Decodes only the postings of the values {@code wanted} accepts. */
+  @Override
+  public void forEachValue(
+      String name,
+      String prefix,
+      java.util.function.Predicate<String> wanted,
+      BiConsumer<String, RoaringBitmap> consumer) {
+    byte[] scanPrefix = Keys.invertedIndex(bucket, name, prefix);
+    try (KvCursor c = reader.scanPrefix(scanPrefix)) {
+      while (c.next()) {
+        String value = Keys.invertedIndexLabel(c.key())[1];
+        if (wanted.test(value)) {
+          consumer.accept(value, InvertedIndexValue.decode(c.value()));
+        }
+      }
+    }
+  }
+
   /** Reads the keys and only the header of each posting list (an empty one is 8 bytes). */
   @Override
   public void forEachPresentValue(String name, java.util.function.Consumer<String> consumer) {

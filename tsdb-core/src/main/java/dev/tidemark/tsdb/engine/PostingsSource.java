@@ -22,6 +22,26 @@ interface PostingsSource {
   void forEachValue(String name, String prefix, BiConsumer<String, RoaringBitmap> consumer);
 
   /**
+   * Each value of label {@code name} that starts with {@code prefix} and that {@code wanted}
+   * accepts, with its posting, in UTF-8 order; {@code wanted} sees every value first, so a store
+   * decodes only the postings handed out.
+   */
+  default void forEachValue(
+      String name,
+      String prefix,
+      java.util.function.Predicate<String> wanted,
+      BiConsumer<String, RoaringBitmap> consumer) {
+    forEachValue(
+        name,
+        prefix,
+        (v, bm) -> {
+          if (wanted.test(v)) {
+            consumer.accept(v, bm);
+          }
+        });
+  }
+
+  /**
    * Each value of label {@code name} that some series of the bucket has, in UTF-8 order, without
    * handing out the series (a store can tell a non-empty posting list without decoding it).
    */

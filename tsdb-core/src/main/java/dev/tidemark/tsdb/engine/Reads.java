@@ -51,6 +51,9 @@ final class Reads implements Querier {
   /** Above this share of a bucket's series, a select scans records instead of point reads. */
   private static final int SCAN_DENSITY_DIVISOR = 8;
 
+  /** How many series a loop handles between two checks of the query's context. */
+  private static final int CHECK_SERIES_EVERY = 4096;
+
   /**
    * The least time the buckets after the first must be expected to take before a select reads them
    * on several threads (see {@link #selectStored(KvReader, List, List, boolean)}).
@@ -174,12 +177,21 @@ final class Reads implements Querier {
     visitBuckets(
         minT,
         maxT,
-        hb -> {
+        matchers,
+        ctx,
+        (hb, decided) -> {
           if (withSamples && (hb.maxTimestamp < minT || hb.minTimestamp > maxT)) {
             return;
           }
-          RoaringBitmap ids = PostingsSelector.select(hb, matchers);
+          if (limit > 0 && found.size() >= limit) {
+            return;
+          }
+          RoaringBitmap ids = PostingsSelector.select(hb, matchers, decided, ctx);
+          int n = 0;
           for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
+            if ((++n & (CHECK_SERIES_EVERY - 1)) == 0) {
+              ctx.check();
+            }
             HeadSeries hs = hb.byId(it.next());
             if (hs != null && !hs.isEmpty()) {
               Found f = found.computeIfAbsent(hs.labels, Found::new);
@@ -189,11 +201,18 @@ final class Reads implements Querier {
                 }
               } else {
                 f.add(hb.bucket, hs.metadata, null);
+                if (limit > 0 && found.size() >= limit) {
+                  return;
+                }
               }
             }
           }
         },
-        (snap, keys) -> stored[0] = selectStored(snap, keys, matchers, withSamples));
+        (snap, keys) ->
+            stored[0] =
+                limit > 0 && found.size() >= limit
+                    ? new StoredHits[0]
+                    : selectStored(snap, keys, matchers, withSamples, limit, ctx));
     // Join across buckets by labels. Stored buckets' labels are interned (LabelCache), so a series
     // met in several of them compares by reference.
     for (StoredHits h : stored[0]) {
@@ -208,7 +227,14 @@ final class Reads implements Querier {
     List<Series> out = new ArrayList<>(sorted.length);
     ChunkIterator probe = null;
     long[] probed = new long[2];
+    if (limit > 0 && sorted.length > limit) {
+      sorted = Arrays.copyOf(sorted, limit); // sorted among themselves, as the contract says
+    }
+    int n = 0;
     for (Found f : sorted) {
+      if ((++n & (CHECK_SERIES_EVERY - 1)) == 0) {
+        ctx.check();
+      }
       if (withSamples) {
         if (f.chunks.size() > 1) {
           f.chunks.sort(Comparator.comparing(ChunkSource::bucket));
@@ -280,20 +306,25 @@ final class Reads implements Querier {
    * waits for an idle pool). Buckets are independent until the join; results keep the bucket order.
    */
   private StoredHits[] selectStored(
-      KvReader snap, List<LabelCache.Key> keys, List<LabelMatcher> matchers, boolean withSamples) {
+      KvReader snap,
+      List<LabelCache.Key> keys,
+      List<LabelMatcher> matchers,
+      boolean withSamples,
+      int limit,
+      QueryContext ctx) {
     int n = keys.size();
     StoredHits[] out = new StoredHits[n];
     if (n == 0) {
       return out;
     }
     long t0 = System.nanoTime();
-    out[0] = selectStored(snap, keys.get(0), matchers, withSamples);
+    out[0] = selectStored(snap, keys.get(0), matchers, withSamples, limit, ctx);
     long firstNanos = System.nanoTime() - t0;
     AtomicInteger next = new AtomicInteger(1);
     Runnable work =
         () -> {
           for (int i; (i = next.getAndIncrement()) < n; ) {
-            out[i] = selectStored(snap, keys.get(i), matchers, withSamples);
+            out[i] = selectStored(snap, keys.get(i), matchers, withSamples, limit, ctx);
           }
         };
     int helpers = Math.min(head.config.readParallelism(), n - 1) - 1;
@@ -311,13 +342,23 @@ final class Reads implements Querier {
    * bucket and the cache has none) or from ForwardIndex point reads, and with their chunks.
    */
   private StoredHits selectStored(
-      KvReader snap, LabelCache.Key key, List<LabelMatcher> matchers, boolean withSamples) {
+      KvReader snap,
+      LabelCache.Key key,
+      List<LabelMatcher> matchers,
+      boolean withSamples,
+      int limit,
+      QueryContext ctx) {
     TimeBucket b = key.bucket();
     KvPostings postings = new KvPostings(snap, b);
-    RoaringBitmap ids = PostingsSelector.select(postings, matchers);
+    RoaringBitmap ids = PostingsSelector.select(postings, matchers, ctx);
     if (ids.isEmpty()) {
       return StoredHits.NONE;
     }
+    if (limit > 0 && ids.getLongCardinality() > limit) {
+      ids =
+          ids.limit(limit); // any limit series will do (the contract); the lowest ids are cheapest
+    }
+    ctx.check();
     boolean dense =
         ids.getLongCardinality() * SCAN_DENSITY_DIVISOR > postings.all().getLongCardinality();
     LabelCache.Table table = labelCache.get(key);
@@ -534,15 +575,35 @@ final class Reads implements Querier {
   public List<String> labelNames(
       long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
     if (matchers.isEmpty()) {
-      return presentEverywhere(minT, maxT, null);
+      return limited(presentEverywhere(minT, maxT, null, limit, ctx), limit);
     }
     TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
     forEachPostingsSource(
         minT,
         maxT,
-        src -> {
-          RoaringBitmap selected = PostingsSelector.select(src, matchers);
+        matchers,
+        ctx,
+        (src, selected) -> {
+          if (selected.isEmpty() || (limit > 0 && out.size() >= limit)) {
+            return;
+          }
+          if (src instanceof HeadBucket hb && selected.getLongCardinality() <= HEAD_SERIES_WALK) {
+            forEachSelectedSeries(
+                hb,
+                selected,
+                ctx,
+                l -> {
+                  for (int i = 0; i < l.size(); i++) {
+                    out.add(l.name(i));
+                  }
+                });
+            return;
+          }
+          int n = 0;
           for (String name : src.labelNames()) {
+            if ((++n & (PostingsSelector.CHECK_EVERY - 1)) == 0) {
+              ctx.check();
+            }
             boolean[] hit = {false};
             src.forEachValue(name, "", (v, bm) -> hit[0] |= RoaringBitmap.intersects(bm, selected));
             if (hit[0]) {
@@ -550,31 +611,81 @@ final class Reads implements Querier {
             }
           }
         });
-    return new ArrayList<>(out);
+    return limited(new ArrayList<>(out), limit);
   }
 
   @Override
   public List<String> labelValues(
       String name, long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
     if (matchers.isEmpty()) {
-      return presentEverywhere(minT, maxT, name);
+      return limited(presentEverywhere(minT, maxT, name, limit, ctx), limit);
     }
     TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
     forEachPostingsSource(
         minT,
         maxT,
-        src -> {
-          RoaringBitmap selected = PostingsSelector.select(src, matchers);
+        matchers,
+        ctx,
+        (src, selected) -> {
+          if (selected.isEmpty() || (limit > 0 && out.size() >= limit)) {
+            return;
+          }
+          if (src instanceof HeadBucket hb && selected.getLongCardinality() <= HEAD_SERIES_WALK) {
+            forEachSelectedSeries(
+                hb,
+                selected,
+                ctx,
+                l -> {
+                  String v = l.get(name);
+                  if (v != null && !v.isEmpty()) {
+                    out.add(v);
+                  }
+                });
+            return;
+          }
+          int[] n = {0};
           src.forEachValue(
               name,
               "",
               (v, bm) -> {
+                if ((++n[0] & (PostingsSelector.CHECK_EVERY - 1)) == 0) {
+                  ctx.check();
+                }
                 if (RoaringBitmap.intersects(bm, selected)) {
                   out.add(v);
                 }
               });
         });
-    return new ArrayList<>(out);
+    return limited(new ArrayList<>(out), limit);
+  }
+
+  /**
+   * Up to this many selected series of a head bucket, label names and values are read from the
+   * series' label sets (a walk of the selected series); above it, from the postings (a walk of the
+   * label's values).
+   */
+  private static final long HEAD_SERIES_WALK = 10_000;
+
+  private static void forEachSelectedSeries(
+      HeadBucket hb,
+      RoaringBitmap selected,
+      QueryContext ctx,
+      java.util.function.Consumer<Labels> action) {
+    int n = 0;
+    for (IntIterator it = selected.getIntIterator(); it.hasNext(); ) {
+      if ((++n & (PostingsSelector.CHECK_EVERY - 1)) == 0) {
+        ctx.check();
+      }
+      HeadSeries hs = hb.byId(it.next());
+      if (hs != null) {
+        action.accept(hs.labels);
+      }
+    }
+  }
+
+  /** The first {@code limit} of a sorted list ({@code limit} 0: all). */
+  private static List<String> limited(List<String> sorted, int limit) {
+    return limit > 0 && sorted.size() > limit ? sorted.subList(0, limit) : sorted;
   }
 
   /**
@@ -583,13 +694,18 @@ final class Reads implements Querier {
    * {@link LabelCache} (a sealed bucket's names do not change while its incarnation holds), merged.
    * No posting list is decoded.
    */
-  private List<String> presentEverywhere(long minT, long maxT, String label) {
+  private List<String> presentEverywhere(
+      long minT, long maxT, String label, int limit, QueryContext ctx) {
     requireRange(minT, maxT);
     List<String[]> lists = new ArrayList<>();
     visitBuckets(
         minT,
         maxT,
-        hb -> lists.add(present(hb, label).toArray(new String[0])),
+        hb ->
+            lists.add(
+                label == null
+                    ? hb.labelNames().toArray(new String[0])
+                    : hb.values(label, "", limit > 0 ? limit : Integer.MAX_VALUE)),
         k -> {
           String[] cached = labelCache.names(k, label);
           if (cached != null) {
@@ -599,6 +715,7 @@ final class Reads implements Querier {
         },
         (snap, keys) -> {
           for (LabelCache.Key k : keys) {
+            ctx.check();
             lists.add(
                 labelCache.putNames(k, label, present(new KvPostings(snap, k.bucket()), label)));
           }
@@ -657,41 +774,151 @@ final class Reads implements Querier {
     return acc;
   }
 
+  /**
+   * Hands each bucket overlapping the range to {@code action} with the series the matchers select
+   * in it: head buckets under the read lock (matched as {@link #visitBuckets(long, long, List,
+   * QueryContext, HeadVisitor, java.util.function.BiConsumer)} says), stored ones without it.
+   */
   private void forEachPostingsSource(
-      long minT, long maxT, java.util.function.Consumer<PostingsSource> action) {
+      long minT,
+      long maxT,
+      List<LabelMatcher> matchers,
+      QueryContext ctx,
+      java.util.function.BiConsumer<PostingsSource, RoaringBitmap> action) {
     requireRange(minT, maxT);
     visitBuckets(
         minT,
         maxT,
-        action::accept,
+        matchers,
+        ctx,
+        (hb, decided) -> action.accept(hb, PostingsSelector.select(hb, matchers, decided, ctx)),
         (snap, keys) -> {
           for (LabelCache.Key k : keys) {
-            action.accept(new KvPostings(snap, k.bucket()));
+            ctx.check();
+            KvPostings src = new KvPostings(snap, k.bucket());
+            action.accept(src, PostingsSelector.select(src, matchers, ctx));
           }
         });
   }
 
+  /** What a read does with a head bucket, under the read lock. */
+  private interface HeadVisitor {
+    /**
+     * @param decided per matcher, the values that decide it in this bucket ({@link
+     *     PostingsSelector#decide}), matched before the lock was taken
+     */
+    void accept(HeadBucket hb, String[][] decided);
+  }
+
   /**
-   * The read path's one way in: under the read lock, hands every head bucket (open or sealing)
-   * overlapping the range to {@code head}, still under the lock (copy what you need), and notes
-   * every other overlapping bucket with its {@link LabelCache} incarnation; then, without the lock,
-   * hands those to {@code stored} with a KV snapshot taken under the lock. Every append is thus
-   * seen entirely or not at all, and a cached table is used only for the records the snapshot
-   * shows.
+   * The read path's way in for a read with matchers, so that no matcher runs under the engine's
+   * lock (a regex over long or many label values must not delay appends):
+   *
+   * <ol>
+   *   <li>under the read lock: notes which overlapping buckets are in the head (and copies, per
+   *       head bucket, the label values each scanning matcher must look at: references only) and
+   *       which are stored (then takes a KV snapshot);
+   *   <li>without a lock: matches the copied values, checking {@code ctx};
+   *   <li>under the read lock again: if the head still holds the same buckets (else the whole read
+   *       starts again: a bucket sealed, reopened or new in between), hands each head bucket to
+   *       {@code head} with what step 2 decided; the postings are then only looked up by value.
+   * </ol>
+   *
+   * Then, without the lock, hands the stored buckets to {@code stored} with the snapshot. Every
+   * append is thus seen entirely or not at all: the head's buckets are read in one lock hold, and
+   * the stored ones from a snapshot taken while the head held exactly the others.
    */
   private void visitBuckets(
       long minT,
       long maxT,
-      java.util.function.Consumer<HeadBucket> head,
+      List<LabelMatcher> matchers,
+      QueryContext ctx,
+      HeadVisitor head,
       java.util.function.BiConsumer<KvReader, List<LabelCache.Key>> stored) {
-    visitBuckets(minT, maxT, head, k -> false, stored);
+    for (; ; ) {
+      ctx.check();
+      List<TimeBucket> seen = new ArrayList<>();
+      List<HeadBucket> heads = new ArrayList<>();
+      List<String[][]> values = new ArrayList<>();
+      List<LabelCache.Key> fromStore = new ArrayList<>();
+      KvSnapshot snap = null;
+      lock.readLock().lock();
+      try {
+        this.head.ensureOpen();
+        for (TimeBucket b : overlapping(buckets, minT, maxT)) {
+          seen.add(b);
+          HeadBucket hb = this.head.headBucketLocked(b);
+          if (hb != null) {
+            heads.add(hb);
+            values.add(PostingsSelector.copyValues(hb, matchers));
+          } else {
+            fromStore.add(new LabelCache.Key(b, labelCache.incarnation(b)));
+          }
+        }
+        if (!fromStore.isEmpty()) {
+          snap = kv.snapshot();
+        }
+      } finally {
+        lock.readLock().unlock();
+      }
+      try {
+        String[][][] decided = new String[heads.size()][][];
+        for (int i = 0; i < decided.length; i++) {
+          decided[i] = PostingsSelector.decide(matchers, values.get(i), ctx);
+        }
+        lock.readLock().lock();
+        try {
+          this.head.ensureOpen();
+          if (!sameBuckets(minT, maxT, seen, heads)) {
+            continue; // the finally closes the snapshot
+          }
+          for (int i = 0; i < decided.length; i++) {
+            head.accept(heads.get(i), decided[i]);
+          }
+        } finally {
+          lock.readLock().unlock();
+        }
+        stored.accept(snap, fromStore); // snap null: nothing to read, the list is empty
+        return;
+      } finally {
+        if (snap != null) {
+          snap.close();
+        }
+      }
+    }
   }
 
   /**
-   * {@link #visitBuckets(long, long, java.util.function.Consumer, java.util.function.BiConsumer)},
-   * where {@code cached} may answer a stored bucket from the {@link LabelCache} under the lock
-   * (true: done, the bucket is not handed to {@code stored}); the snapshot is taken only if some
-   * bucket is left for {@code stored}, so an answer from the cache reads nothing from the store.
+   * Whether the buckets overlapping the range are still {@code seen}, with exactly {@code heads}
+   * (the same instances, in order) in the head. Under the read lock.
+   */
+  private boolean sameBuckets(long minT, long maxT, List<TimeBucket> seen, List<HeadBucket> heads) {
+    int i = 0;
+    int h = 0;
+    for (TimeBucket b : overlapping(buckets, minT, maxT)) {
+      if (i == seen.size() || !seen.get(i++).equals(b)) {
+        return false;
+      }
+      HeadBucket hb = this.head.headBucketLocked(b);
+      if (hb != null && (h == heads.size() || heads.get(h++) != hb)) {
+        return false;
+      }
+      if (hb == null && h < heads.size() && heads.get(h).bucket.equals(b)) {
+        return false; // it left the head
+      }
+    }
+    return i == seen.size() && h == heads.size();
+  }
+
+  /**
+   * The read path's way in for a read without matchers: under the read lock, hands every head
+   * bucket (open or sealing) overlapping the range to {@code head}, still under the lock (copy what
+   * you need), and notes every other overlapping bucket with its {@link LabelCache} incarnation,
+   * where {@code cached} may answer it from the cache under the lock (true: done, the bucket is not
+   * handed to {@code stored}); then, without the lock, hands those left to {@code stored} with a KV
+   * snapshot taken under the lock (only if some bucket is left, so an answer from the cache reads
+   * nothing from the store). Every append is thus seen entirely or not at all, and a cached table
+   * is used only for the records the snapshot shows.
    */
   private void visitBuckets(
       long minT,
