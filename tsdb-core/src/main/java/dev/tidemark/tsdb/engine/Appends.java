@@ -193,7 +193,8 @@ final class Appends {
       Throwable cause) {
     try {
       touched.clear();
-      head.headSampleBytes += undo.undo(new Rollback());
+      long undone = undo.undo(new Rollback()); // which itself subtracts the removed series
+      head.headSampleBytes += undone;
       head.headMaxT = headMaxBefore;
       head.hasHeadMaxT = hadHeadMax;
       for (int i = 0; i < batch.size(); i++) {
@@ -215,6 +216,7 @@ final class Appends {
     public void seriesCreated(HeadSeries hs) {
       hs.bucket.removeLast(hs);
       head.headSeries--;
+      head.headSampleBytes -= hs.sampleBytes();
     }
 
     @Override
@@ -351,6 +353,7 @@ final class Appends {
         hs = hb.byId(id);
         undo.seriesCreated(hs);
         head.headSeries++;
+        head.headSampleBytes += hs.sampleBytes(); // an empty series' encoder header: 1 byte
         wb.put(
             Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()),
             SeriesDictionaryValue.encode(ids));

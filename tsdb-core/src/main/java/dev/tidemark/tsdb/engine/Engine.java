@@ -333,6 +333,25 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   /**
+   * The head's running count of sample bytes minus a recount over every head series: 0 unless the
+   * accounting drifts (tests check it after appends, rollbacks, freezes, seals and reopens).
+   */
+  long headSampleBytesDrift() {
+    lock.readLock().lock();
+    try {
+      long recount = 0;
+      for (HeadBucket hb : open.values()) {
+        for (HeadSeries hs : hb.series()) {
+          recount += hs.sampleBytes();
+        }
+      }
+      return head.headSampleBytes - recount;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
    * The schema version of the open store ({@code docs/format.md}, Schema record): open refuses any
    * other.
    */

@@ -132,15 +132,17 @@ final class Recovery {
         }
         ChunkDecoder d = decoders.open(c.value());
         while (d.next()) {
-          bytes +=
-              hs.insertRecovered(
-                  d.timestampMillis(),
-                  d.valueBits(),
-                  head.config.headFreezeSamples(),
-                  head.freezeScratch);
+          hs.insertRecovered(
+              d.timestampMillis(),
+              d.valueBits(),
+              head.config.headFreezeSamples(),
+              head.freezeScratch);
           hb.noteTimestamp(d.timestampMillis());
         }
       }
+    }
+    for (HeadSeries hs : hb.series()) {
+      bytes += hs.sampleBytes(); // what a seal or retention subtracts when the bucket leaves
     }
     // Counted only once the bucket is whole: a reopen that throws changes nothing.
     head.headSeries += series;

@@ -91,6 +91,7 @@ class EngineFaultTest {
     try {
       for (int step = 0; step < 80; step++) {
         String where = "seed " + seed + " step " + step;
+        assertThat(live[0].headSampleBytesDrift()).as(where + " head byte count").isZero();
         int op = rnd.nextInt(100);
         if (op < 70) {
           SampleBatch batch = EngineModelTest.randomBatch(rnd, series, model, clock.millis());
