@@ -19,6 +19,8 @@
 #   KEEP_DATA=1       keep the run folder (data, server log)
 #   SERVER_JFR=FILE   record the server with JFR (settings=profile) into FILE over the timed phase
 #                     (the generator's --server-jfr, through jcmd)
+#   QUERY_CLIENTS=N   N clients sending heavy PromQL queries (benchmarks/bin/query-load.py) for
+#                     the whole generator run: what queries cost ingestion (ack latency)
 #   BUCKET_COMPACTION_WAIT_S=N   after the second start, wait up to N s for the server's bucket
 #                     compactor (tidemark_bucket_compactions_total > 0, then no change for 10 s)
 #                     before the full compaction; pass --start-ms so the data lies in a bucket
@@ -89,12 +91,23 @@ done
 curl -fsS "http://127.0.0.1:$api_port/-/ready" >/dev/null || { echo "server not ready"; cat "$run/server.log"; exit 1; }
 echo "server pid $server_pid: $(grep -m1 -i 'listening\|ports\|otlp' "$run/server.log" || true)"
 
+query_pid=""
+if [[ "${QUERY_CLIENTS:-0}" -gt 0 ]]; then
+  python3 "$root/benchmarks/bin/query-load.py" --url "http://127.0.0.1:$api_port" \
+    --clients "$QUERY_CLIENTS" >"$run/query-load.out" 2>&1 &
+  query_pid=$!
+fi
 gen_rc=0
 # shellcheck disable=SC2086
 env -u MALLOC_ARENA_MAX java ${GEN_JAVA_OPTS:--Xmx6g} -cp "$run/benchmarks.jar" dev.tidemark.benchmarks.OtlpLoadGenerator \
   --target "127.0.0.1:$grpc_port" --metrics-url "http://127.0.0.1:$api_port/metrics" --server-pid "$server_pid" \
   ${SERVER_JFR:+--server-jfr "$SERVER_JFR"} "$@" | tee "$run/gen.out" || gen_rc=$?
 
+if [[ -n "$query_pid" ]]; then
+  kill -TERM "$query_pid" 2>/dev/null || true
+  wait "$query_pid" || true
+  cat "$run/query-load.out"
+fi
 samples="$(sed -n 's/^dataset .* samples=\([0-9]*\) .*/\1/p' "$run/gen.out")"
 cpu_total="$(awk '{print ($14+$15)/100}' "/proc/$server_pid/stat")"
 hwm_kb="$(awk '/^VmHWM:/{print $2}' "/proc/$server_pid/status")"
