@@ -132,6 +132,19 @@ public final class HeapGuard implements BooleanSupplier, AutoCloseable {
     return pressed;
   }
 
+  /**
+   * Why writes are refused now, for answers and {@code /-/ready}: {@code "the server's memory is
+   * nearly full (heap 93% after GC)"}; null while they are not. One volatile read when not.
+   */
+  public String refusal() {
+    if (!pressed) {
+      return null;
+    }
+    return "the server's memory is nearly full (heap "
+        + Math.round(lastShare * 100)
+        + "% after GC)";
+  }
+
   /** The share of the maximum heap in use after the last collection (0 before the first). */
   public double lastShare() {
     return lastShare;

@@ -1,7 +1,7 @@
 package dev.tidemark.receiver;
 
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * Admission control shared by every receiver (OTLP/gRPC, OTLP/HTTP, remote write): the request
@@ -9,33 +9,33 @@ import java.util.function.BooleanSupplier;
  * durable. A request that would take the total over {@link #max()} is refused at once, never
  * queued, unless it already holds everything in flight (so one request larger than the limit still
  * passes when alone). One instance per server, so overload on one protocol is felt by all. While
- * {@code heapPressure} says so ({@link HeapGuard}: the heap nearly full after a collection), every
- * reservation is refused.
+ * {@code heapRefusal} names a reason ({@link HeapGuard#refusal()}: the heap nearly full after a
+ * collection), every reservation is refused.
  *
  * <p>Thread-safe.
  */
 public final class InFlightBytes {
   private final long max;
   private final AtomicLong total = new AtomicLong();
-  private final BooleanSupplier heapPressure;
+  private final Supplier<String> heapRefusal;
 
   /**
    * @param max the limit in bytes, positive
    */
   public InFlightBytes(long max) {
-    this(max, () -> false);
+    this(max, () -> null);
   }
 
   /**
    * @param max the limit in bytes, positive
-   * @param heapPressure true while nothing more may be admitted
+   * @param heapRefusal why nothing more may be admitted now, or null while requests may be
    */
-  public InFlightBytes(long max, BooleanSupplier heapPressure) {
+  public InFlightBytes(long max, Supplier<String> heapRefusal) {
     if (max <= 0) {
       throw new IllegalArgumentException("max must be positive, was " + max);
     }
     this.max = max;
-    this.heapPressure = heapPressure;
+    this.heapRefusal = heapRefusal;
   }
 
   /** The limit. */
@@ -59,7 +59,7 @@ public final class InFlightBytes {
     if (bytes < 0) {
       throw new IllegalArgumentException("bytes must not be negative, was " + bytes);
     }
-    if (bytes > 0 && heapPressure.getAsBoolean()) {
+    if (bytes > 0 && heapRefusal.get() != null) {
       return false;
     }
     while (true) {
@@ -76,9 +76,8 @@ public final class InFlightBytes {
 
   /** Why a request was refused, for its answer: the heap or the byte limit. */
   public String refusal() {
-    return heapPressure.getAsBoolean()
-        ? "the server's memory is nearly full"
-        : "more than " + max + " request bytes in flight";
+    String heap = heapRefusal.get();
+    return heap != null ? heap : "more than " + max + " request bytes in flight";
   }
 
   /** Gives back bytes admitted by {@link #reserve}. */

@@ -10,19 +10,24 @@ class HeapGuardTest {
   @Test
   void refusesWritesWhileTheHeapIsOverItsShareAfterACollection() {
     HeapGuard guard = new HeapGuard(0.9, 1000);
-    InFlightBytes inFlight = new InFlightBytes(100, guard);
+    InFlightBytes inFlight = new InFlightBytes(100, guard::refusal);
     assertThat(inFlight.reserve(0, 10)).isTrue();
     inFlight.release(10);
+    assertThat(guard.refusal()).isNull();
+    assertThat(inFlight.refusal()).isEqualTo("more than 100 request bytes in flight");
 
     guard.afterGc(950);
     assertThat(guard.getAsBoolean()).isTrue();
     assertThat(guard.lastShare()).isEqualTo(0.95);
+    assertThat(guard.refusal()).isEqualTo("the server's memory is nearly full (heap 95% after GC)");
+    assertThat(inFlight.refusal()).isEqualTo(guard.refusal());
     assertThat(inFlight.reserve(0, 10)).as("refused, even alone").isFalse();
     assertThat(inFlight.current()).isZero();
     assertThat(inFlight.reserve(0, 0)).as("nothing asked, nothing refused").isTrue();
 
     guard.afterGc(900); // not over 90 %
     assertThat(guard.getAsBoolean()).isFalse();
+    assertThat(guard.refusal()).isNull();
     assertThat(inFlight.reserve(0, 10)).isTrue();
   }
 
@@ -31,6 +36,7 @@ class HeapGuardTest {
     HeapGuard guard = new HeapGuard(0.9, 0);
     guard.afterGc(Long.MAX_VALUE);
     assertThat(guard.getAsBoolean()).isFalse();
+    assertThat(guard.refusal()).isNull();
   }
 
   @Test

@@ -8,6 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
@@ -18,10 +19,10 @@ import org.eclipse.jetty.util.Callback;
 /**
  * The HTTP API port: {@code GET /metrics} (Prometheus text format, or what the {@code Accept}
  * header asks for among the formats of {@link ExpositionFormats}), {@code GET /-/healthy} (200
- * while the process serves HTTP) and {@code GET /-/ready} (200 once the server has started, 503
- * while it starts or stops). {@code HEAD} is answered like {@code GET} without a body; other
- * methods get 405, other paths 404. Paths under {@code /api/v1/} go to the {@link PrometheusApi}
- * once the store is open (503 before).
+ * while the process serves HTTP) and {@code GET /-/ready} (200 once the server has started; 503
+ * while it starts or stops, and while every write is refused, the body naming why). {@code HEAD} is
+ * answered like {@code GET} without a body; other methods get 405, other paths 404. Paths under
+ * {@code /api/v1/} go to the {@link PrometheusApi} once the store is open (503 before).
  */
 final class ApiHandler extends Handler.Abstract {
 
@@ -29,18 +30,28 @@ final class ApiHandler extends Handler.Abstract {
   static final String READY = "Tidemark is Ready.\n";
   static final String NOT_READY = "Tidemark is not ready.\n";
 
+  /** The body of {@code /-/ready} while writes are refused, before the reason. */
+  static final String WRITES_REFUSED = "Tidemark is not ready: writes are refused: ";
+
   private static final String TEXT = "text/plain; charset=utf-8";
 
   private final PrometheusRegistry registry;
   private final BooleanSupplier ready;
+  private final Supplier<String> writeRefusal;
   private final ExpositionFormats formats = ExpositionFormats.init();
 
   /** The query API once the store is open; until then its paths answer 503. */
   private volatile PrometheusApi api;
 
-  ApiHandler(PrometheusRegistry registry, BooleanSupplier ready) {
+  /**
+   * @param ready whether the server has started and is not stopping
+   * @param writeRefusal why every write is refused now (the heap guard, the head's budget), or null
+   *     while writes are taken; asked only while {@code ready}
+   */
+  ApiHandler(PrometheusRegistry registry, BooleanSupplier ready, Supplier<String> writeRefusal) {
     this.registry = registry;
     this.ready = ready;
+    this.writeRefusal = writeRefusal;
   }
 
   /** Serves the query API from now on. */
@@ -92,11 +103,11 @@ final class ApiHandler extends Handler.Abstract {
         send(response, callback, HttpStatus.OK_200, TEXT, bytes(HEALTHY), head);
         break;
       case "/-/ready":
-        if (ready.getAsBoolean()) {
+        String notReady = notReady();
+        if (notReady == null) {
           send(response, callback, HttpStatus.OK_200, TEXT, bytes(READY), head);
         } else {
-          send(
-              response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, TEXT, bytes(NOT_READY), head);
+          send(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, TEXT, bytes(notReady), head);
         }
         break;
       default:
@@ -113,6 +124,15 @@ final class ApiHandler extends Handler.Abstract {
             head);
     }
     return true;
+  }
+
+  /** The body of a 503 from {@code /-/ready}, or null when ready. */
+  private String notReady() {
+    if (!ready.getAsBoolean()) {
+      return NOT_READY;
+    }
+    String refusal = writeRefusal.get();
+    return refusal == null ? null : WRITES_REFUSED + refusal + "\n";
   }
 
   private static byte[] bytes(String s) {

@@ -201,7 +201,7 @@ public final class TidemarkServer implements AutoCloseable {
           .callback(cb -> cb.call(guard.lastShare()))
           .register(registry);
       InFlightBytes inFlight =
-          new InFlightBytes(config.receiverConfig().maxInFlightBytes(), heapGuard);
+          new InFlightBytes(config.receiverConfig().maxInFlightBytes(), heapGuard::refusal);
       ingestor = new OtlpIngestor(translator, config.receiverConfig(), registry, inFlight);
       startQueryApi(translator);
       startRemoteWrite(translator, inFlight);
@@ -252,7 +252,7 @@ public final class TidemarkServer implements AutoCloseable {
   private void startApi() {
     apiServer = newJetty("tidemark-api", API_MAX_THREADS);
     apiConnector = newConnector(apiServer, config.httpPort(), "api");
-    apiHandler = new ApiHandler(registry, this::isReady);
+    apiHandler = new ApiHandler(registry, this::isReady, this::writeRefusal);
     GzipHandler gzip = new GzipHandler(apiHandler);
     gzip.setIncludedMethods("GET", "POST");
     ingestRoutes =
@@ -504,9 +504,26 @@ public final class TidemarkServer implements AutoCloseable {
 
   // ---- state ----
 
-  /** Whether the server has started and is not stopping: {@code /-/ready} answers 200. */
+  /**
+   * Whether the server has started and is not stopping: {@code /-/ready} answers 200 unless {@link
+   * #writeRefusal()} names a reason.
+   */
   public boolean isReady() {
     return state == State.RUNNING;
+  }
+
+  /**
+   * Why every write is refused now, or null while writes are taken (and before the start, or while
+   * stopping, where {@link #isReady()} says more): the heap nearly full after a collection ({@link
+   * HeapGuard#refusal()}), else the engine's reason ({@link Engine#writeRefusal()}: the head over
+   * its budget). {@code /-/ready} answers 503 with it.
+   */
+  public String writeRefusal() {
+    if (state != State.RUNNING) {
+      return null; // the fields below are set before RUNNING is (a volatile write)
+    }
+    String heap = heapGuard.refusal();
+    return heap != null ? heap : engine.writeRefusal();
   }
 
   /** Whether a {@link #stop()} has run to its end (false after a failed start). */

@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.AfterEach;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 class ApiHandlerTest {
 
   private final AtomicBoolean ready = new AtomicBoolean();
+  private final AtomicReference<String> writeRefusal = new AtomicReference<>();
   private final PrometheusRegistry registry = new PrometheusRegistry();
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -31,7 +33,7 @@ class ApiHandlerTest {
     c.setHost("127.0.0.1");
     c.setPort(0);
     server.addConnector(c);
-    server.setHandler(new ApiHandler(registry, ready::get));
+    server.setHandler(new ApiHandler(registry, ready::get, writeRefusal::get));
     server.start();
     port = c.getLocalPort();
   }
@@ -62,6 +64,34 @@ class ApiHandlerTest {
     assertThat(send("GET", "/-/ready", null).statusCode()).isEqualTo(200);
     ready.set(false);
     assertThat(send("GET", "/-/ready", null).statusCode()).isEqualTo(503);
+  }
+
+  @Test
+  void readyIs503NamingTheReasonWhileEveryWriteIsRefused() throws Exception {
+    ready.set(true);
+    writeRefusal.set("the server's memory is nearly full (heap 93% after GC)");
+    HttpResponse<String> refusing = send("GET", "/-/ready", null);
+    assertThat(refusing.statusCode()).isEqualTo(503);
+    assertThat(refusing.headers().firstValue("Content-Type")).hasValue("text/plain; charset=utf-8");
+    assertThat(refusing.body())
+        .isEqualTo(
+            "Tidemark is not ready: writes are refused: the server's memory is nearly full"
+                + " (heap 93% after GC)\n");
+    assertThat(send("HEAD", "/-/ready", null).statusCode()).isEqualTo(503);
+    HttpResponse<String> healthy = send("GET", "/-/healthy", null);
+    assertThat(healthy.statusCode()).as("alive, only not taking writes").isEqualTo(200);
+    assertThat(healthy.body()).isEqualTo("Tidemark is Healthy.\n");
+
+    writeRefusal.set(null);
+    HttpResponse<String> again = send("GET", "/-/ready", null);
+    assertThat(again.statusCode()).isEqualTo(200);
+    assertThat(again.body()).isEqualTo("Tidemark is Ready.\n");
+
+    ready.set(false);
+    writeRefusal.set("head memory is over its budget of 1 bytes");
+    assertThat(send("GET", "/-/ready", null).body())
+        .as("starting or stopping says so first")
+        .isEqualTo("Tidemark is not ready.\n");
   }
 
   @Test

@@ -97,16 +97,12 @@ final class Appends {
     lock.writeLock().lock();
     try {
       head.ensureOpen();
-      if (failedRollback != null) {
-        throw new StorageUnavailableException(
-            "the engine refuses writes since an append could not be rolled back; restart the server",
-            failedRollback);
-      }
-      if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES
-          > config.maxHeadBytes()) {
-        sealer.scheduleSealIfDue();
-        throw new StorageUnavailableException(
-            "head memory is over its budget of " + config.maxHeadBytes() + " bytes");
+      String refused = refusalLocked();
+      if (refused != null) {
+        if (failedRollback == null) {
+          sealer.scheduleSealIfDue(); // over the budget: a seal is what makes room
+        }
+        throw new StorageUnavailableException(refused, failedRollback);
       }
       WriteBatch wb = new WriteBatch();
       List<HeadBucket> touched = new ArrayList<>(2);
@@ -176,6 +172,24 @@ final class Appends {
       freezer.requestPass();
     }
     return new AppendResult(pointReasons, sampleReasons, pointDetails);
+  }
+
+  /**
+   * Why every append is refused now ({@code UNAVAILABLE}), or null while appends are taken: a
+   * failed rollback, or the head over its byte budget. The one place these conditions are decided:
+   * {@link #append} throws with this text, {@link Engine#writeRefusal()} reports it. Under the lock
+   * (either).
+   */
+  String refusalLocked() {
+    if (failedRollback != null) {
+      return "the engine refuses writes since an append could not be rolled back; restart the"
+          + " server";
+    }
+    if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES
+        > config.maxHeadBytes()) {
+      return "head memory is over its budget of " + config.maxHeadBytes() + " bytes";
+    }
+    return null;
   }
 
   /**

@@ -122,6 +122,21 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     return appends.append(batch, faults);
   }
 
+  /**
+   * Why every append is refused now, or null while appends are taken: the head over its byte budget
+   * ({@link EngineConfig#maxHeadBytes()}), a failed rollback, or the engine closed. The text is the
+   * one the refused appends' {@link dev.tidemark.tsdb.append.StorageUnavailableException} carries.
+   * Takes the read lock for a moment.
+   */
+  public String writeRefusal() {
+    lock.readLock().lock();
+    try {
+      return head.closed ? "engine is closed" : appends.refusalLocked();
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Sealing
 

@@ -296,14 +296,19 @@ class EngineTest {
 
   @Test
   void headMemoryIsBoundedAndReported() {
+    assertThat(engine.writeRefusal()).isNull();
     SampleBatch batch = fillASmallHead();
     assertThat(engine.stats().headSeries()).isEqualTo(300);
     assertThat(engine.stats().headBytesPerSeries()).isPositive();
+    assertThat(engine.writeRefusal())
+        .as("what /-/ready reports: the very text the refused append carries")
+        .isEqualTo("head memory is over its budget of 40960 bytes");
     assertThatThrownBy(() -> engine.append(batch))
         .isInstanceOf(StorageUnavailableException.class)
-        .hasMessageContaining("head memory");
+        .hasMessage(engine.writeRefusal());
     engine.flush();
     assertThat(engine.stats().headSeries()).isZero();
+    assertThat(engine.writeRefusal()).isNull();
     assertThat(
             engine.append(new SampleBatch().addPoint(UP, GAUGE, T0 + 35 * MIN, 1)).rejectedPoints())
         .isZero();
