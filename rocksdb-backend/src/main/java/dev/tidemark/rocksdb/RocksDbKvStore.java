@@ -125,7 +125,7 @@ public final class RocksDbKvStore implements KvStore {
   public static final String STAT_WAL_BYTES = "wal_bytes";
 
   static {
-    RocksDB.loadLibrary();
+    NativeLibraryCache.load(); // once per machine into a cache folder, not per start into /tmp
   }
 
   private final Path dir;
