@@ -51,6 +51,8 @@ final class EngineMetrics implements MultiCollector {
         new ArrayList<>(
             List.of(
                 "tidemark_head_series",
+                "tidemark_head_active_series",
+                "tidemark_head_max_active_series",
                 "tidemark_head_bytes",
                 "tidemark_head_bytes_per_series",
                 "tidemark_head_open_buckets",
@@ -83,6 +85,17 @@ final class EngineMetrics implements MultiCollector {
     Engine.Stats s = engine.stats();
     List<MetricSnapshot> out = new ArrayList<>();
     out.add(gauge("tidemark_head_series", "Series in the in-memory head.", s.headSeries()));
+    out.add(
+        gauge(
+            "tidemark_head_active_series",
+            "Distinct series in the head's open buckets (one in two buckets counts once), which"
+                + " max-active-series limits.",
+            engine.activeSeries()));
+    out.add(
+        gauge(
+            "tidemark_head_max_active_series",
+            "The max-active-series limit: new series beyond it are refused (0: no limit).",
+            engine.config().maxActiveSeries()));
     out.add(gauge("tidemark_head_bytes", "Estimated memory held by the head.", s.headBytes()));
     out.add(
         gauge(

@@ -339,6 +339,22 @@ public final class ServerConfig {
     return heapShare(MAX_DEFAULT_HEAD_BYTES, 4);
   }
 
+  /** The cap of {@link #defaultMaxActiveSeries()}: the head budget's cap over 2 KiB. */
+  public static final int MAX_DEFAULT_ACTIVE_SERIES = (int) (MAX_DEFAULT_HEAD_BYTES / 2048);
+
+  /**
+   * The active-series limit by default: {@link #MAX_DEFAULT_ACTIVE_SERIES} or one series per 8 KiB
+   * of the JVM's maximum heap (131,072 with 1 GiB, 1,048,576 with 8 GiB), whichever is smaller.
+   * That is 2 KiB of the default head budget (a quarter of the heap) per series: a series sampled
+   * every 15 s takes about 1.65 KiB of it at its peak, a full hour (996 bytes at 240 samples,
+   * docs/benchmarks.md, "The head: frozen parts") plus the first half of the next while the
+   * out-of-order window keeps the old hour open. So the limit, which refuses new series one by one,
+   * comes before the budget, which refuses every export until a seal.
+   */
+  public static int defaultMaxActiveSeries() {
+    return (int) heapShare(MAX_DEFAULT_ACTIVE_SERIES, 8192);
+  }
+
   /**
    * The in-flight request bytes by default: {@link ReceiverConfig#DEFAULT_MAX_IN_FLIGHT_BYTES} or a
    * quarter of the JVM's maximum heap, whichever is smaller.
@@ -409,6 +425,7 @@ public final class ServerConfig {
     private Duration compactionInterval;
     private long labelCacheBytes;
     private int headFreezeSamples;
+    private int maxActiveSeries;
     private long maxGrpcMessageBytes;
     private long maxHttpBodyBytes;
     private long maxInFlightBytes;
@@ -520,6 +537,12 @@ public final class ServerConfig {
 
     public Builder headFreezeSamples(int v) {
       headFreezeSamples = v;
+      return this;
+    }
+
+    /** Most distinct series in the head; new ones beyond are refused one by one; 0: no limit. */
+    public Builder maxActiveSeries(int v) {
+      maxActiveSeries = v;
       return this;
     }
 
@@ -694,6 +717,7 @@ public final class ServerConfig {
                       .compactionInterval(compactionInterval)
                       .labelCacheBytes(labelCacheBytes)
                       .headFreezeSamples(headFreezeSamples)
+                      .maxActiveSeries(maxActiveSeries)
                       .clock(Clock.systemUTC())
                       .build());
       rocksDbConfig =

@@ -123,6 +123,17 @@ final class Settings {
                   "samples a head series keeps in its appendable encoding before the background"
                       + " thread re-encodes them, denser, in the sealed one (30 % less head memory"
                       + " for some CPU); `0` never"),
+          integer("max-active-series", 0, Integer.MAX_VALUE)
+              .computedDefault(ServerConfig::defaultMaxActiveSeries)
+              .shown(
+                  "`"
+                      + ServerConfig.MAX_DEFAULT_ACTIVE_SERIES
+                      + "` or max heap / 8 KiB, whichever is smaller")
+              .sets(Builder::maxActiveSeries)
+              .describedAs(
+                  "most distinct series in the head; a sample of a series new to it beyond this"
+                      + " is refused on its own (the rest of its request is stored), series"
+                      + " already in the head never; `0` no limit"),
           size("block-cache-size")
               .byDefault(RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES)
               .sets(Builder::blockCacheBytes)

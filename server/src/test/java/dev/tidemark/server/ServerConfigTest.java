@@ -174,6 +174,25 @@ class ServerConfigTest {
   }
 
   @Test
+  void theActiveSeriesLimitFollowsTheHeapUnlessSet() {
+    long heap = Runtime.getRuntime().maxMemory();
+    long expected =
+        heap == Long.MAX_VALUE
+            ? ServerConfig.MAX_DEFAULT_ACTIVE_SERIES
+            : Math.min(ServerConfig.MAX_DEFAULT_ACTIVE_SERIES, heap / 8192);
+    assertThat(ServerConfig.MAX_DEFAULT_ACTIVE_SERIES).isEqualTo(2_097_152);
+    assertThat(Main.parseConfig().engineConfig().maxActiveSeries()).isEqualTo(expected);
+    assertThat(Main.parseConfig("--max-active-series", "1000").engineConfig().maxActiveSeries())
+        .isEqualTo(1000);
+    assertThat(Main.parseConfig("--max-active-series", "0").engineConfig().maxActiveSeries())
+        .as("no limit")
+        .isZero();
+    assertThatThrownBy(() -> Main.parseConfig("--max-active-series", "-1"))
+        .hasMessageContaining("max-active-series")
+        .hasMessageContaining("-1");
+  }
+
+  @Test
   void everySettingHasAnOption() {
     ServerConfig.settingNames()
         .forEach(
@@ -231,6 +250,7 @@ class ServerConfigTest {
             || name.contains("buckets")
             || name.contains("streams")
             || name.endsWith("-samples")
+            || name.endsWith("-series")
             || name.startsWith("query-max-")) {
           return 4;
         }

@@ -17,6 +17,12 @@ public enum RejectionReason {
    * UTF-8 bytes, too many labels, ...); the detail names the field and the limit.
    */
   LIMIT_EXCEEDED(RejectReason.LIMIT_EXCEEDED.description()),
+  /**
+   * A series of the point is new to the head, which holds its limit of active series ({@code
+   * --max-active-series}); the detail names the limit. Series already in the head are still
+   * accepted.
+   */
+  SERIES_LIMIT(RejectReason.SERIES_LIMIT.description()),
   /** The metric name is empty or only underscores after translation (§1.2 step 8). */
   INVALID_METRIC_NAME("invalid metric name"),
   /** An attribute key translates to an empty or all-underscore label name (§2.2). */
@@ -70,6 +76,7 @@ public enum RejectionReason {
       case TOO_FAR_IN_FUTURE -> TOO_FAR_IN_FUTURE;
       case INVALID -> INVALID;
       case LIMIT_EXCEEDED -> LIMIT_EXCEEDED;
+      case SERIES_LIMIT -> SERIES_LIMIT;
     };
   }
 }

@@ -204,6 +204,7 @@ public final class RemoteWriteIngestor {
     TOO_FAR_IN_FUTURE("too_far_in_future"),
     INVALID("invalid"),
     LIMIT_EXCEEDED("limit_exceeded"),
+    SERIES_LIMIT("series_limit"),
     NATIVE_HISTOGRAM("native_histogram");
 
     final String label;
@@ -220,6 +221,7 @@ public final class RemoteWriteIngestor {
         case TOO_FAR_IN_FUTURE -> TOO_FAR_IN_FUTURE;
         case INVALID -> INVALID;
         case LIMIT_EXCEEDED -> LIMIT_EXCEEDED;
+        case SERIES_LIMIT -> SERIES_LIMIT;
       };
     }
   }

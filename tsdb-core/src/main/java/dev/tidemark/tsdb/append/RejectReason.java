@@ -20,7 +20,13 @@ public enum RejectReason {
    * 65535 UTF-8 bytes, too many labels, ...; see {@link dev.tidemark.tsdb.codec.SeriesLimits}). The
    * {@link AppendResult#pointDetail point detail} names the field and the limit.
    */
-  LIMIT_EXCEEDED("series exceeds a storage limit");
+  LIMIT_EXCEEDED("series exceeds a storage limit"),
+  /**
+   * The series is in none of the head's open buckets, and the head already holds its limit of
+   * active series ({@code EngineConfig.maxActiveSeries}); a series already in the head is never
+   * refused for it. The {@link AppendResult#pointDetail point detail} names the limit.
+   */
+  SERIES_LIMIT("series limit reached");
 
   private final String description;
 

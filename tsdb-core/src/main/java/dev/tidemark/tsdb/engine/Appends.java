@@ -45,6 +45,18 @@ final class Appends {
   /** Set by an append that left a series due for freezing ({@link Freezer}); under the lock. */
   private boolean freezeDue;
 
+  /**
+   * Series new to the head among the samples of the point being checked, which the limit counts as
+   * if created (they are, if the point is accepted). Under the write lock.
+   */
+  private int newSeriesInPoint;
+
+  /** {@link EngineConfig#maxActiveSeries()}; 0: no limit. */
+  private final long maxActiveSeries;
+
+  /** The point detail of {@link RejectReason#SERIES_LIMIT}: the limit and what it means. */
+  private final String seriesLimitDetail;
+
   private final GroupSync groupSync;
   private final HeadState head;
   private final Sealer sealer;
@@ -75,6 +87,19 @@ final class Appends {
     this.samplesAccepted = head.samplesAccepted;
     this.samplesRejected = head.samplesRejected;
     this.groupSync = new GroupSync(kv);
+    this.maxActiveSeries = config.maxActiveSeries();
+    this.seriesLimitDetail = seriesLimitDetail(maxActiveSeries);
+  }
+
+  /**
+   * The detail of a {@link RejectReason#SERIES_LIMIT} refusal, naming the limit. No parentheses or
+   * semicolons: receivers put the detail inside their own.
+   */
+  static String seriesLimitDetail(long maxActiveSeries) {
+    return "the head holds "
+        + maxActiveSeries
+        + " active series, the --max-active-series limit: new series are refused until some"
+        + " stop, series already in the head are still accepted";
   }
 
   AppendResult append(SampleBatch batch, FaultInjection faults) {
@@ -120,6 +145,7 @@ final class Appends {
           }
           RejectReason reason = null;
           int failing = i;
+          newSeriesInPoint = 0;
           for (int k = i; k < end && reason == null; k++) {
             if (sampleReasons[k] == null) {
               sampleReasons[k] = check(batch, k, skip, refOf, seriesOf);
@@ -135,6 +161,11 @@ final class Appends {
               }
               pointDetails[point] =
                   SeriesLimits.violation(batch.labels(failing), batch.metadata(failing));
+            } else if (reason == RejectReason.SERIES_LIMIT) {
+              if (pointDetails == null) {
+                pointDetails = new String[batch.pointCount()];
+              }
+              pointDetails[point] = seriesLimitDetail;
             }
           } else {
             for (int k = i; k < end; k++) {
@@ -228,6 +259,7 @@ final class Appends {
   private final class Rollback implements AppendUndo.Visitor {
     @Override
     public void seriesCreated(HeadSeries hs) {
+      head.seriesRemovedLocked(hs);
       hs.bucket.removeLast(hs);
       head.headSeries--;
       head.headSampleBytes -= hs.sampleBytes();
@@ -273,6 +305,12 @@ final class Appends {
    *
    * <p>Fast path (a known series appending to its newest, open bucket): the label set's hint, else
    * one hash lookup; no allocation.
+   *
+   * <p>Series limit ({@link EngineConfig#maxActiveSeries()}): a series in none of the open buckets
+   * (its ref's newest head series is not open, and no open bucket's dictionary has it) is refused
+   * with {@link RejectReason#SERIES_LIMIT} while the head holds the limit of distinct series
+   * ({@link HeadState#activeSeries}, plus the new series of this point checked so far). A series in
+   * any open bucket is never refused for it, and the decision needs no key-value read.
    */
   private RejectReason check(
       SampleBatch batch, int k, boolean[] skip, SeriesRef[] refOf, HeadSeries[] seriesOf) {
@@ -289,6 +327,15 @@ final class Appends {
       }
       hs = latest;
     } else {
+      if (maxActiveSeries > 0
+          && (latest == null || latest.bucket.state != HeadBucket.State.OPEN)
+          && !head.inOpenBucket(labels, null)) {
+        // New to the head: decided from memory, before any key-value read for the series.
+        if (head.activeSeries + newSeriesInPoint >= maxActiveSeries) {
+          return RejectReason.SERIES_LIMIT;
+        }
+        newSeriesInPoint++;
+      }
       TimeBucket b = head.bucketFor(t);
       if (ref == null) {
         long max = newestAtOrAfter(labels, b);
@@ -368,6 +415,7 @@ final class Appends {
         undo.seriesCreated(hs);
         head.headSeries++;
         head.headSampleBytes += hs.sampleBytes(); // an empty series' encoder header: 1 byte
+        head.seriesAddedLocked(hs);
         wb.put(
             Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()),
             SeriesDictionaryValue.encode(ids));

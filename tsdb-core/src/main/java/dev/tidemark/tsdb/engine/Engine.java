@@ -367,6 +367,19 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   /**
+   * Distinct series in the head's open buckets (a series in two open buckets counts once): what
+   * {@link EngineConfig#maxActiveSeries()} limits.
+   */
+  public long activeSeries() {
+    lock.readLock().lock();
+    try {
+      return head.activeSeries;
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
    * The schema version of the open store ({@code docs/format.md}, Schema record): open refuses any
    * other.
    */

@@ -42,6 +42,10 @@ import java.util.Objects;
  *     re-encoded by the background thread into its frozen part, in the smaller of the sealed
  *     encodings (docs/architecture.md, The head); 0 never does (default {@link
  *     #DEFAULT_HEAD_FREEZE_SAMPLES})
+ * @param maxActiveSeries most distinct series the head (its open buckets) holds; a sample of a
+ *     series in no open bucket is refused on its own point ({@code RejectReason.SERIES_LIMIT})
+ *     while the head holds this many, a sample of a series already there never is; 0 means no limit
+ *     (default {@link #DEFAULT_MAX_ACTIVE_SERIES}; docs/architecture.md, Write path)
  */
 public record EngineConfig(
     Duration outOfOrderWindow,
@@ -56,7 +60,8 @@ public record EngineConfig(
     Clock clock,
     long labelCacheBytes,
     int readParallelism,
-    int headFreezeSamples) {
+    int headFreezeSamples,
+    long maxActiveSeries) {
 
   public static final Duration DEFAULT_OUT_OF_ORDER_WINDOW = Duration.ofMinutes(30);
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(15);
@@ -68,6 +73,9 @@ public record EngineConfig(
    * memory per series under 1 KiB (docs/benchmarks.md, issue #14).
    */
   public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 96;
+
+  /** No limit on active series: 0. The server sizes its default from the heap. */
+  public static final long DEFAULT_MAX_ACTIVE_SERIES = 0;
 
   public static final Duration DEFAULT_RETENTION_INTERVAL = Duration.ofMinutes(5);
 
@@ -122,6 +130,10 @@ public record EngineConfig(
     if (labelCacheBytes < 0) {
       throw new IllegalArgumentException(
           "labelCacheBytes must not be negative, was " + labelCacheBytes);
+    }
+    if (maxActiveSeries < 0) {
+      throw new IllegalArgumentException(
+          "maxActiveSeries must not be negative, was " + maxActiveSeries);
     }
     if (readParallelism < 1) {
       throw new IllegalArgumentException(
@@ -184,7 +196,8 @@ public record EngineConfig(
         .clock(clock)
         .labelCacheBytes(labelCacheBytes)
         .readParallelism(readParallelism)
-        .headFreezeSamples(headFreezeSamples);
+        .headFreezeSamples(headFreezeSamples)
+        .maxActiveSeries(maxActiveSeries);
   }
 
   /** Builder with the documented defaults. */
@@ -202,6 +215,7 @@ public record EngineConfig(
     private long labelCacheBytes = DEFAULT_LABEL_CACHE_BYTES;
     private int readParallelism = DEFAULT_READ_PARALLELISM;
     private int headFreezeSamples = DEFAULT_HEAD_FREEZE_SAMPLES;
+    private long maxActiveSeries = DEFAULT_MAX_ACTIVE_SERIES;
 
     public Builder outOfOrderWindow(Duration v) {
       outOfOrderWindow = v;
@@ -268,6 +282,11 @@ public record EngineConfig(
       return this;
     }
 
+    public Builder maxActiveSeries(long v) {
+      maxActiveSeries = v;
+      return this;
+    }
+
     public EngineConfig build() {
       return new EngineConfig(
           outOfOrderWindow,
@@ -282,7 +301,8 @@ public record EngineConfig(
           clock,
           labelCacheBytes,
           readParallelism,
-          headFreezeSamples);
+          headFreezeSamples,
+          maxActiveSeries);
     }
   }
 }

@@ -65,7 +65,18 @@ final class HeadState {
   long headMaxT;
   boolean hasHeadMaxT;
   long logSeq;
+
+  /** Series of the open buckets, a series once per bucket it is in. */
   long headSeries;
+
+  /**
+   * Distinct series in the open buckets: a series in two open buckets counts once. What {@link
+   * EngineConfig#maxActiveSeries()} limits. Kept by every change of an open bucket's series and of
+   * the open set ({@link #seriesAddedLocked}, {@link #seriesRemovedLocked}, {@link
+   * #bucketEnteredLocked}, {@link #bucketLeftLocked}).
+   */
+  long activeSeries;
+
   long headSampleBytes;
   boolean closed;
 
@@ -163,6 +174,56 @@ final class HeadState {
     this.oooMillis = config.outOfOrderWindow().toMillis();
     this.retentionMillis = config.retention().toMillis();
     this.labelCache = new LabelCache(config.labelCacheBytes());
+  }
+
+  /**
+   * Whether an open bucket other than {@code except} (null: none excepted) has a series with these
+   * labels: one hash lookup per open bucket. Under the lock.
+   */
+  boolean inOpenBucket(Labels labels, HeadBucket except) {
+    for (HeadBucket hb : open.values()) {
+      if (hb != except && hb.get(labels) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Counts a series just created in its open bucket. Under the write lock. */
+  void seriesAddedLocked(HeadSeries hs) {
+    if (!inOpenBucket(hs.labels, hs.bucket)) {
+      activeSeries++;
+    }
+  }
+
+  /** Uncounts a series being removed from its open bucket (a rollback). Under the write lock. */
+  void seriesRemovedLocked(HeadSeries hs) {
+    if (!inOpenBucket(hs.labels, hs.bucket)) {
+      activeSeries--;
+    }
+  }
+
+  /**
+   * Counts the series of a bucket entering the open set (a reopen, recovery). Under the write lock.
+   */
+  void bucketEnteredLocked(HeadBucket hb) {
+    for (HeadSeries hs : hb.series()) {
+      if (!inOpenBucket(hs.labels, hb)) {
+        activeSeries++;
+      }
+    }
+  }
+
+  /**
+   * Uncounts the series of a bucket that left the open set (a seal, retention): those in no other
+   * open bucket. One hash lookup per series and other open bucket. Under the write lock.
+   */
+  void bucketLeftLocked(HeadBucket hb) {
+    for (HeadSeries hs : hb.series()) {
+      if (!inOpenBucket(hs.labels, hb)) {
+        activeSeries--;
+      }
+    }
   }
 
   /** The head's copy of a bucket (open, perhaps being sealed), or null. Under the lock. */

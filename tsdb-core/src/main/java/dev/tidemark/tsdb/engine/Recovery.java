@@ -147,6 +147,7 @@ final class Recovery {
     // Counted only once the bucket is whole: a reopen that throws changes nothing.
     head.headSeries += series;
     head.headSampleBytes += bytes;
+    head.bucketEnteredLocked(hb);
     open.put(b, hb);
     head.labelCache.invalidate(b); // reads go to the head now; the next seal rewrites the records
     return hb;

@@ -94,6 +94,7 @@ final class Retention {
         if (hb != null) {
           hb.state = HeadBucket.State.SEALED;
           head.headSeries -= hb.seriesCount();
+          head.bucketLeftLocked(hb);
           for (HeadSeries hs : hb.series()) {
             head.headSampleBytes -= hs.sampleBytes();
           }

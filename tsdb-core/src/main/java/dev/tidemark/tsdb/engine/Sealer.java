@@ -313,6 +313,7 @@ final class Sealer {
       head.labelCache.invalidate(b); // its stored records were just (re)written
       hb.state = HeadBucket.State.SEALED;
       head.headSeries -= hb.seriesCount();
+      head.bucketLeftLocked(hb);
       for (HeadSeries hs : hb.series()) {
         head.headSampleBytes -= hs.sampleBytes();
       }
