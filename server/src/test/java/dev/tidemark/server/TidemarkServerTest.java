@@ -294,6 +294,47 @@ class TidemarkServerTest {
   }
 
   @Test
+  void grpcPartialSuccessNamesTheSeriesLimitAndKnownSeriesGoOn() throws Exception {
+    TidemarkServer s = start(config().maxActiveSeries(2));
+    MetricsServiceGrpc.MetricsServiceBlockingStub stub =
+        MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort()));
+    long now = System.currentTimeMillis();
+    assertThat(stub.export(both(gauge("a", now, 1), gauge("b", now, 2))).hasPartialSuccess())
+        .isFalse();
+
+    ExportMetricsServiceResponse r =
+        stub.export(both(gauge("a", now + 1000, 3), gauge("c", now + 1000, 4)));
+    assertThat(r.getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
+    assertThat(r.getPartialSuccess().getErrorMessage())
+        .isEqualTo(
+            "rejected 1 of 2 data points: 1 series limit reached (SERIES_LIMIT, e.g. metric"
+                + " \"c\": the head holds 2 active series, the --max-active-series limit: new"
+                + " series are refused until some stop, series already in the head are still"
+                + " accepted)");
+    List<Series> a =
+        s.engine().select(now, now + 1000, List.of(LabelMatcher.equal("__name__", "a"))).toList();
+    assertThat(a).hasSize(1);
+    SampleIterator it = a.get(0).iterator();
+    assertThat(it.next() && it.next()).as("both samples of the known series").isTrue();
+    assertThat(it.value()).isEqualTo(3);
+    assertThat(
+            s.engine()
+                .select(0, Long.MAX_VALUE / 2, List.of(LabelMatcher.equal("__name__", "c")))
+                .toList())
+        .isEmpty();
+    assertThat(get(s.httpPort(), "/metrics").body())
+        .contains(
+            "tidemark_otlp_data_points_rejected_total{protocol=\"grpc\",reason=\"series_limit\"} 1",
+            "\ntidemark_head_active_series 2",
+            "\ntidemark_head_max_active_series 2");
+  }
+
+  private static ExportMetricsServiceRequest both(
+      ExportMetricsServiceRequest a, ExportMetricsServiceRequest b) {
+    return a.toBuilder().addAllResourceMetrics(b.getResourceMetricsList()).build();
+  }
+
+  @Test
   void stopWaitsForAnInFlightRequestAndRefusesNewConnections() throws Exception {
     TidemarkServer s = start(config());
     long now = System.currentTimeMillis();

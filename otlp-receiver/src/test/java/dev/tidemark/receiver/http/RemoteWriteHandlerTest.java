@@ -239,6 +239,56 @@ class RemoteWriteHandlerTest {
   }
 
   @Test
+  void newSeriesBeyondTheSeriesLimitAreRefusedOneByOneAndKnownOnesWritten() throws Exception {
+    engine =
+        Engine.open(
+            new InMemoryKvStore(), EngineConfig.builder().clock(clock).maxActiveSeries(2).build());
+    start(engine, new InFlightBytes(64L << 20));
+    assertThat(
+            post(
+                    V1,
+                    "snappy",
+                    body(
+                        series(List.of("__name__", "a"), T0, 1),
+                        series(List.of("__name__", "b"), T0, 2)))
+                .statusCode())
+        .isEqualTo(204);
+
+    HttpResponse<String> r =
+        post(
+            V1,
+            "snappy",
+            body(
+                series(List.of("__name__", "c"), T0, 3),
+                series(List.of("__name__", "a"), T0 + 15_000, 4),
+                series(List.of("__name__", "d"), T0, 5, T0 + 15_000, 6)));
+    assertThat(r.statusCode()).isEqualTo(400);
+    String why =
+        "series limit reached (the head holds 2 active series, the --max-active-series limit: new"
+            + " series are refused until some stop, series already in the head are still"
+            + " accepted) for series ";
+    assertThat(r.body())
+        .isEqualTo(
+            why
+                + "{__name__=\"c\"} at "
+                + T0
+                + "\n"
+                + why
+                + "{__name__=\"d\"} at "
+                + T0
+                + "\n"
+                + why
+                + "{__name__=\"d\"} at "
+                + (T0 + 15_000)
+                + "\n");
+    assertThat(read(Labels.of("__name__", "a")))
+        .containsExactly(T0 + "=" + bits(1), (T0 + 15_000) + "=" + bits(4));
+    assertThat(select(Labels.of("__name__", "c"))).isEmpty();
+    assertThat(select(Labels.of("__name__", "d"))).isEmpty();
+    assertThat(refused("series_limit")).isEqualTo(3);
+  }
+
+  @Test
   void nativeHistogramsAreRefusedAndTheFloatSamplesBesideThemWritten() throws Exception {
     start();
     TimeSeries ts =
