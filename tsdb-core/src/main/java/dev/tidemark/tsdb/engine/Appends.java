@@ -329,7 +329,7 @@ final class Appends {
     } else {
       if (maxActiveSeries > 0
           && (latest == null || latest.bucket.state != HeadBucket.State.OPEN)
-          && !head.inOpenBucket(labels, null)) {
+          && !head.inOpenBucket(labels)) {
         // New to the head: decided from memory, before any key-value read for the series.
         if (head.activeSeries + newSeriesInPoint >= maxActiveSeries) {
           return RejectReason.SERIES_LIMIT;

@@ -40,6 +40,15 @@ final class HeadSeries {
 
   final HeadBucket bucket;
   final Labels labels;
+
+  /**
+   * The same series in another open bucket, or null while this is its only open copy: the copies of
+   * a series across the open buckets form a ring, which {@link HeadState} keeps so that a bucket
+   * leaving the head adjusts {@link HeadState#activeSeries} without a hash lookup per series. Under
+   * the write lock.
+   */
+  HeadSeries otherCopy;
+
   final MetricMetadata metadata;
   final int id;
 

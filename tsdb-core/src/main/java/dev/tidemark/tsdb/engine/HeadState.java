@@ -73,7 +73,8 @@ final class HeadState {
    * Distinct series in the open buckets: a series in two open buckets counts once. What {@link
    * EngineConfig#maxActiveSeries()} limits. Kept by every change of an open bucket's series and of
    * the open set ({@link #seriesAddedLocked}, {@link #seriesRemovedLocked}, {@link
-   * #bucketEnteredLocked}, {@link #bucketLeftLocked}).
+   * #bucketEnteredLocked}, {@link #bucketLeftLocked}), through the ring of each series' copies in
+   * the open buckets ({@link HeadSeries#otherCopy}).
    */
   long activeSeries;
 
@@ -176,54 +177,82 @@ final class HeadState {
     this.labelCache = new LabelCache(config.labelCacheBytes());
   }
 
-  /**
-   * Whether an open bucket other than {@code except} (null: none excepted) has a series with these
-   * labels: one hash lookup per open bucket. Under the lock.
-   */
-  boolean inOpenBucket(Labels labels, HeadBucket except) {
-    for (HeadBucket hb : open.values()) {
-      if (hb != except && hb.get(labels) != null) {
-        return true;
-      }
-    }
-    return false;
+  /** Whether an open bucket has a series with these labels: one hash lookup per open bucket. */
+  boolean inOpenBucket(Labels labels) {
+    return copyElsewhere(labels, null) != null;
   }
 
   /** Counts a series just created in its open bucket. Under the write lock. */
   void seriesAddedLocked(HeadSeries hs) {
-    if (!inOpenBucket(hs.labels, hs.bucket)) {
-      activeSeries++;
-    }
+    link(hs, copyElsewhere(hs.labels, hs.bucket));
   }
 
   /** Uncounts a series being removed from its open bucket (a rollback). Under the write lock. */
   void seriesRemovedLocked(HeadSeries hs) {
-    if (!inOpenBucket(hs.labels, hs.bucket)) {
-      activeSeries--;
-    }
+    unlink(hs);
   }
 
   /**
-   * Counts the series of a bucket entering the open set (a reopen, recovery). Under the write lock.
+   * Counts the series of a bucket entering the open set (a reopen, recovery): one hash lookup per
+   * series and open bucket. Under the write lock.
    */
   void bucketEnteredLocked(HeadBucket hb) {
     for (HeadSeries hs : hb.series()) {
-      if (!inOpenBucket(hs.labels, hb)) {
-        activeSeries++;
-      }
+      link(hs, copyElsewhere(hs.labels, hb));
     }
   }
 
   /**
-   * Uncounts the series of a bucket that left the open set (a seal, retention): those in no other
-   * open bucket. One hash lookup per series and other open bucket. Under the write lock.
+   * Uncounts the series of a bucket that left the open set (a seal, retention): those with no copy
+   * in another open bucket. No hash lookup: each series leaves its ring of copies. Under the write
+   * lock.
    */
   void bucketLeftLocked(HeadBucket hb) {
     for (HeadSeries hs : hb.series()) {
-      if (!inOpenBucket(hs.labels, hb)) {
-        activeSeries--;
+      unlink(hs);
+    }
+  }
+
+  /** The series with these labels in an open bucket other than {@code except}, or null. */
+  private HeadSeries copyElsewhere(Labels labels, HeadBucket except) {
+    for (HeadBucket hb : open.values()) {
+      if (hb != except) {
+        HeadSeries copy = hb.get(labels);
+        if (copy != null) {
+          return copy;
+        }
       }
     }
+    return null;
+  }
+
+  /** Joins {@code hs} to the ring of {@code copy} (null: it is the series' only open copy). */
+  private void link(HeadSeries hs, HeadSeries copy) {
+    if (copy == null) {
+      hs.otherCopy = null;
+      activeSeries++;
+    } else if (copy.otherCopy == null) {
+      copy.otherCopy = hs;
+      hs.otherCopy = copy;
+    } else {
+      hs.otherCopy = copy.otherCopy;
+      copy.otherCopy = hs;
+    }
+  }
+
+  /** Takes {@code hs} out of its ring; the series leaves the count with its last open copy. */
+  private void unlink(HeadSeries hs) {
+    HeadSeries next = hs.otherCopy;
+    if (next == null) {
+      activeSeries--;
+      return;
+    }
+    HeadSeries before = next;
+    while (before.otherCopy != hs) {
+      before = before.otherCopy;
+    }
+    before.otherCopy = before == next ? null : next;
+    hs.otherCopy = null;
   }
 
   /** The head's copy of a bucket (open, perhaps being sealed), or null. Under the lock. */
