@@ -380,6 +380,24 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   /**
+   * Test hook: the distinct series of the open buckets, counted by a scan (no ring, no counter).
+   */
+  long activeSeriesByScan() {
+    lock.readLock().lock();
+    try {
+      java.util.HashSet<Labels> distinct = new java.util.HashSet<>();
+      for (HeadBucket hb : open.values()) {
+        for (HeadSeries hs : hb.series()) {
+          distinct.add(hs.labels);
+        }
+      }
+      return distinct.size();
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
    * The schema version of the open store ({@code docs/format.md}, Schema record): open refuses any
    * other.
    */

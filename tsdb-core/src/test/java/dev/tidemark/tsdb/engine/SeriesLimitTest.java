@@ -231,6 +231,60 @@ class SeriesLimitTest {
     assertThat(engine.activeSeries()).as("the reopened hour's series are back").isEqualTo(15);
   }
 
+  /**
+   * The counter against a scan of the open buckets under random appends (late ones reopening sealed
+   * hours), idle seals, flushes, failed appends and crashes.
+   */
+  @Test
+  void theCountIsTheDistinctSeriesOfTheOpenBucketsWhateverHappens() {
+    long seed = System.nanoTime();
+    SplittableRandom random = new SplittableRandom(seed);
+    long limit = 40;
+    open(limit);
+    for (int step = 0; step < 400; step++) {
+      int op = random.nextInt(20);
+      if (op < 14) {
+        SampleBatch b = new SampleBatch();
+        int points = 1 + random.nextInt(20);
+        for (int p = 0; p < points; p++) {
+          long t = clock.millis() - random.nextLong(2 * HOUR);
+          b.addPoint(known(random.nextInt(60)), GAUGE, t, step);
+        }
+        if (op == 13) {
+          engine.faults =
+              new FaultInjection() {
+                @Override
+                public void beforeApply(int k) {}
+
+                @Override
+                public void beforeWrite() {
+                  throw new IllegalStateException("injected");
+                }
+              };
+        }
+        try {
+          engine.append(b);
+        } catch (IllegalStateException injected) {
+          // rolled back
+        } finally {
+          engine.faults = null;
+        }
+      } else if (op < 17) {
+        clock.set(clock.millis() + random.nextLong(20 * MIN));
+      } else if (op == 17) {
+        engine.sealIdleBuckets();
+      } else if (op == 18 && random.nextInt(4) == 0) {
+        engine.flush();
+      } else if (op == 19 && random.nextInt(4) == 0) {
+        engine.abandon(); // a crash: the head comes back from the head log
+        open(limit);
+      }
+      assertThat(engine.activeSeries())
+          .as("seed %d step %d op %d", seed, step, op)
+          .isEqualTo(engine.activeSeriesByScan());
+    }
+  }
+
   @Test
   void unlimitedByDefaultAndTheCountFollowsRollbacks() {
     open(EngineConfig.DEFAULT_MAX_ACTIVE_SERIES);
