@@ -20,6 +20,7 @@ import dev.tidemark.tsdb.query.SeriesSet;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -385,7 +386,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   long activeSeriesByScan() {
     lock.readLock().lock();
     try {
-      java.util.HashSet<Labels> distinct = new java.util.HashSet<>();
+      HashSet<Labels> distinct = new HashSet<>();
       for (HeadBucket hb : open.values()) {
         for (HeadSeries hs : hb.series()) {
           distinct.add(hs.labels);
