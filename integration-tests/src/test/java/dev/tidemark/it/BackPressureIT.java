@@ -34,8 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
  * budget receives requests of {@value #SERIES_PER_REQUEST} new series each until the budget is
  * spent; from then on OTLP/gRPC answers {@code UNAVAILABLE} with {@code google.rpc.RetryInfo} and
  * OTLP/HTTP answers 503 with {@code Retry-After} and a {@code google.rpc.Status} carrying {@code
- * RetryInfo}; the server stays healthy, stops cleanly, and the folder holds exactly the
- * acknowledged requests (the refused ones store nothing).
+ * RetryInfo}; the server stays healthy ({@code /-/healthy} 200) but not ready ({@code /-/ready} 503
+ * naming the head budget), stops cleanly, and the folder holds exactly the acknowledged requests
+ * (the refused ones store nothing).
  */
 @ExtendWith(ServerLogs.class)
 class BackPressureIT {
@@ -115,6 +116,16 @@ class BackPressureIT {
                   HttpRequest.newBuilder(URI.create(server.apiUrl("/-/healthy"))).GET().build(),
                   HttpResponse.BodyHandlers.ofString());
       assertThat(healthy.statusCode()).as("/-/healthy over the head budget").isEqualTo(200);
+      HttpResponse<String> ready =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create(server.apiUrl("/-/ready"))).GET().build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(ready.statusCode()).as("/-/ready over the head budget").isEqualTo(503);
+      assertThat(ready.body())
+          .isEqualTo(
+              "Tidemark is not ready: writes are refused: head memory is over its budget of"
+                  + " 1048576 bytes\n");
       String metrics = server.apiGet("/metrics");
       assertThat(
               OtelSdkIT.counter(
