@@ -18,6 +18,8 @@ import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.CallerRunsParallel;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryAbortedException;
+import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
 import dev.tidemark.tsdb.query.SeriesSet;
@@ -57,6 +59,10 @@ final class Evaluator {
     EngineOptions options;
     QueryControl control;
     long deadlineNanos;
+
+    /** The deadline and the cancel flag, handed to every storage read. */
+    QueryContext ctx;
+
     Annotations annotations = new Annotations();
     String query;
     long queryStart;
@@ -136,6 +142,7 @@ final class Evaluator {
     sh.options = opt;
     sh.control = control;
     sh.deadlineNanos = System.nanoTime() + opt.timeout().toNanos();
+    sh.ctx = QueryContext.of(sh.deadlineNanos, control::isCanceled);
     sh.query = query;
     sh.queryStart = start;
     sh.queryEnd = end;
@@ -145,6 +152,14 @@ final class Evaluator {
   // ---------------------------------------------------------------- running and limits
 
   QueryResult run(Expr e, boolean instant) {
+    try {
+      return runChecked(e, instant);
+    } catch (QueryAbortedException a) { // a storage read stopped by sh.ctx
+      throw a.reason() == QueryAbortedException.Reason.CANCELED ? canceled() : timedOut();
+    }
+  }
+
+  private QueryResult runChecked(Expr e, boolean instant) {
     checkNow();
     Expr u = unwrap(e);
     Value value;
@@ -234,13 +249,21 @@ final class Evaluator {
 
   void checkNow() {
     if (sh.control.isCanceled()) {
-      throw new QueryException(
-          QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+      throw canceled();
     }
     if (System.nanoTime() - sh.deadlineNanos > 0) {
-      throw new QueryException(
-          QueryException.ErrorType.TIMEOUT, "query timed out in expression evaluation");
+      throw timedOut();
     }
+  }
+
+  static QueryException canceled() {
+    return new QueryException(
+        QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+  }
+
+  static QueryException timedOut() {
+    return new QueryException(
+        QueryException.ErrorType.TIMEOUT, "query timed out in expression evaluation");
   }
 
   void acquire(long count) {
@@ -363,7 +386,7 @@ final class Evaluator {
     long off = vs.offset().toMillis();
     long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
-    SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers());
+    SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers(), sh.ctx);
     List<StepSeries> out = new ArrayList<>();
     SampleIterator it = null;
     long[] newest = new long[2];
@@ -558,7 +581,8 @@ final class Evaluator {
       long a = windowEnd(src, 0);
       long b = windowEnd(src, n - 1);
       SeriesSet set =
-          sh.querier.select(Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers());
+          sh.querier.select(
+              Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers(), sh.ctx);
       while (set.next()) {
         Series s = set.at();
         src.labels.add(s.labels());
@@ -826,8 +850,7 @@ final class Evaluator {
     CallerRunsParallel.run(
         work, threads - 1, () -> next.set(count)); // the others stop after their slice
     if (Thread.currentThread().isInterrupted()) { // as a Future.get() interrupted while waiting
-      throw new QueryException(
-          QueryException.ErrorType.CANCELED, "query was canceled in expression evaluation");
+      throw canceled();
     }
     List<StepSeries> out = new ArrayList<>(size);
     for (List<StepSeries> r : results) {

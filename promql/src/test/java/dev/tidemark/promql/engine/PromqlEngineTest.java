@@ -424,6 +424,90 @@ class PromqlEngineTest {
             q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.CANCELED));
   }
 
+  /**
+   * A querier whose {@code select} matches label values for ever, checking only its {@link
+   * QueryContext}, as the engine's costly regex matching does: it ends only if the evaluator hands
+   * it the query's deadline and cancel flag.
+   */
+  static Querier spinningSelect(Querier inner) {
+    return new Querier() {
+      @Override
+      public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
+        while (true) {
+          ctx.check();
+          Thread.onSpinWait();
+        }
+      }
+
+      @Override
+      public List<Labels> series(
+          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+        return inner.series(minT, maxT, matchers, limit, ctx);
+      }
+
+      @Override
+      public List<String> labelNames(
+          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+        return inner.labelNames(minT, maxT, matchers, limit, ctx);
+      }
+
+      @Override
+      public List<String> labelValues(
+          String name,
+          long minT,
+          long maxT,
+          List<LabelMatcher> matchers,
+          int limit,
+          QueryContext ctx) {
+        return inner.labelValues(name, minT, maxT, matchers, limit, ctx);
+      }
+    };
+  }
+
+  @Test
+  void storageReadsHonourTheDeadline() {
+    Querier q = spinningSelect(load(randomData(new Random(5), 3)));
+    PromqlEngine promql =
+        new PromqlEngine(EngineOptions.DEFAULTS.withTimeout(Duration.ofMillis(100)));
+    for (String query : List.of("m_total", "rate(m_total[5m])")) {
+      assertThatThrownBy(
+              () ->
+                  org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                      Duration.ofSeconds(10), () -> promql.instantQuery(q, query, 60 * MIN)))
+          .isInstanceOfSatisfying(
+              QueryException.class,
+              x -> assertThat(x.errorType()).isEqualTo(QueryException.ErrorType.TIMEOUT))
+          .hasMessage("query timed out in expression evaluation");
+    }
+  }
+
+  @Test
+  void storageReadsHonourCancellation() throws Exception {
+    Querier q = spinningSelect(load(randomData(new Random(6), 3)));
+    QueryControl control = new QueryControl();
+    Thread canceler =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep(100);
+              } catch (InterruptedException e) {
+                return;
+              }
+              control.cancel();
+            });
+    canceler.start();
+    assertThatThrownBy(
+            () ->
+                org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+                    Duration.ofSeconds(10),
+                    () -> new PromqlEngine().instantQuery(q, "m_total", 60 * MIN, control)))
+        .isInstanceOfSatisfying(
+            QueryException.class,
+            x -> assertThat(x.errorType()).isEqualTo(QueryException.ErrorType.CANCELED))
+        .hasMessage("query was canceled in expression evaluation");
+    canceler.join();
+  }
+
   @Test
   void expiredDeadlineIsATimeout() {
     Engine e = load(randomData(new Random(4), 5));
