@@ -41,6 +41,8 @@ import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryAbortedException;
+import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
 import dev.tidemark.tsdb.query.SeriesSet;
@@ -189,7 +191,8 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
         () -> {
           int limit = limit(request.getLimit());
           Query q = Query.of(request.getSelection());
-          List<String> names = querier.labelNames(q.minT, q.maxT, q.matchers);
+          List<String> names =
+              querier.labelNames(q.minT, q.maxT, q.matchers, readLimit(limit), callContext());
           boolean truncated = limit > 0 && names.size() > limit;
           return LabelNamesResponse.newBuilder()
               .addAllNames(truncated ? names.subList(0, limit) : names)
@@ -208,7 +211,9 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
           }
           int limit = limit(request.getLimit());
           Query q = Query.of(request.getSelection());
-          List<String> values = querier.labelValues(request.getName(), q.minT, q.maxT, q.matchers);
+          List<String> values =
+              querier.labelValues(
+                  request.getName(), q.minT, q.maxT, q.matchers, readLimit(limit), callContext());
           boolean truncated = limit > 0 && values.size() > limit;
           return LabelValuesResponse.newBuilder()
               .addAllValues(truncated ? values.subList(0, limit) : values)
@@ -224,7 +229,8 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
         () -> {
           int limit = limit(request.getLimit());
           Query q = Query.of(request.getSelection());
-          List<Labels> series = querier.series(q.minT, q.maxT, q.matchers);
+          List<Labels> series =
+              querier.series(q.minT, q.maxT, q.matchers, readLimit(limit), callContext());
           boolean truncated = limit > 0 && series.size() > limit;
           FindSeriesResponse.Builder b = FindSeriesResponse.newBuilder().setTruncated(truncated);
           for (Labels l : truncated ? series.subList(0, limit) : series) {
@@ -243,7 +249,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
     try {
       limit = limit(request.getLimit());
       Query q = Query.of(request.getSelection());
-      selected = querier.select(q.minT, q.maxT, q.matchers);
+      selected = querier.select(q.minT, q.maxT, q.matchers, callContext());
     } catch (RuntimeException e) {
       out.onError(status(e));
       return;
@@ -611,6 +617,28 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
     return (System.nanoTime() - t0) / 1_000_000;
   }
 
+  /** One more than shown, so that a limited read stops early and still knows it cut the answer. */
+  private static int readLimit(int limit) {
+    return limit > 0 && limit < Integer.MAX_VALUE ? limit + 1 : 0;
+  }
+
+  /**
+   * The calling RPC's deadline (if its client set one) and cancellation, for the store reads it
+   * makes; read on the call's thread.
+   */
+  static QueryContext callContext() {
+    io.grpc.Context call = io.grpc.Context.current();
+    io.grpc.Deadline deadline = call.getDeadline();
+    long remaining =
+        deadline == null
+            ? Long.MAX_VALUE / 2 // none: only cancellation stops the read
+            : deadline.timeRemaining(java.util.concurrent.TimeUnit.NANOSECONDS);
+    // gRPC cancels the context when its deadline passes too: that is a timeout, not a cancellation
+    return QueryContext.of(
+        System.nanoTime() + remaining,
+        () -> call.isCancelled() && (deadline == null || !deadline.isExpired()));
+  }
+
   private static <T> void unary(StreamObserver<T> out, Supplier<T> call) {
     T answer;
     try {
@@ -627,6 +655,13 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
   static StatusRuntimeException status(RuntimeException e) {
     if (e instanceof StatusRuntimeException sre) {
       return sre;
+    }
+    if (e instanceof QueryAbortedException a) {
+      return (a.reason() == QueryAbortedException.Reason.TIMEOUT
+              ? Status.DEADLINE_EXCEEDED
+              : Status.CANCELLED)
+          .withDescription(a.getMessage())
+          .asRuntimeException();
     }
     if (e instanceof IllegalArgumentException) {
       return Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException();

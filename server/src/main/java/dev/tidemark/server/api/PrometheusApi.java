@@ -5,6 +5,7 @@ import dev.tidemark.promql.parser.Expr;
 import dev.tidemark.promql.parser.ParseException;
 import dev.tidemark.promql.parser.ParserOptions;
 import dev.tidemark.promql.parser.PromqlParser;
+import dev.tidemark.tsdb.query.QueryAbortedException;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -58,6 +59,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final SeriesEndpoints series;
   private final StatusEndpoints status;
   private final ParserOptions parserOptions;
+  private final long queryTimeoutMillis;
   private final java.util.concurrent.atomic.LongAdder canceledByClient =
       new java.util.concurrent.atomic.LongAdder();
 
@@ -71,9 +73,10 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       throw new java.io.UncheckedIOException("cannot open a selector for the query API", e);
     }
     this.queries = new QueryEndpoints(backend, config);
-    this.series = new SeriesEndpoints(backend.querier());
+    this.series = new SeriesEndpoints(backend.querier(), config);
     this.status = new StatusEndpoints(backend);
     this.parserOptions = new ParserOptions(config.experimentalFunctions());
+    this.queryTimeoutMillis = config.timeout().toMillis();
   }
 
   @Override
@@ -261,12 +264,12 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       case "series":
         {
           SeriesEndpoints.Plan plan = series.planSeries(p);
-          return c -> series.series(plan);
+          return c -> series.series(plan, arrived, c);
         }
       case "labels":
         {
           SeriesEndpoints.Plan plan = series.planLabels(p, null);
-          return c -> series.labelNames(plan);
+          return c -> series.labelNames(plan, arrived, c);
         }
       case "label_values":
         {
@@ -274,12 +277,13 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
               endpoint.substring("label/".length(), endpoint.length() - "/values".length());
           String name = SeriesEndpoints.labelName(URLDecoder.decode(raw, StandardCharsets.UTF_8));
           SeriesEndpoints.Plan plan = series.planLabels(p, name);
-          return c -> series.labelValues(plan);
+          return c -> series.labelValues(plan, arrived, c);
         }
       case "status/tsdb":
         {
           int limit = StatusEndpoints.tsdbLimit(p);
-          return c -> status.tsdb(limit);
+          long timeout = queryTimeoutMillis;
+          return c -> status.tsdb(limit, QueryEndpoints.readContext(arrived, timeout, c));
         }
       default:
         throw new AssertionError(route.name);
@@ -348,6 +352,9 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private static ApiError asApiError(Throwable e) {
     if (e instanceof ApiError a) {
       return a;
+    }
+    if (e instanceof QueryAbortedException q) { // a read stopped by its deadline or client
+      return QueryEndpoints.aborted(q, "store read");
     }
     LOG.log(System.Logger.Level.ERROR, "query API request failed", e);
     return new ApiError(ApiError.Type.INTERNAL, "internal error: " + describe(e));

@@ -7,6 +7,8 @@ import dev.tidemark.promql.engine.QueryException;
 import dev.tidemark.promql.engine.QueryResult;
 import dev.tidemark.promql.engine.Value;
 import dev.tidemark.promql.parser.ParserOptions;
+import dev.tidemark.tsdb.query.QueryAbortedException;
+import dev.tidemark.tsdb.query.QueryContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,11 +78,43 @@ final class QueryEndpoints {
   }
 
   private long timeout(ApiParams p) {
+    return timeoutMillis(p, config);
+  }
+
+  /**
+   * The request's budget in milliseconds: the configured query timeout, shortened (never
+   * lengthened) by a {@code timeout} parameter.
+   */
+  static long timeoutMillis(ApiParams p, QueryConfig config) {
     long max = config.timeout().toMillis();
     if (p.get("timeout").isEmpty()) {
       return max;
     }
     return Math.min(max, Math.max(0, p.durationMillis("timeout")));
+  }
+
+  /**
+   * What a store read of a request that arrived at {@code arrivedNanos} with {@code timeoutMillis}
+   * may spend: the rest of its deadline, and {@code control}'s cancellation (its client went away).
+   *
+   * @throws ApiError timeout when the deadline passed while it waited for a slot
+   */
+  static QueryContext readContext(long arrivedNanos, long timeoutMillis, QueryControl control) {
+    long deadline = arrivedNanos + timeoutMillis * 1_000_000;
+    if (System.nanoTime() - deadline >= 0) {
+      throw new ApiError(ApiError.Type.TIMEOUT, "query timed out in query queue");
+    }
+    return QueryContext.of(deadline, control::isCanceled);
+  }
+
+  /**
+   * A store read stopped by its {@link QueryContext}, as Prometheus answers it: a timeout 503
+   * {@code timeout}, a cancellation 499 {@code canceled}; {@code where} names the read.
+   */
+  static ApiError aborted(QueryAbortedException e, String where) {
+    return e.reason() == QueryAbortedException.Reason.TIMEOUT
+        ? new ApiError(ApiError.Type.TIMEOUT, "query timed out in " + where)
+        : new ApiError(ApiError.Type.CANCELED, "query was canceled in " + where);
   }
 
   private long lookback(ApiParams p) {

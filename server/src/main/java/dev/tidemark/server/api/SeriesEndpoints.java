@@ -1,8 +1,11 @@
 package dev.tidemark.server.api;
 
+import dev.tidemark.promql.engine.QueryControl;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryAbortedException;
+import dev.tidemark.tsdb.query.QueryContext;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
@@ -11,19 +14,38 @@ import java.util.TreeSet;
  * {@code /api/v1/series}, {@code /api/v1/labels} and {@code /api/v1/label/<name>/values}: the index
  * read through the {@link Querier} at bucket granularity (no samples read), several {@code match[]}
  * selectors answered as their union, sorted, cut at {@code limit} with Prometheus' warning.
+ *
+ * <p>Each read has the query timeout (shortened by a {@code timeout} parameter, as for queries),
+ * counted from the request's arrival, and stops when its client goes away; the querier is asked for
+ * {@code limit + 1} entries per selector, so a limited lookup stops early and still knows whether
+ * it cut the answer.
  */
 final class SeriesEndpoints {
 
   static final String TRUNCATED = "results truncated due to limit";
 
   private final Querier querier;
+  private final QueryConfig config;
 
-  SeriesEndpoints(Querier querier) {
+  SeriesEndpoints(Querier querier, QueryConfig config) {
     this.querier = querier;
+    this.config = config;
   }
 
   /** The checked parameters of one request, parsed before it waits for a slot. */
-  record Plan(List<List<LabelMatcher>> matcherSets, long start, long end, int limit, String name) {}
+  record Plan(
+      List<List<LabelMatcher>> matcherSets,
+      long start,
+      long end,
+      int limit,
+      String name,
+      long timeoutMillis) {
+
+    /** What to ask the querier for: one more than shown, to know whether the answer was cut. */
+    int readLimit() {
+      return limit > 0 && limit < Integer.MAX_VALUE ? limit + 1 : 0;
+    }
+  }
 
   Plan planSeries(ApiParams p) {
     if (p.getAll("match[]").isEmpty()) {
@@ -38,22 +60,32 @@ final class SeriesEndpoints {
     } catch (ApiError e) {
       throw ApiError.invalidParam("match[]", e.getMessage());
     }
-    return new Plan(sets, start, end, limit, null);
+    return new Plan(sets, start, end, limit, null, QueryEndpoints.timeoutMillis(p, config));
   }
 
   Plan planLabels(ApiParams p, String name) {
     int limit = p.limit();
     long start = p.time("start", ApiParams.MIN_TIME);
     long end = p.time("end", ApiParams.MAX_TIME);
-    return new Plan(p.matcherSets(), start, end, limit, name);
+    List<List<LabelMatcher>> sets = p.matcherSets();
+    return new Plan(sets, start, end, limit, name, QueryEndpoints.timeoutMillis(p, config));
   }
 
-  Answer series(Plan plan) {
+  /**
+   * The series of {@code plan}; {@code arrivedNanos} is when the request arrived (its deadline runs
+   * from then), {@code control} cancels the read when the client goes away.
+   */
+  Answer series(Plan plan, long arrivedNanos, QueryControl control) {
+    QueryContext ctx = QueryEndpoints.readContext(arrivedNanos, plan.timeoutMillis(), control);
     TreeSet<Labels> all = new TreeSet<>();
-    for (List<LabelMatcher> ms : plan.matcherSets()) {
-      if (plan.start() <= plan.end()) {
-        all.addAll(querier.series(plan.start(), plan.end(), ms));
+    try {
+      for (List<LabelMatcher> ms : plan.matcherSets()) {
+        if (plan.start() <= plan.end()) {
+          all.addAll(querier.series(plan.start(), plan.end(), ms, plan.readLimit(), ctx));
+        }
       }
+    } catch (QueryAbortedException e) {
+      throw QueryEndpoints.aborted(e, "series lookup");
     }
     List<Labels> out = new ArrayList<>(all);
     List<String> warnings = truncate(out, plan.limit());
@@ -69,15 +101,33 @@ final class SeriesEndpoints {
         List.of());
   }
 
-  Answer labelNames(Plan plan) {
-    return strings(
-        union(plan, ms -> querier.labelNames(plan.start(), plan.end(), ms)), plan.limit());
+  /** The label names of {@code plan} (as {@link #series}). */
+  Answer labelNames(Plan plan, long arrivedNanos, QueryControl control) {
+    QueryContext ctx = QueryEndpoints.readContext(arrivedNanos, plan.timeoutMillis(), control);
+    try {
+      return strings(
+          union(
+              plan, ms -> querier.labelNames(plan.start(), plan.end(), ms, plan.readLimit(), ctx)),
+          plan.limit());
+    } catch (QueryAbortedException e) {
+      throw QueryEndpoints.aborted(e, "label names lookup");
+    }
   }
 
-  Answer labelValues(Plan plan) {
-    return strings(
-        union(plan, ms -> querier.labelValues(plan.name(), plan.start(), plan.end(), ms)),
-        plan.limit());
+  /** The values of label {@code plan.name()} (as {@link #series}). */
+  Answer labelValues(Plan plan, long arrivedNanos, QueryControl control) {
+    QueryContext ctx = QueryEndpoints.readContext(arrivedNanos, plan.timeoutMillis(), control);
+    try {
+      return strings(
+          union(
+              plan,
+              ms ->
+                  querier.labelValues(
+                      plan.name(), plan.start(), plan.end(), ms, plan.readLimit(), ctx)),
+          plan.limit());
+    } catch (QueryAbortedException e) {
+      throw QueryEndpoints.aborted(e, "label values lookup");
+    }
   }
 
   /**

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.tidemark.translator.FamilyMetadata;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.query.QueryAbortedException;
+import dev.tidemark.tsdb.query.QueryContext;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -171,13 +173,23 @@ final class StatusEndpoints {
   }
 
   Answer tsdb(int limit) {
+    return tsdb(limit, QueryContext.NONE);
+  }
+
+  /** The TSDB status, its series read within {@code ctx} (the query timeout, the client's wait). */
+  Answer tsdb(int limit, QueryContext ctx) {
     Engine.Stats stats = backend.engineStats().get();
     long maxT =
         stats.headMaxTimestampMillis() == Long.MIN_VALUE
             ? backend.clock().millis()
             : stats.headMaxTimestampMillis();
     long minT = maxT - HEAD_WINDOW.toMillis();
-    List<Labels> series = backend.querier().series(minT, maxT, List.of());
+    List<Labels> series;
+    try {
+      series = backend.querier().series(minT, maxT, List.of(), 0, ctx);
+    } catch (QueryAbortedException e) {
+      throw QueryEndpoints.aborted(e, "TSDB status");
+    }
     Map<String, Long> byMetric = new HashMap<>();
     Map<String, Long> byPair = new HashMap<>();
     Map<String, Map<String, Boolean>> valuesByName = new HashMap<>();

@@ -414,6 +414,46 @@ class AdminGrpcServiceTest {
   }
 
   @Test
+  void storeReadsGetTheCallsDeadlineAndCancellation() throws Exception {
+    java.util.concurrent.ScheduledExecutorService timer =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    try {
+      io.grpc.Context.CancellableContext withDeadline =
+          io.grpc.Context.ROOT.withDeadlineAfter(50, TimeUnit.MILLISECONDS, timer);
+      dev.tidemark.tsdb.query.QueryContext ctx = withDeadline.call(AdminGrpcService::callContext);
+      assertThat(ctx.hasDeadline()).isTrue();
+      Thread.sleep(100);
+      assertThatThrownBy(ctx::check)
+          .isInstanceOfSatisfying(
+              dev.tidemark.tsdb.query.QueryAbortedException.class,
+              e ->
+                  assertThat(e.reason())
+                      .isEqualTo(dev.tidemark.tsdb.query.QueryAbortedException.Reason.TIMEOUT));
+      withDeadline.close();
+      io.grpc.Context.CancellableContext cancellable = io.grpc.Context.ROOT.withCancellation();
+      dev.tidemark.tsdb.query.QueryContext noDeadline =
+          cancellable.call(AdminGrpcService::callContext);
+      noDeadline.check(); // neither past a deadline nor canceled
+      cancellable.cancel(null);
+      assertThatThrownBy(noDeadline::check)
+          .isInstanceOfSatisfying(
+              dev.tidemark.tsdb.query.QueryAbortedException.class,
+              e ->
+                  assertThat(e.reason())
+                      .isEqualTo(dev.tidemark.tsdb.query.QueryAbortedException.Reason.CANCELED));
+    } finally {
+      timer.shutdownNow();
+    }
+    assertThat(
+            AdminGrpcService.status(
+                    new dev.tidemark.tsdb.query.QueryAbortedException(
+                        dev.tidemark.tsdb.query.QueryAbortedException.Reason.TIMEOUT))
+                .getStatus()
+                .getCode())
+        .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+  }
+
+  @Test
   void everyCallNeedsTheToken() {
     assertStatus(
         () -> withToken("other").getStatus(GetStatusRequest.getDefaultInstance()),

@@ -14,6 +14,7 @@ import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
+import dev.tidemark.tsdb.query.QueryAbortedException;
 import dev.tidemark.tsdb.query.QueryContext;
 import dev.tidemark.tsdb.query.SeriesSet;
 import java.io.OutputStream;
@@ -114,13 +115,16 @@ class PrometheusApiTest {
 
   HttpResponse<String> get(String base, String pathAndQuery) throws Exception {
     return http.send(
-        HttpRequest.newBuilder(URI.create(base + pathAndQuery)).build(),
+        HttpRequest.newBuilder(URI.create(base + pathAndQuery))
+            .timeout(Duration.ofSeconds(30)) // a read that ignores its deadline fails, not hangs
+            .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
   HttpResponse<String> post(String base, String path, String form) throws Exception {
     return http.send(
         HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(Duration.ofSeconds(30))
             .header("Content-Type", "application/x-www-form-urlencoded")
             .POST(HttpRequest.BodyPublishers.ofString(form))
             .build(),
@@ -316,6 +320,74 @@ class PrometheusApiTest {
     assertThat(j.at("/data").toString())
         .isEqualTo("[{\"__name__\":\"tiny\",\"job\":\"a\"},{\"__name__\":\"up\",\"job\":\"a\"}]");
     assertThat(j.at("/warnings/0").asText()).isEqualTo("results truncated due to limit");
+  }
+
+  @Test
+  void lookupsAskTheQuerierForOneMoreThanTheLimitAndWarnWhenCut() throws Exception {
+    Clock clock = Clock.fixed(Instant.ofEpochMilli(T0 + 600_000), ZoneOffset.UTC);
+    Engine engine =
+        Engine.open(
+            new InMemoryKvStore(),
+            EngineConfig.builder().clock(clock).retentionInterval(Duration.ZERO).build());
+    open.add(engine);
+    SampleBatch b = new SampleBatch();
+    for (int i = 0; i < 100; i++) {
+      b.addPoint(
+          Labels.of("__name__", "m", "i", String.format("%03d", i)), MetricMetadata.UNKNOWN, T0, i);
+    }
+    assertThat(engine.append(b).rejectedPoints()).isZero();
+    List<Integer> limits = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Querier recording =
+        new Querier() {
+          @Override
+          public SeriesSet select(
+              long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
+            return engine.select(minT, maxT, matchers, ctx);
+          }
+
+          @Override
+          public List<Labels> series(
+              long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+            limits.add(limit);
+            return engine.series(minT, maxT, matchers, limit, ctx);
+          }
+
+          @Override
+          public List<String> labelNames(
+              long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+            limits.add(limit);
+            return engine.labelNames(minT, maxT, matchers, limit, ctx);
+          }
+
+          @Override
+          public List<String> labelValues(
+              String name,
+              long minT,
+              long maxT,
+              List<LabelMatcher> matchers,
+              int limit,
+              QueryContext ctx) {
+            limits.add(limit);
+            return engine.labelValues(name, minT, maxT, matchers, limit, ctx);
+          }
+        };
+    String base = serve(recording, QueryConfig.DEFAULTS, clock);
+    JsonNode j = json(get(base, "/api/v1/series?match[]=m&limit=10"));
+    assertThat(j.at("/data").size()).isEqualTo(10);
+    assertThat(j.at("/warnings").toString()).isEqualTo("[\"results truncated due to limit\"]");
+    j = json(get(base, "/api/v1/label/i/values?limit=10"));
+    assertThat(j.at("/data").size()).isEqualTo(10);
+    assertThat(j.at("/warnings").toString()).isEqualTo("[\"results truncated due to limit\"]");
+    j = json(get(base, "/api/v1/labels?limit=1"));
+    assertThat(j.at("/data").size()).isEqualTo(1);
+    assertThat(j.at("/warnings").toString()).isEqualTo("[\"results truncated due to limit\"]");
+    assertThat(limits).containsExactly(11, 11, 2);
+    // exactly as many as the limit: no warning; no limit: the querier is asked for every one
+    limits.clear();
+    assertThat(get(base, "/api/v1/labels?limit=2").body())
+        .isEqualTo("{\"status\":\"success\",\"data\":[\"__name__\",\"i\"]}");
+    assertThat(json(get(base, "/api/v1/series?match[]=m")).at("/data").size()).isEqualTo(100);
+    assertThat(limits).containsExactly(3, 0);
   }
 
   @Test
@@ -569,6 +641,111 @@ class PrometheusApiTest {
     }
     assertThat(canceled()).isEqualTo(1);
     gate.release.countDown();
+  }
+
+  /**
+   * A querier whose series, label name and label value reads match for ever, checking only their
+   * {@link QueryContext} (as a costly regex over many values does), and record why they stopped;
+   * they also record the limit they were asked for.
+   */
+  static final class Spinning implements Querier {
+    final Querier inner;
+    final CompletableFuture<QueryAbortedException.Reason> stopped = new CompletableFuture<>();
+
+    Spinning(Querier inner) {
+      this.inner = inner;
+    }
+
+    private <T> T spin(QueryContext ctx) {
+      try {
+        while (true) {
+          ctx.check();
+          Thread.onSpinWait();
+        }
+      } catch (QueryAbortedException e) {
+        stopped.complete(e.reason());
+        throw e;
+      }
+    }
+
+    @Override
+    public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
+      return inner.select(minT, maxT, matchers, ctx);
+    }
+
+    @Override
+    public List<Labels> series(
+        long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+      return spin(ctx);
+    }
+
+    @Override
+    public List<String> labelNames(
+        long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+      return spin(ctx);
+    }
+
+    @Override
+    public List<String> labelValues(
+        String name,
+        long minT,
+        long maxT,
+        List<LabelMatcher> matchers,
+        int limit,
+        QueryContext ctx) {
+      return spin(ctx);
+    }
+  }
+
+  @Test
+  void seriesAndLabelLookupsTimeOutWith503() throws Exception {
+    Clock clock = Clock.fixed(Instant.ofEpochMilli(T0), ZoneOffset.UTC);
+    String base = serve(new Spinning(emptyEngine(clock)), QueryConfig.DEFAULTS, clock);
+    assertError(
+        get(base, "/api/v1/series?match[]=" + enc("{job=~\".+\"}") + "&timeout=0.2"),
+        503,
+        "timeout",
+        "query timed out in series lookup");
+    assertError(
+        get(base, "/api/v1/labels?timeout=0.2"),
+        503,
+        "timeout",
+        "query timed out in label names lookup");
+    assertError(
+        get(base, "/api/v1/label/job/values?timeout=0.2"),
+        503,
+        "timeout",
+        "query timed out in label values lookup");
+    // the configured query timeout bounds them without a parameter
+    String shortTimeout =
+        serve(
+            new Spinning(emptyEngine(clock)),
+            new QueryConfig(Duration.ofMillis(200), 1000, 20, 100, Duration.ofMinutes(5), false),
+            clock);
+    assertError(
+        get(shortTimeout, "/api/v1/labels"),
+        503,
+        "timeout",
+        "query timed out in label names lookup");
+  }
+
+  @Test
+  void aClientThatGoesAwayCancelsItsSeriesLookup() throws Exception {
+    Clock clock = Clock.fixed(Instant.ofEpochMilli(T0), ZoneOffset.UTC);
+    Spinning spinning = new Spinning(emptyEngine(clock));
+    String base = serve(spinning, QueryConfig.DEFAULTS, clock);
+    int port = URI.create(base).getPort();
+    try (Socket s = new Socket("127.0.0.1", port)) {
+      OutputStream out = s.getOutputStream();
+      out.write(
+          "GET /api/v1/series?match[]=up HTTP/1.1\r\nHost: x\r\n\r\n"
+              .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      Thread.sleep(100); // the lookup is running
+    }
+    assertThat(spinning.stopped.get(10, TimeUnit.SECONDS))
+        .isEqualTo(QueryAbortedException.Reason.CANCELED);
+    assertThat(canceled()).isEqualTo(1);
   }
 
   private long canceled() {
