@@ -55,7 +55,7 @@ public final class PromqlEngine {
       Querier querier, String expr, long timeMillis, QueryControl control) {
     Expr e = parse(expr);
     Evaluator ev = Evaluator.top(querier, options, control, expr, timeMillis, timeMillis, 0);
-    return ev.run(e, true);
+    return run(ev, e, true);
   }
 
   /**
@@ -93,7 +93,23 @@ public final class PromqlEngine {
     }
     Evaluator ev =
         Evaluator.top(querier, options, control, expr, startMillis, endMillis, stepMillis);
-    return ev.run(e, false);
+    return run(ev, e, false);
+  }
+
+  /** The message of a query whose evaluation recursed deeper than the thread's stack. */
+  static final String TOO_DEEP = "query is nested too deeply to evaluate";
+
+  /**
+   * Runs {@code ev}. The parser refuses trees deeper than {@link PromqlParser#MAX_DEPTH}, so the
+   * evaluator's recursion fits a thread's stack; should it not (a small stack, a costlier node),
+   * the overflow is this query's execution error, and the thread lives on.
+   */
+  private static QueryResult run(Evaluator ev, Expr e, boolean instant) {
+    try {
+      return ev.run(e, instant);
+    } catch (StackOverflowError so) {
+      throw new QueryException(QueryException.ErrorType.EXECUTION, TOO_DEEP);
+    }
   }
 
   private Expr parse(String expr) {
@@ -101,6 +117,9 @@ public final class PromqlEngine {
       return PromqlParser.parseExpr(expr, parserOptions);
     } catch (ParseException pe) {
       throw new QueryException(QueryException.ErrorType.BAD_DATA, pe.getMessage(), pe);
+    } catch (StackOverflowError so) { // a safety net: the parser limits its depth first
+      throw new QueryException(
+          QueryException.ErrorType.BAD_DATA, "query is nested too deeply to parse");
     }
   }
 }

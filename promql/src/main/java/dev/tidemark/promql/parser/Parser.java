@@ -33,6 +33,12 @@ import java.util.List;
  * Prometheus collects several but reports the first. Type checking is a separate pass ({@link
  * TypeChecker}) run on a tree without syntax errors.
  *
+ * <p>Nesting is limited to {@link PromqlParser#MAX_DEPTH} levels, both while parsing (each nested
+ * parenthesis, unary operator, call argument or right-associative {@code ^} is one recursion) and
+ * in the finished tree (a chain {@code a + a + ... + a} is parsed in a loop but is as deep as it is
+ * long): the parser, type checker, printer and evaluator all recurse over the tree, and a thread's
+ * stack holds some hundreds of levels of the costliest shape (nested calls), not 10,000.
+ *
  * <p>Not thread-safe: one parser per query.
  */
 final class Parser {
@@ -44,6 +50,9 @@ final class Parser {
 
   /** End of the last consumed token: where the node being built ends. */
   private int lastEnd;
+
+  /** How many {@link #parseExpr} calls are open: the parser's recursion depth. */
+  private int depth;
 
   Parser(String input, ParserOptions options) {
     this.input = input;
@@ -60,7 +69,56 @@ final class Parser {
     }
     Expr e = parseExpr(0);
     expectEof();
+    checkDepth(e);
     return e;
+  }
+
+  private ParseException tooDeep(PositionRange at) {
+    return error(
+        at, "expression nested too deeply: more than " + PromqlParser.MAX_DEPTH + " levels");
+  }
+
+  /**
+   * Refuses a tree deeper than {@link PromqlParser#MAX_DEPTH} nodes, walking it without recursion;
+   * the error points at the first node too deep.
+   */
+  private void checkDepth(Expr root) {
+    java.util.ArrayDeque<Expr> nodes = new java.util.ArrayDeque<>();
+    java.util.ArrayDeque<Integer> depths = new java.util.ArrayDeque<>();
+    nodes.push(root);
+    depths.push(1);
+    while (!nodes.isEmpty()) {
+      Expr e = nodes.pop();
+      int d = depths.pop();
+      if (d > PromqlParser.MAX_DEPTH) {
+        throw tooDeep(e.positionRange());
+      }
+      for (Expr child : children(e)) {
+        if (child != null) {
+          nodes.push(child);
+          depths.push(d + 1);
+        }
+      }
+    }
+  }
+
+  private static List<Expr> children(Expr e) {
+    if (e instanceof ParenExpr p) {
+      return List.of(p.expr());
+    } else if (e instanceof UnaryExpr u) {
+      return List.of(u.expr());
+    } else if (e instanceof BinaryExpr b) {
+      return List.of(b.lhs(), b.rhs());
+    } else if (e instanceof Call c) {
+      return c.args();
+    } else if (e instanceof AggregateExpr a) {
+      return a.param() == null ? List.of(a.expr()) : List.of(a.param(), a.expr());
+    } else if (e instanceof SubqueryExpr q) {
+      return List.of(q.expr());
+    } else if (e instanceof MatrixSelector m) {
+      return List.of(m.selector());
+    }
+    return List.of();
   }
 
   /** A vector selector alone ({@code foo{a="b"}}), then the end of input. */
@@ -125,6 +183,18 @@ final class Parser {
 
   /** Binary operators of precedence {@code minPrec} and above, by precedence climbing. */
   private Expr parseExpr(int minPrec) {
+    if (depth >= PromqlParser.MAX_DEPTH) {
+      throw tooDeep(peek().range());
+    }
+    depth++;
+    try {
+      return parseBinary(minPrec);
+    } finally {
+      depth--;
+    }
+  }
+
+  private Expr parseBinary(int minPrec) {
     Expr lhs = parseUnary();
     while (true) {
       BinaryOp op = peek().type().binaryOp();

@@ -18,6 +18,18 @@ import java.util.Objects;
  */
 public final class PromqlParser {
 
+  /**
+   * The deepest nesting a query may have: parentheses, unary operators, function and aggregation
+   * arguments, subqueries and chains of binary operators ({@code a + b + c} is three levels deep)
+   * each count. Deeper queries are refused with a {@link ParseException} ({@code expression nested
+   * too deeply: more than 500 levels}) rather than overflowing a thread's stack in the parser,
+   * printer or evaluator, which recurse over the tree: with the JVM's default 1 MiB thread stack
+   * the costliest shape, nested function calls, overflowed the parser at about 700 levels, so 500
+   * leaves room for the HTTP server's own frames. Prometheus has no such limit (Go stacks grow);
+   * real queries stay far below it.
+   */
+  public static final int MAX_DEPTH = 500;
+
   private PromqlParser() {}
 
   /** {@link #parseExpr(String, ParserOptions)} with {@link ParserOptions#DEFAULT}. */

@@ -508,6 +508,65 @@ class PromqlEngineTest {
     canceler.join();
   }
 
+  /**
+   * The outcome of {@code query} evaluated on a new thread with {@code stackBytes} (0: default).
+   */
+  static Object onThread(long stackBytes, java.util.function.Supplier<Object> query)
+      throws InterruptedException {
+    Object[] out = new Object[1];
+    Thread t =
+        new Thread(
+            null,
+            () -> {
+              try {
+                out[0] = query.get();
+              } catch (Throwable x) {
+                out[0] = x;
+              }
+            },
+            "deep-query",
+            stackBytes);
+    t.start();
+    t.join();
+    return out[0];
+  }
+
+  @Test
+  void theDeepestQueriesTheParserAcceptsEvaluateOnAnOrdinaryThread() throws Exception {
+    Engine e = load(randomData(new Random(7), 3));
+    PromqlEngine promql = new PromqlEngine();
+    for (String q :
+        List.of(
+            "(".repeat(499) + "m_total" + ")".repeat(499),
+            "-".repeat(499) + "m_total",
+            "m_total" + " + m_total".repeat(499),
+            "m_total" + " or m_total".repeat(499),
+            "abs(".repeat(499) + "m_total" + ")".repeat(499),
+            "sum(".repeat(499) + "m_total" + ")".repeat(499))) {
+      assertThat(onThread(0, () -> promql.rangeQuery(e, q, 0, 30 * MIN, MIN)))
+          .as(q.substring(0, 20))
+          .isInstanceOf(QueryResult.class);
+    }
+  }
+
+  @Test
+  void aStackOverflowIsTheQuerysErrorNotTheThreads() throws Exception {
+    Engine e = load(randomData(new Random(8), 3));
+    PromqlEngine promql = new PromqlEngine();
+    // A thread with a tiny stack overflows well inside the parser's depth limit: the query fails
+    // with Prometheus' error types, the thread goes on.
+    Object parse =
+        onThread(
+            128 * 1024,
+            () -> promql.instantQuery(e, "abs(".repeat(499) + "m_total" + ")".repeat(499), 0));
+    assertThat(parse)
+        .isInstanceOfSatisfying(
+            QueryException.class,
+            q ->
+                assertThat(q.errorType())
+                    .isIn(QueryException.ErrorType.BAD_DATA, QueryException.ErrorType.EXECUTION));
+  }
+
   @Test
   void expiredDeadlineIsATimeout() {
     Engine e = load(randomData(new Random(4), 5));

@@ -219,7 +219,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
         q.finish();
         throw e;
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | StackOverflowError e) {
       respondError(response, callback, asApiError(e));
     }
   }
@@ -355,6 +355,9 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     }
     if (e instanceof QueryAbortedException q) { // a read stopped by its deadline or client
       return QueryEndpoints.aborted(q, "store read");
+    }
+    if (e instanceof StackOverflowError) { // the parser limits nesting; this is the safety net
+      return new ApiError(ApiError.Type.EXECUTION, "query is nested too deeply to process");
     }
     LOG.log(System.Logger.Level.ERROR, "query API request failed", e);
     return new ApiError(ApiError.Type.INTERNAL, "internal error: " + describe(e));

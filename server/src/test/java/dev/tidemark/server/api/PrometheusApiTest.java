@@ -311,6 +311,43 @@ class PrometheusApiTest {
   }
 
   @Test
+  void tenThousandLevelsOfNestingAreA400NotA500() throws Exception {
+    String base = serve(QueryConfig.DEFAULTS);
+    String tooDeep = "parse error: expression nested too deeply: more than 500 levels";
+    String parens = "(".repeat(10_000) + "up" + ")".repeat(10_000);
+    assertError(
+        post(base, "/api/v1/query", "query=" + enc(parens)),
+        400,
+        "bad_data",
+        "invalid parameter \"query\": 1:501: " + tooDeep);
+    assertError(
+        post(
+            base,
+            "/api/v1/query_range",
+            "query="
+                + enc("-".repeat(10_000) + "up")
+                + "&start="
+                + sec(T0)
+                + "&end="
+                + sec(T0 + 600_000)
+                + "&step=60"),
+        400,
+        "bad_data",
+        "invalid parameter \"query\": 1:501: " + tooDeep);
+    String chain = "up" + " + up".repeat(10_000);
+    for (String endpoint : List.of("query", "format_query", "parse_query")) {
+      HttpResponse<String> r = post(base, "/api/v1/" + endpoint, "query=" + enc(chain));
+      assertError(r, 400, "bad_data", null);
+      assertThat(json(r).get("error").asText()).endsWith(tooDeep);
+    }
+    // just below the limit the query is answered
+    assertThat(
+            post(base, "/api/v1/query", "query=" + enc("(".repeat(499) + "up" + ")".repeat(499)))
+                .statusCode())
+        .isEqualTo(200);
+  }
+
+  @Test
   void limitTruncatesWithAWarning() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
     JsonNode j = json(get(base, "/api/v1/query?query=up&limit=1&time=" + sec(T0 + 60_000)));
