@@ -67,7 +67,13 @@ final class Evaluator {
     String query;
     long queryStart;
     long queryEnd;
-    long held;
+
+    /**
+     * Samples held now (Prometheus' {@code currentSamples}); written under this object's lock,
+     * since the threads of a parallel range function count their series as they finish them.
+     */
+    volatile long held;
+
     long peak;
     int ticks;
   }
@@ -266,18 +272,29 @@ final class Evaluator {
         QueryException.ErrorType.TIMEOUT, "query timed out in expression evaluation");
   }
 
+  /**
+   * Counts {@code count} more samples held, failing the query once more than {@code maxSamples}
+   * are. Nodes count each series as they produce it (as Prometheus' {@code rangeEval} counts each
+   * step's output), not their whole result at the end: a node over many series or steps (a wide
+   * subquery) stops within one series of the limit instead of first allocating everything.
+   */
   void acquire(long count) {
-    sh.held += count;
-    if (sh.held > sh.peak) {
-      sh.peak = sh.held;
-    }
-    if (sh.held > sh.options.maxSamples()) {
-      throw QueryException.execution(TOO_MANY_SAMPLES);
+    synchronized (sh) {
+      long h = sh.held + count;
+      sh.held = h;
+      if (h > sh.peak) {
+        sh.peak = h;
+      }
+      if (h > sh.options.maxSamples()) {
+        throw QueryException.execution(TOO_MANY_SAMPLES);
+      }
     }
   }
 
   void release(long count) {
-    sh.held -= count;
+    synchronized (sh) {
+      sh.held -= count;
+    }
   }
 
   long held(Vec v) {
@@ -338,7 +355,7 @@ final class Evaluator {
       }
       return r;
     } else if (e instanceof VectorSelector vs) {
-      return track(selectVector(vs, false));
+      return selectVector(vs, false); // counted as it is read
     } else if (e instanceof Call c) {
       return Functions.call(this, c);
     } else if (e instanceof AggregateExpr a) {
@@ -380,7 +397,10 @@ final class Evaluator {
     return (at != null ? atTime(at) : times[i]) - offsetMs;
   }
 
-  /** Instant selector: per step the newest sample in {@code (t - lookback, t]}, unless stale. */
+  /**
+   * Instant selector: per step the newest sample in {@code (t - lookback, t]}, unless stale. Each
+   * series is counted against the sample limit as soon as it is read ({@link #acquire}).
+   */
   Vec selectVector(VectorSelector vs, boolean timestamps) {
     long lb = sh.options.lookbackDelta().toMillis();
     long off = vs.offset().toMillis();
@@ -399,6 +419,7 @@ final class Evaluator {
         long t = eff(0, vs.at(), off);
         if (it.newestIn(t - lb + 1, t, newest) && newest[1] != SampleBatch.STALE_NAN_BITS) {
           r.set(0, timestamps ? newest[0] / 1000.0 : Double.longBitsToDouble(newest[1]));
+          acquire(1);
           out.add(r);
         }
         continue;
@@ -424,7 +445,9 @@ final class Evaluator {
           r.set(i, timestamps ? curT / 1000.0 : Double.longBitsToDouble(curB));
         }
       }
-      if (r.count() > 0) {
+      int c = r.count();
+      if (c > 0) {
+        acquire(c);
         out.add(r);
       }
     }
@@ -800,8 +823,8 @@ final class Evaluator {
     } else {
       out = rangeParallel(src, parts, k, dropName, p0, p1, stepDependent);
     }
-    release(src.held);
-    return track(new Vec(out));
+    release(src.held); // the subquery's result is no longer held (Prometheus' deferred release)
+    return new Vec(out); // counted series by series in rangeSlice
   }
 
   /**
@@ -912,7 +935,9 @@ final class Evaluator {
           r.set(i, w.out);
         }
       }
-      if (r.count() > 0) {
+      int c = r.count();
+      if (c > 0) {
+        acquire(c);
         out.add(r);
       }
     }

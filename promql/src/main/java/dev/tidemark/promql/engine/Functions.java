@@ -231,7 +231,7 @@ final class Functions {
           Expr a = Evaluator.unwrap(args.get(0));
           Vec v;
           if (a instanceof VectorSelector vs) {
-            v = ev.track(ev.selectVector(vs, true));
+            v = ev.selectVector(vs, true); // counted as it is read
           } else {
             v = ev.evalVector(a);
             for (StepSeries s : v.series()) {

@@ -377,6 +377,130 @@ class PromqlEngineTest {
         .isInstanceOf(Value.Matrix.class);
   }
 
+  /** Every series 0..n-1 of metric {@code x}, a sample every 15 s over {@code [0, 30m]}. */
+  List<Data> denseSeries(int n) {
+    List<Data> data = new ArrayList<>();
+    for (int s = 0; s < n; s++) {
+      long[] ts = new long[121];
+      double[] vs = new double[121];
+      for (int i = 0; i <= 120; i++) {
+        ts[i] = i * 15_000L;
+        vs[i] = s + i;
+      }
+      data.add(new Data(Labels.of("__name__", "x", "i", Integer.toString(s)), ts, vs));
+    }
+    return data;
+  }
+
+  /** {@code inner}, counting the series whose samples are read (iterators handed out). */
+  static Querier countingSeries(Querier inner, java.util.concurrent.atomic.AtomicInteger read) {
+    return new Querier() {
+      @Override
+      public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
+        SeriesSet set = inner.select(minT, maxT, matchers, ctx);
+        return new SeriesSet() {
+          @Override
+          public boolean next() {
+            return set.next();
+          }
+
+          @Override
+          public dev.tidemark.tsdb.query.Series at() {
+            dev.tidemark.tsdb.query.Series s = set.at();
+            return new dev.tidemark.tsdb.query.Series() {
+              @Override
+              public Labels labels() {
+                return s.labels();
+              }
+
+              @Override
+              public MetricMetadata metadata() {
+                return s.metadata();
+              }
+
+              @Override
+              public dev.tidemark.tsdb.query.SampleIterator iterator() {
+                read.incrementAndGet();
+                return s.iterator();
+              }
+
+              @Override
+              public dev.tidemark.tsdb.query.SampleIterator iterator(
+                  dev.tidemark.tsdb.query.SampleIterator reuse) {
+                read.incrementAndGet();
+                return s.iterator(reuse);
+              }
+            };
+          }
+        };
+      }
+
+      @Override
+      public List<Labels> series(
+          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+        return inner.series(minT, maxT, matchers, limit, ctx);
+      }
+
+      @Override
+      public List<String> labelNames(
+          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
+        return inner.labelNames(minT, maxT, matchers, limit, ctx);
+      }
+
+      @Override
+      public List<String> labelValues(
+          String name,
+          long minT,
+          long maxT,
+          List<LabelMatcher> matchers,
+          int limit,
+          QueryContext ctx) {
+        return inner.labelValues(name, minT, maxT, matchers, limit, ctx);
+      }
+    };
+  }
+
+  @Test
+  void aWideSubqueryStopsAtTheSampleLimitBeforeReadingEverySeries() {
+    Engine e = load(denseSeries(400));
+    // The subquery's inner selector holds 121 samples per series (every 15 s step of 30 minutes):
+    // a limit of 1,000 is passed by the ninth series, and the query must stop there, not first
+    // read (and allocate step arrays for) all 400.
+    for (String q : List.of("max_over_time(x[30m:15s])", "sum_over_time(rate(x[1m])[30m:15s])")) {
+      java.util.concurrent.atomic.AtomicInteger read =
+          new java.util.concurrent.atomic.AtomicInteger();
+      PromqlEngine small = new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(1_000));
+      assertThatThrownBy(() -> small.instantQuery(countingSeries(e, read), q, 30 * MIN))
+          .as(q)
+          .isInstanceOfSatisfying(
+              QueryException.class,
+              x -> assertThat(x.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+          .hasMessage(
+              "query processing would load too many samples into memory in query execution");
+      assertThat(read.get()).as(q).isLessThan(20);
+    }
+    // the same query within the limit answers every series
+    Value v =
+        new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(400 * 121 + 400))
+            .instantQuery(e, "max_over_time(x[30m:15s])", 30 * MIN)
+            .value();
+    assertThat(((Value.Vector) v).samples()).hasSize(400);
+  }
+
+  @Test
+  void aRangeFunctionCountsItsOutputAsItGoes() {
+    Engine e = load(denseSeries(400));
+    java.util.concurrent.atomic.AtomicInteger read =
+        new java.util.concurrent.atomic.AtomicInteger();
+    // 121 output steps per series: the output passes 1,000 samples by the ninth series
+    PromqlEngine small =
+        new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(1_000).withParallelism(1));
+    assertThatThrownBy(
+            () -> small.rangeQuery(countingSeries(e, read), "rate(x[1m])", 0, 30 * MIN, 15_000))
+        .hasMessage("query processing would load too many samples into memory in query execution");
+    assertThat(read.get()).isLessThan(20);
+  }
+
   @Test
   void cancelledQueryStops() {
     Engine e = load(randomData(new Random(3), 50));

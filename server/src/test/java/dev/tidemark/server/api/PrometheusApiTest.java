@@ -348,6 +348,37 @@ class PrometheusApiTest {
   }
 
   @Test
+  void aSubqueryOverTheSampleLimitIsA422() throws Exception {
+    // {job="a"} is 3 series; over 10 minutes at a 15 s step the subquery holds 3 x 41 samples
+    String q = "last_over_time({job=\"a\"}[10m:15s])";
+    String small =
+        serve(new QueryConfig(Duration.ofMinutes(2), 100, 20, 100, Duration.ofMinutes(5), false));
+    assertError(
+        get(small, "/api/v1/query?query=" + enc(q) + "&time=" + sec(T0 + 600_000)),
+        422,
+        "execution",
+        "query processing would load too many samples into memory in query execution");
+    assertError(
+        get(
+            small,
+            "/api/v1/query_range?query="
+                + enc("sum(" + q + ")")
+                + "&start="
+                + sec(T0)
+                + "&end="
+                + sec(T0 + 600_000)
+                + "&step=60"),
+        422,
+        "execution",
+        "query processing would load too many samples into memory in query execution");
+    String enough =
+        serve(new QueryConfig(Duration.ofMinutes(2), 1000, 20, 100, Duration.ofMinutes(5), false));
+    JsonNode j = json(get(enough, "/api/v1/query?query=" + enc(q) + "&time=" + sec(T0 + 600_000)));
+    assertThat(j.at("/status").asText()).as(j.toString()).isEqualTo("success");
+    assertThat(j.at("/data/result").size()).isEqualTo(3);
+  }
+
+  @Test
   void limitTruncatesWithAWarning() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
     JsonNode j = json(get(base, "/api/v1/query?query=up&limit=1&time=" + sec(T0 + 60_000)));
