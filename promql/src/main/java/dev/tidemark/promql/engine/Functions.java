@@ -1,5 +1,7 @@
 package dev.tidemark.promql.engine;
 
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 import dev.tidemark.promql.engine.Evaluator.Kernel;
 import dev.tidemark.promql.engine.Evaluator.Scal;
 import dev.tidemark.promql.engine.Evaluator.StepSeries;
@@ -23,8 +25,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.DoubleUnaryOperator;
 import java.util.function.ToDoubleFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The implementations of PromQL's functions, by name: range functions are {@link Kernel}s over a
@@ -459,6 +459,11 @@ final class Functions {
 
   // ---------------------------------------------------------------- label functions
 
+  /**
+   * label_replace checks the deadline and the cancel flag every this many series (a power of 2).
+   */
+  static final int LABEL_CHECK_EVERY = 16;
+
   static Object labelReplace(Evaluator ev, Call c) {
     List<Expr> a = c.args();
     String dst = str(a.get(1));
@@ -467,22 +472,26 @@ final class Functions {
     String re = str(a.get(4));
     Pattern p;
     try {
-      p = Pattern.compile("^(?s:" + GoRegex.toJava(re) + ")$");
-    } catch (IllegalArgumentException ex) {
+      p = GoRegex.compileAnchored(re);
+    } catch (com.google.re2j.PatternSyntaxException ex) {
       throw QueryException.execution("invalid regular expression in label_replace(): " + re);
     }
     if (!validLabelName(dst)) {
       throw QueryException.execution("invalid destination label name in label_replace(): " + dst);
     }
     Vec v = ev.evalVector(a.get(0));
+    int k = 0;
     for (StepSeries s : v.series()) {
+      if ((k++ & (LABEL_CHECK_EVERY - 1)) == 0) {
+        ev.checkNow(); // a match is linear in the value, but values and series may be many
+      }
       String sv = s.labels.get(src);
       if (sv == null) {
         sv = "";
       }
       Matcher m = p.matcher(sv);
       if (m.find()) {
-        String res = GoRegex.expand(repl, m, p);
+        String res = GoRegex.expand(repl, m);
         s.labels = s.labels.toBuilder().set(dst, res).build();
         if (dst.equals(Labels.METRIC_NAME)) {
           s.dropName = false;

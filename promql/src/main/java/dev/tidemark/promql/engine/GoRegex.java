@@ -1,26 +1,32 @@
 package dev.tidemark.promql.engine;
 
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import com.google.re2j.Matcher;
+import com.google.re2j.Pattern;
 
 /**
- * The bits of Go's {@code regexp} that label_replace needs: RE2 syntax to Java, and {@code Expand}.
+ * The bits of Go's {@code regexp} that label_replace needs. Patterns are RE2/J's ({@code
+ * com.google.re2j}): RE2's syntax, Go's, named groups {@code (?P<name>...)} included, matched in
+ * time linear in the input, so no pattern backtracks exponentially as {@code java.util.regex} does
+ * on {@code (a|aa)*b}.
  */
 final class GoRegex {
   private GoRegex() {}
 
   /**
-   * RE2 and Java agree on the syntax PromQL users write; named groups {@code (?P<n>...)} differ.
+   * Go's {@code regexp.Compile("^(?s:" + re + ")$")}, as Prometheus' {@code label_replace} anchors
+   * its regex ({@code .} matches newlines too).
+   *
+   * @throws com.google.re2j.PatternSyntaxException if {@code re} is not RE2 syntax
    */
-  static String toJava(String re) {
-    return re.replace("(?P<", "(?<");
+  static Pattern compileAnchored(String re) {
+    return Pattern.compile("^(?s:" + re + ")$");
   }
 
   /**
    * Go's {@code Regexp.ExpandString}: {@code $1}, {@code ${1}}, {@code $name}, {@code ${name}},
    * {@code $$}.
    */
-  static String expand(String template, Matcher m, Pattern p) {
+  static String expand(String template, Matcher m) {
     StringBuilder sb = new StringBuilder();
     int i = 0;
     while (i < template.length()) {

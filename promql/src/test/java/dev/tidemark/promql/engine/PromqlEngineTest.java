@@ -501,6 +501,95 @@ class PromqlEngineTest {
     assertThat(read.get()).isLessThan(20);
   }
 
+  /** One sample at 0 of {@code x{src=value}} for each value. */
+  Engine withSrcValues(List<String> values) {
+    List<Data> data = new ArrayList<>();
+    for (int i = 0; i < values.size(); i++) {
+      data.add(
+          new Data(
+              Labels.of("__name__", "x", "i", Integer.toString(i), "src", values.get(i)),
+              new long[] {0},
+              new double[] {i}));
+    }
+    return load(data);
+  }
+
+  static String labelOf(QueryResult r, String name) {
+    return ((Value.Vector) r.value()).samples().get(0).labels().get(name);
+  }
+
+  @Test
+  void labelReplaceExpandsAsGoWithRe2Syntax() {
+    Engine e = withSrcValues(List.of("host-42.example"));
+    PromqlEngine promql = new PromqlEngine();
+    String[][] cases = {
+      {"$1", "host-(\\d+)\\..*", "42"},
+      {"${1}x", "host-(\\d+)\\..*", "42x"},
+      {"$1x", "host-(\\d+)\\..*", ""}, // Go: the group named "1x", which does not exist
+      {"${num}-$dom", "host-(?P<num>\\d+)\\.(?P<dom>.*)", "42-example"},
+      {"$$1", "host-(\\d+).*", "$1"},
+      {"$2", "host-(\\d+).*", ""}, // no such group
+      {"${1", "host-(\\d+).*", "${1"},
+      {"$1", "(?i)HOST-(\\d+).*", "42"},
+    };
+    for (String[] c : cases) {
+      String q = "label_replace(x, \"dst\", \"" + c[0] + "\", \"src\", `" + c[1] + "`)";
+      assertThat(labelOf(promql.instantQuery(e, q, 0), "dst"))
+          .as(q)
+          .isEqualTo(c[2].isEmpty() ? null : c[2]);
+    }
+    // anchored: a partial match changes nothing
+    assertThat(
+            labelOf(
+                promql.instantQuery(e, "label_replace(x, \"dst\", \"y\", \"src\", \"host\")", 0),
+                "dst"))
+        .isNull();
+    // Java-only syntax (back references) is not RE2: Prometheus' error
+    assertThatThrownBy(
+            () -> promql.instantQuery(e, "label_replace(x, \"dst\", \"$1\", \"src\", `(a)\\1`)", 0))
+        .isInstanceOfSatisfying(
+            QueryException.class,
+            x -> assertThat(x.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+        .hasMessage("invalid regular expression in label_replace(): (a)\\1");
+  }
+
+  @Test
+  void labelReplaceNeverBacktracks() {
+    // (.*a){12}c against 40 'a's: java.util.regex tries the ways to split them in 12 (minutes);
+    // RE2 is linear in the value
+    Engine e = withSrcValues(List.of("a".repeat(40)));
+    QueryResult r =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            Duration.ofSeconds(10),
+            () ->
+                new PromqlEngine()
+                    .instantQuery(
+                        e, "label_replace(x, \"dst\", \"$1\", \"src\", \"(.*a){12}c\")", 0));
+    assertThat(labelOf(r, "dst")).isNull();
+  }
+
+  @Test
+  void labelReplaceOverManySeriesHonoursTheDeadline() {
+    // 300 values of 20,000 characters: '(.*)(a|b)(.*)c' takes milliseconds on each (linear, but
+    // with three groups), seconds in all; the query must stop at its 300 ms deadline
+    List<String> values = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      values.add(Integer.toString(i) + "ab".repeat(10_000));
+    }
+    Engine e = withSrcValues(values);
+    PromqlEngine promql =
+        new PromqlEngine(EngineOptions.DEFAULTS.withTimeout(Duration.ofMillis(300)));
+    long t0 = System.nanoTime();
+    assertThatThrownBy(
+            () ->
+                promql.instantQuery(
+                    e, "label_replace(x, \"dst\", \"$1\", \"src\", \"(.*)(a|b)(.*)c\")", 0))
+        .isInstanceOfSatisfying(
+            QueryException.class,
+            x -> assertThat(x.errorType()).isEqualTo(QueryException.ErrorType.TIMEOUT));
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+  }
+
   @Test
   void cancelledQueryStops() {
     Engine e = load(randomData(new Random(3), 50));
