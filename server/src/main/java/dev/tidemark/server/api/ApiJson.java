@@ -20,9 +20,20 @@ final class ApiJson implements AutoCloseable {
   /** Prometheus caps each kind of annotation at 10 lines in an answer ({@code AsStrings}). */
   static final int MAX_ANNOTATIONS = 10;
 
+  /**
+   * Deepest JSON this writes: {@code parse_query}'s tree of a query as deep as the parser allows
+   * takes two levels per node at most (a call's object and its {@code args} array), above Jackson's
+   * default of 1,000.
+   */
+  static final int MAX_NESTING_DEPTH = 2 * dev.tidemark.promql.parser.PromqlParser.MAX_DEPTH + 16;
+
   private static final JsonFactory FACTORY =
       JsonFactory.builder()
           .disable(com.fasterxml.jackson.core.StreamWriteFeature.AUTO_CLOSE_TARGET)
+          .streamWriteConstraints(
+              com.fasterxml.jackson.core.StreamWriteConstraints.builder()
+                  .maxNestingDepth(MAX_NESTING_DEPTH)
+                  .build())
           .build();
 
   final JsonGenerator g;

@@ -340,11 +340,17 @@ class PrometheusApiTest {
       assertError(r, 400, "bad_data", null);
       assertThat(json(r).get("error").asText()).endsWith(tooDeep);
     }
-    // just below the limit the query is answered
-    assertThat(
-            post(base, "/api/v1/query", "query=" + enc("(".repeat(499) + "up" + ")".repeat(499)))
-                .statusCode())
-        .isEqualTo(200);
+    // just below the limit the query is answered, printed and its tree written
+    for (String deepest :
+        List.of(
+            "(".repeat(499) + "up" + ")".repeat(499),
+            "abs(".repeat(499) + "up" + ")".repeat(499),
+            "up" + " + up".repeat(499))) {
+      for (String endpoint : List.of("query", "format_query", "parse_query")) {
+        HttpResponse<String> r = post(base, "/api/v1/" + endpoint, "query=" + enc(deepest));
+        assertThat(r.statusCode()).as(endpoint + " " + r.body()).isEqualTo(200);
+      }
+    }
   }
 
   @Test
