@@ -725,12 +725,14 @@ class PrometheusApiTest {
   static final class Spinning implements Querier {
     final Querier inner;
     final CompletableFuture<QueryAbortedException.Reason> stopped = new CompletableFuture<>();
+    final CountDownLatch started = new CountDownLatch(1);
 
     Spinning(Querier inner) {
       this.inner = inner;
     }
 
     private <T> T spin(QueryContext ctx) {
+      started.countDown();
       try {
         while (true) {
           ctx.check();
@@ -815,7 +817,7 @@ class PrometheusApiTest {
           "GET /api/v1/series?match[]=up HTTP/1.1\r\nHost: x\r\n\r\n"
               .getBytes(StandardCharsets.US_ASCII));
       out.flush();
-      Thread.sleep(100); // the lookup is running
+      assertThat(spinning.started.await(10, TimeUnit.SECONDS)).isTrue(); // the lookup is running
     }
     assertThat(spinning.stopped.get(10, TimeUnit.SECONDS))
         .isEqualTo(QueryAbortedException.Reason.CANCELED);
