@@ -112,7 +112,7 @@ final class Settings {
                       + " `true`: also power loss (fsync with group commit before the answer)"),
           size("head-memory-limit")
               .computedDefault(ServerConfig::defaultMaxHeadBytes)
-              .shown(capOrHeapShare(ServerConfig.MAX_DEFAULT_HEAD_BYTES, "a quarter"))
+              .shown(capOrHeapShare(ServerConfig.MAX_DEFAULT_HEAD_BYTES, "half"))
               .sets(Builder::maxHeadBytes)
               .describedAs(
                   "in-memory head budget; beyond it exports get `UNAVAILABLE`/503 with a retry delay"),
@@ -128,7 +128,7 @@ final class Settings {
               .shown(
                   "`"
                       + ServerConfig.MAX_DEFAULT_ACTIVE_SERIES
-                      + "` or max heap / 8 KiB, whichever is smaller")
+                      + "` or max heap / 4 KiB, whichever is smaller")
               .sets(Builder::maxActiveSeries)
               .describedAs(
                   "most distinct series in the head; a sample of a series new to it beyond this"

@@ -179,7 +179,7 @@ class ServerConfigTest {
     long expected =
         heap == Long.MAX_VALUE
             ? ServerConfig.MAX_DEFAULT_ACTIVE_SERIES
-            : Math.min(ServerConfig.MAX_DEFAULT_ACTIVE_SERIES, heap / 8192);
+            : Math.min(ServerConfig.MAX_DEFAULT_ACTIVE_SERIES, heap / 4096);
     assertThat(ServerConfig.MAX_DEFAULT_ACTIVE_SERIES).isEqualTo(2_097_152);
     assertThat(Main.parseConfig().engineConfig().maxActiveSeries()).isEqualTo(expected);
     assertThat(Main.parseConfig("--max-active-series", "1000").engineConfig().maxActiveSeries())
