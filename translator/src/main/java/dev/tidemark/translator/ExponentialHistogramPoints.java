@@ -44,22 +44,23 @@ final class ExponentialHistogramPoints {
       if (mc.delta) {
         resolver.forgetDelta(rs);
       }
+      SeriesEntry.Composite c = e.composite;
       List<Labels> all;
       boolean sum;
       synchronized (e) {
-        all = new ArrayList<>(e.buckets.values());
-        sum = e.sumEmitted || p.hasSum;
+        all = c.buckets == null ? new ArrayList<>() : new ArrayList<>(c.buckets.values());
+        sum = c.sumEmitted || p.hasSum;
       }
       for (Labels l : all) {
         rs.emitStale(l);
       }
       if (config.exponentialHistogramMode() == TranslatorConfig.ExponentialHistogramMode.CLASSIC) {
-        rs.emitStale(e.inf);
+        rs.emitStale(c.inf);
       }
       if (sum) {
-        rs.emitStale(e.sum);
+        rs.emitStale(c.sum);
       }
-      rs.emitStale(e.count);
+      rs.emitStale(c.count);
       rs.commit(mc, ts, -1);
       return;
     }
@@ -95,13 +96,14 @@ final class ExponentialHistogramPoints {
     }
     if (config.exponentialHistogramMode()
         == TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY) {
+      SeriesEntry.Composite c = e.composite;
       if (h.hasSum) {
         synchronized (e) {
-          e.sumEmitted = true;
+          c.sumEmitted = true;
         }
-        rs.emit(e.sum, h.sum, true);
+        rs.emit(c.sum, h.sum, true);
       }
-      rs.emit(e.count, (double) h.count, true);
+      rs.emit(c.count, (double) h.count, true);
     } else {
       emitExponential(rs, e, h);
     }
@@ -135,12 +137,13 @@ final class ExponentialHistogramPoints {
    * negative buckets from the highest index down ({@code le = -base^k}), the zero bucket ({@code le
    * = zero_threshold}), positive buckets ({@code le = base^(k+1)}), {@code +Inf} = count.
    */
-  private void emitExponential(RequestState rs, SeriesEntry e, ExpHistogram h) {
+  private void emitExponential(RequestState rs, SeriesEntry entry, ExpHistogram h) {
+    SeriesEntry.Composite e = entry.composite;
     int maxBuckets = config.exponentialHistogramMaxBuckets();
     int n;
     Labels[] labels;
     long[] values;
-    synchronized (e) {
+    synchronized (entry) {
       int eff = Math.min(h.scale, config.exponentialHistogramScale());
       if (e.expInit) {
         if (eff < e.expScale) {
@@ -229,7 +232,7 @@ final class ExponentialHistogramPoints {
   }
 
   /** Computes the bucket series of the entry's current layout; caller holds the entry's lock. */
-  private void buildLayout(SeriesEntry e, double zt) {
+  private void buildLayout(SeriesEntry.Composite e, double zt) {
     int s = e.expScale;
     Labels[] neg = new Labels[(int) span(e.negMin, e.negMax)];
     for (int i = 0; i < neg.length; i++) {
@@ -257,7 +260,7 @@ final class ExponentialHistogramPoints {
     return max == Long.MIN_VALUE ? 0 : max - min + 1;
   }
 
-  private static void shiftRanges(SeriesEntry e, int by) {
+  private static void shiftRanges(SeriesEntry.Composite e, int by) {
     if (e.posMax != Long.MIN_VALUE) {
       e.posMin >>= by;
       e.posMax >>= by;

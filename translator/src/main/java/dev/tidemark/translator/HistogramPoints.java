@@ -144,22 +144,23 @@ final class HistogramPoints {
       long count,
       boolean hasSum,
       double sum) {
+    SeriesEntry.Composite c = e.composite;
     Labels[] bl;
     synchronized (e) {
       bl =
-          e.lastBounds != null && DeltaAccumulator.sameBounds(e.lastBounds, bounds, nb)
-              ? e.lastBucketSeries
+          c.lastBounds != null && DeltaAccumulator.sameBounds(c.lastBounds, bounds, nb)
+              ? c.lastBucketSeries
               : null;
       if (bl == null) {
         bl = new Labels[nb];
         for (int i = 0; i < nb; i++) {
-          bl[i] = resolver.bucketSeries(e, bounds[i]);
+          bl[i] = resolver.bucketSeries(c, bounds[i]);
         }
-        e.lastBounds = Arrays.copyOf(bounds, nb);
-        e.lastBucketSeries = bl;
+        c.lastBounds = Arrays.copyOf(bounds, nb);
+        c.lastBucketSeries = bl;
       }
       if (hasSum) {
-        e.sumEmitted = true;
+        c.sumEmitted = true;
       }
     }
     long cum = 0;
@@ -167,34 +168,35 @@ final class HistogramPoints {
       cum += counts[i];
       rs.emit(bl[i], (double) cum, true);
     }
-    rs.emit(e.inf, (double) count, true);
+    rs.emit(c.inf, (double) count, true);
     if (hasSum) {
-      rs.emit(e.sum, sum, true);
+      rs.emit(c.sum, sum, true);
     }
-    rs.emit(e.count, (double) count, true);
+    rs.emit(c.count, (double) count, true);
   }
 
   /** Stale markers on every bucket ever emitted for the stream plus those the point lists. */
   private void staleHistogram(
       RequestState rs, SeriesEntry e, double[] bounds, int nb, boolean hasSum) {
+    SeriesEntry.Composite c = e.composite;
     List<Labels> all;
     boolean sum;
     synchronized (e) {
       for (int i = 0; i < nb; i++) {
         if (!Double.isNaN(bounds[i]) && !Double.isInfinite(bounds[i])) {
-          resolver.bucketSeries(e, bounds[i]);
+          resolver.bucketSeries(c, bounds[i]);
         }
       }
-      all = new ArrayList<>(e.buckets.values());
-      sum = e.sumEmitted || hasSum;
+      all = c.buckets == null ? new ArrayList<>() : new ArrayList<>(c.buckets.values());
+      sum = c.sumEmitted || hasSum;
     }
     for (Labels l : all) {
       rs.emitStale(l);
     }
-    rs.emitStale(e.inf);
+    rs.emitStale(c.inf);
     if (sum) {
-      rs.emitStale(e.sum);
+      rs.emitStale(c.sum);
     }
-    rs.emitStale(e.count);
+    rs.emitStale(c.count);
   }
 }

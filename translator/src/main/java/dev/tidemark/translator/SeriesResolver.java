@@ -145,11 +145,12 @@ final class SeriesResolver {
 
   private static SeriesEntry check(RequestState rs, MetricCtx mc, SeriesEntry e) {
     if (e.invalid != null) {
-      rs.reject(e.invalid, mc.family, e.invalidDetail);
+      rs.reject(e.invalid, mc.family, e.invalidDetail());
       return null;
     }
-    if (e.warning != null) {
-      rs.warn(e.warning);
+    String warning = e.warning();
+    if (warning != null) {
+      rs.warn(warning);
     }
     return e;
   }
@@ -157,30 +158,33 @@ final class SeriesResolver {
   // ---------------------------------------------------------------- le and quantile series
 
   /** The {@code _bucket} series for a bound; caller holds the entry's lock. */
-  Labels bucketSeries(SeriesEntry e, double bound) {
+  Labels bucketSeries(SeriesEntry.Composite c, double bound) {
     long bits = Double.doubleToRawLongBits(bound);
-    Labels l = e.buckets.get(bits);
+    Map<Long, Labels> buckets = c.buckets();
+    Labels l = buckets.get(bits);
     if (l == null) {
       l =
-          e.base.toBuilder()
-              .set(Labels.METRIC_NAME, e.family + "_bucket")
+          c.base.toBuilder()
+              .set(Labels.METRIC_NAME, c.family + "_bucket")
               .set("le", formatFloat(bound))
               .build();
-      e.buckets.put(bits, l);
+      buckets.put(bits, l);
     }
     return l;
   }
 
-  Labels quantileSeries(SeriesEntry e, double q) {
+  /** The quantile series for a quantile; caller holds the entry's lock. */
+  Labels quantileSeries(SeriesEntry.Composite c, double q) {
     long bits = Double.doubleToRawLongBits(q);
-    Labels l = e.quantiles.get(bits);
+    Map<Long, Labels> quantiles = c.quantiles();
+    Labels l = quantiles.get(bits);
     if (l == null) {
       l =
-          e.base.toBuilder()
-              .set(Labels.METRIC_NAME, e.family)
+          c.base.toBuilder()
+              .set(Labels.METRIC_NAME, c.family)
               .set("quantile", formatFloat(q))
               .build();
-      e.quantiles.put(bits, l);
+      quantiles.put(bits, l);
     }
     return l;
   }
@@ -260,25 +264,33 @@ final class SeriesResolver {
       m.put(scope[i], scope[i + 1]);
     }
     m.remove(Labels.METRIC_NAME);
-    Labels base = toLabels(m);
-    SeriesEntry e =
-        new SeriesEntry(base, mc.family, warnings.isEmpty() ? null : String.join("; ", warnings));
+    String warning = warnings.isEmpty() ? null : String.join("; ", warnings);
     String f = mc.family;
+    SeriesEntry e;
+    Labels longest;
     switch (mc.promType) {
-      case HISTOGRAM -> {
-        e.sum = withName(base, f + "_sum");
-        e.count = withName(base, f + "_count");
-        e.inf = base.toBuilder().set(Labels.METRIC_NAME, f + "_bucket").set("le", "+Inf").build();
+      case HISTOGRAM, SUMMARY -> {
+        // The base (labels without a name) is kept only here: le and quantile series derive from
+        // it.
+        Labels base = toLabels(m);
+        Labels inf =
+            mc.promType == PromType.HISTOGRAM
+                ? base.toBuilder().set(Labels.METRIC_NAME, f + "_bucket").set("le", "+Inf").build()
+                : null;
+        SeriesEntry.Composite c =
+            new SeriesEntry.Composite(
+                base, f, withName(base, f + "_sum"), withName(base, f + "_count"), inf);
+        e = new SeriesEntry(null, c, warning);
+        longest = inf != null ? inf : c.count;
       }
-      case SUMMARY -> {
-        e.sum = withName(base, f + "_sum");
-        e.count = withName(base, f + "_count");
+      default -> {
+        m.put(Labels.METRIC_NAME, f);
+        e = new SeriesEntry(toLabels(m), null, warning);
+        longest = e.series;
       }
-      default -> e.series = withName(base, f);
     }
     // The longest-named series of the stream stands for all of them (bucket and quantile series add
     // a short label; should one still break the total, the engine refuses that point on its own).
-    Labels longest = e.inf != null ? e.inf : e.count != null ? e.count : e.series;
     String limit = SeriesLimits.violation(longest, mc.meta);
     if (limit != null) {
       return new SeriesEntry(RejectionReason.LIMIT_EXCEEDED, limit);

@@ -26,42 +26,43 @@ final class SummaryPoints {
       return;
     }
     rs.begin(mc, ts);
+    SeriesEntry.Composite c = e.composite;
     int nq = p.nq;
     if ((p.flags & 1) != 0) {
       List<Labels> all;
       synchronized (e) {
         for (int i = 0; i < nq; i++) {
-          resolver.quantileSeries(e, p.qs[i]);
+          resolver.quantileSeries(c, p.qs[i]);
         }
-        all = new ArrayList<>(e.quantiles.values());
+        all = c.quantiles == null ? new ArrayList<>() : new ArrayList<>(c.quantiles.values());
       }
       for (Labels l : all) {
         rs.emitStale(l);
       }
-      rs.emitStale(e.sum);
-      rs.emitStale(e.count);
+      rs.emitStale(c.sum);
+      rs.emitStale(c.count);
       rs.commit(mc, ts, -1);
       return;
     }
     Labels[] ql;
     synchronized (e) {
-      ql = e.lastQuantileSeries;
-      if (ql == null || ql.length != nq || !sameQuantiles(e.lastQuantiles, p)) {
+      ql = c.lastQuantileSeries;
+      if (ql == null || ql.length != nq || !sameQuantiles(c.lastQuantiles, p)) {
         ql = new Labels[nq];
         double[] qs = new double[nq];
         for (int i = 0; i < nq; i++) {
           qs[i] = p.qs[i];
-          ql[i] = resolver.quantileSeries(e, qs[i]);
+          ql[i] = resolver.quantileSeries(c, qs[i]);
         }
-        e.lastQuantiles = qs;
-        e.lastQuantileSeries = ql;
+        c.lastQuantiles = qs;
+        c.lastQuantileSeries = ql;
       }
     }
     for (int i = 0; i < nq; i++) {
       rs.emit(ql[i], p.qv[i], false);
     }
-    rs.emit(e.sum, p.sum, true);
-    rs.emit(e.count, (double) p.count, true);
+    rs.emit(c.sum, p.sum, true);
+    rs.emit(c.count, (double) p.count, true);
     rs.commit(mc, ts, resolver.injectionMillis(p.startNanos, ts));
   }
 
