@@ -46,19 +46,20 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 final class InPlace {
 
-  /** A stream the in-place path has seen: its exact attribute bytes and the tree path's answer. */
+  /**
+   * A stream the in-place path has seen: its exact attribute bytes and the tree path's answer (the
+   * entry, which holds the stream's key).
+   */
   static final class WireStream {
     final long metricHi;
     final long metricLo;
     final byte[] attributes;
-    final StreamKey key;
     final SeriesEntry entry;
 
-    WireStream(long metricHi, long metricLo, byte[] attributes, StreamKey key, SeriesEntry entry) {
+    WireStream(long metricHi, long metricLo, byte[] attributes, SeriesEntry entry) {
       this.metricHi = metricHi;
       this.metricLo = metricLo;
       this.attributes = attributes;
-      this.key = key;
       this.entry = entry;
     }
   }
@@ -372,7 +373,7 @@ final class InPlace {
         && ws.metricHi == mc.hashHi
         && ws.metricLo == mc.hashLo
         && Arrays.equals(ws.attributes, 0, ws.attributes.length, b, off, off + len)) {
-      rs.key = ws.key;
+      rs.key = ws.entry.key;
       AtomicReferenceArray<byte[]> known = t.knownRuns();
       int slot = (int) h & (known.length() - 1);
       if (known.get(slot) != ws.attributes) {
@@ -393,8 +394,7 @@ final class InPlace {
     SeriesEntry e = t.resolver.lookup(rs, mc, attrs);
     if (ws == null) {
       WireStream created =
-          new WireStream(
-              mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), rs.key.copy(), e);
+          new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), e);
       t.wireStreams().asMap().putIfAbsent(key.copy(), created);
       // The request these bytes came from was checked whole, so the run is valid wherever it
       // recurs.

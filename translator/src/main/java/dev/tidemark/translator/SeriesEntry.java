@@ -20,6 +20,12 @@ import java.util.Map;
  * guarded by the entry ({@code synchronized (entry)}).
  */
 final class SeriesEntry {
+  /**
+   * The stream's key in the series cache, shared by every holder of this stream (the in-place
+   * path's {@code WireStream}, delta state): set once, before the entry is published in the cache.
+   */
+  StreamKey key;
+
   /** Gauge/counter series; null for a histogram or summary stream and if {@link #invalid}. */
   final Labels series;
 

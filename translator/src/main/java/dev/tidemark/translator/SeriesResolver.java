@@ -67,12 +67,12 @@ final class SeriesResolver {
    */
   RejectionReason accumulateDelta(
       RequestState rs, long startNanos, long timeNanos, DeltaAccumulator.Update update) {
-    return delta.accumulate(rs.key.copy(), startNanos, timeNanos, rs.nowMillis, rs.undo, update);
+    return delta.accumulate(rs.key, startNanos, timeNanos, rs.nowMillis, rs.undo, update);
   }
 
   /** Forgets the current stream's delta state (a NoRecordedValue point, §4.1), with undo. */
   void forgetDelta(RequestState rs) {
-    delta.remove(rs.key.copy(), rs.undo);
+    delta.remove(rs.key, rs.undo);
   }
 
   // ---------------------------------------------------------------- time
@@ -128,18 +128,22 @@ final class SeriesResolver {
     return check(rs, mc, e);
   }
 
-  /** The entry of the stream with these attributes, built if new; sets {@code rs.key} (a probe). */
+  /**
+   * The entry of the stream with these attributes, built if new; sets {@code rs.key} to the entry's
+   * stored key (one instance per stream, never a probe).
+   */
   SeriesEntry lookup(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
     StreamKey probe = streamKey(mc.hashHi, mc.hashLo, attrs, rs);
-    rs.key = probe;
     SeriesEntry e = series.getIfPresent(probe);
     if (e == null) {
       e = buildEntry(mc, attrs);
-      SeriesEntry prev = series.asMap().putIfAbsent(probe.copy(), e);
+      e.key = probe.copy();
+      SeriesEntry prev = series.asMap().putIfAbsent(e.key, e);
       if (prev != null) {
         e = prev;
       }
     }
+    rs.key = e.key;
     return e;
   }
 
