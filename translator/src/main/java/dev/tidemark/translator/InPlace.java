@@ -393,12 +393,20 @@ final class InPlace {
     }
     SeriesEntry e = t.resolver.lookup(rs, mc, attrs);
     if (ws == null) {
-      WireStream created =
-          new WireStream(mc.hashHi, mc.hashLo, Arrays.copyOfRange(b, off, off + len), e);
+      AtomicReferenceArray<byte[]> known = t.knownRuns();
+      int slot = (int) h & (known.length() - 1);
+      // One metric's streams on many resources (instances) usually carry the same attribute bytes:
+      // they share one copy (never changed) if the known-run table holds it.
+      byte[] k = known.get(slot);
+      byte[] attributes =
+          k != null && Arrays.equals(k, 0, k.length, b, off, off + len)
+              ? k
+              : Arrays.copyOfRange(b, off, off + len);
+      WireStream created = new WireStream(mc.hashHi, mc.hashLo, attributes, e);
       t.wireStreams().asMap().putIfAbsent(key.copy(), created);
       // The request these bytes came from was checked whole, so the run is valid wherever it
       // recurs.
-      t.knownRuns().set((int) h & (t.knownRuns().length() - 1), created.attributes);
+      known.set(slot, attributes);
     }
     return e;
   }
