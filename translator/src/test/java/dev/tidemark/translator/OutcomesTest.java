@@ -14,6 +14,7 @@ import static dev.tidemark.translator.Otlp.sum;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tidemark.tsdb.append.RejectReason;
+import io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -134,6 +135,30 @@ class OutcomesTest extends TranslatorTestBase {
     assertThat(appender.samples.stream().filter(s -> !s.name().equals("target_info")).toList())
         .hasSize(4)
         .allMatch(s -> s.valueBits() == 0x7ff0000000000002L);
+  }
+
+  @Test
+  void aStreamWhoseFirstPointIsStaleMarksOnlyWhatThePointNames() {
+    // No bucket or quantile series was emitted before: the stream has no le/quantile memory yet.
+    translate(
+        request(
+            Otlp.summary(
+                "s",
+                "",
+                Otlp.sdp(T0, 0, 0, new double[0], new double[0]).toBuilder().setFlags(1).build()),
+            Otlp.expHistogram(
+                "e",
+                "",
+                CUMULATIVE,
+                ExponentialHistogramDataPoint.newBuilder()
+                    .setTimeUnixNano(T0)
+                    .setFlags(1)
+                    .build())));
+    assertThat(appender.samples.stream().filter(s -> !s.name().equals("target_info")).toList())
+        .allMatch(s -> s.valueBits() == 0x7ff0000000000002L)
+        .extracting(
+            s -> s.name() + (s.labels().get("le") == null ? "" : "{" + s.labels().get("le") + "}"))
+        .containsExactlyInAnyOrder("s_sum", "s_count", "e_bucket{+Inf}", "e_count");
   }
 
   @Test
