@@ -721,6 +721,7 @@ public final class ServerConfig {
                       .labelCacheBytes(labelCacheBytes)
                       .headFreezeSamples(headFreezeSamples)
                       .maxActiveSeries(maxActiveSeries)
+                      .readParallelism(QueryConfig.defaultQueryThreads())
                       .clock(Clock.systemUTC())
                       .build());
       rocksDbConfig =

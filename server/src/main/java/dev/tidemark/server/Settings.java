@@ -291,9 +291,12 @@ final class Settings {
               .sets(Builder::queryMaxSamples)
               .describedAs("most samples one query may hold in memory at once"),
           integer("query-max-concurrency", 1, Integer.MAX_VALUE)
-              .byDefault(QueryConfig.DEFAULTS.maxConcurrency())
+              .computedDefault(QueryConfig::defaultQueryThreads)
+              .shown("the processors but one, at least `1`")
               .sets(Builder::queryMaxConcurrency)
-              .describedAs("queries evaluated at once; the others wait for a slot"),
+              .describedAs(
+                  "queries evaluated at once (each on one thread and its helpers up to the same"
+                      + " count); the others wait for a slot, so ingestion always keeps a core"),
           integer("query-max-queued", 0, Integer.MAX_VALUE)
               .byDefault(QueryConfig.DEFAULTS.maxQueued())
               .sets(Builder::queryMaxQueued)

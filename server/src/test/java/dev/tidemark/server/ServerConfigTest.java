@@ -502,7 +502,7 @@ class ServerConfigTest {
     assertThat(q.timeout()).isEqualTo(Duration.ofMinutes(1));
     assertThat(q.maxSamples()).isEqualTo(5_000_000_000L);
     assertThat(q.experimentalFunctions()).isFalse();
-    assertThat(q.maxConcurrency()).isEqualTo(QueryConfig.DEFAULT_MAX_CONCURRENCY);
+    assertThat(q.maxConcurrency()).isEqualTo(QueryConfig.defaultQueryThreads());
     assertThat(ServerConfig.builder().queryMaxQueued(7).build().queryConfig().maxQueued())
         .isEqualTo(7);
   }

@@ -16,7 +16,8 @@ import java.util.Objects;
  *     (Prometheus: {@code --query.timeout=2m}); a request's {@code timeout} parameter can only
  *     shorten it
  * @param maxSamples most samples one query holds in memory at once ({@code --query.max-samples})
- * @param maxConcurrency queries evaluated at once ({@code --query.max-concurrency}, 20)
+ * @param maxConcurrency queries evaluated at once ({@code --query.max-concurrency}: Prometheus' 20
+ *     in {@link #DEFAULTS}, {@link #defaultQueryThreads()} in the server)
  * @param maxQueued queries waiting for a slot beyond {@code maxConcurrency}; one more is answered
  *     503 at once
  * @param lookbackDelta how far back an instant selector looks ({@code --query.lookback-delta}, 5m);
@@ -34,7 +35,6 @@ public record QueryConfig(
 
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
   public static final long DEFAULT_MAX_SAMPLES = 50_000_000L;
-  public static final int DEFAULT_MAX_CONCURRENCY = 20;
   public static final int DEFAULT_MAX_QUEUED = 100;
   public static final Duration DEFAULT_LOOKBACK_DELTA = Duration.ofMinutes(5);
 
@@ -42,10 +42,20 @@ public record QueryConfig(
       new QueryConfig(
           DEFAULT_TIMEOUT,
           DEFAULT_MAX_SAMPLES,
-          DEFAULT_MAX_CONCURRENCY,
+          defaultQueryThreads(),
           DEFAULT_MAX_QUEUED,
           DEFAULT_LOOKBACK_DELTA,
           false);
+
+  /**
+   * The threads queries keep busy by default: the processors but one, at least one (1 on a 2-core
+   * machine). The default of {@code --query-max-concurrency}, and the threads one query or one
+   * select may use: ingestion always keeps a core. With Prometheus' 20 on 2 cores, 20 clients of
+   * heavy queries took the ingest ack p99 from 26 ms to 84 s (docs/benchmarks.md, session 9).
+   */
+  public static int defaultQueryThreads() {
+    return Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+  }
 
   public QueryConfig {
     Objects.requireNonNull(timeout, "timeout");

@@ -146,7 +146,8 @@ final class QueryEndpoints {
                 : config.lookbackDelta(),
             config.maxSamples(),
             Duration.ofMillis(remaining),
-            EngineOptions.DEFAULTS.defaultSubqueryStep());
+            EngineOptions.DEFAULTS.defaultSubqueryStep(),
+            QueryConfig.defaultQueryThreads());
     PromqlEngine engine = new PromqlEngine(options, parserOptions);
     long t0 = System.nanoTime();
     QueryResult result;
