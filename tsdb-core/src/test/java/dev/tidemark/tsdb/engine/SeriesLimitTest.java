@@ -237,7 +237,7 @@ class SeriesLimitTest {
    */
   @Test
   void theCountIsTheDistinctSeriesOfTheOpenBucketsWhateverHappens() {
-    long seed = System.nanoTime();
+    long seed = Long.getLong("tidemark.seed", System.nanoTime());
     SplittableRandom random = new SplittableRandom(seed);
     long limit = 40;
     open(limit);
@@ -279,9 +279,9 @@ class SeriesLimitTest {
         engine.abandon(); // a crash: the head comes back from the head log
         open(limit);
       }
-      assertThat(engine.activeSeries())
-          .as("seed %d step %d op %d", seed, step, op)
-          .isEqualTo(engine.activeSeriesByScan());
+      assertThat(engine.activeSeriesDrift())
+          .as("seed %d step %d op %d: count minus scan", seed, step, op)
+          .isZero();
     }
   }
 
