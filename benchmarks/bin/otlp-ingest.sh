@@ -28,6 +28,11 @@
 # Output: the generator's RESULT lines, then RESULT disk / RESULT server lines.
 set -euo pipefail
 
+if [[ "${1:-}" == --help || "${1:-}" == -h ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'   # this header
+  exit 0
+fi
+
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 server_jar="${TIDEMARK_JAR:-$root/server/target/tidemark.jar}"
 bench_jar="${BENCH_JAR:-$root/benchmarks/target/benchmarks.jar}"

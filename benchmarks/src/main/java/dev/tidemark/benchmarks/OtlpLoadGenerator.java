@@ -142,10 +142,35 @@ public final class OtlpLoadGenerator {
     this.data = new OtlpLoadDataset(instances, steps, start, stepMs, ipr, spr);
   }
 
+  /** What {@code --help} prints: every option, as the class documentation describes them. */
+  static final String USAGE =
+      String.join(
+          "\n",
+          "usage: OtlpLoadGenerator --target HOST:PORT [options]   (see the class documentation)",
+          "  --workload history|active   10k series x 6 h, or N instances x 10 min (default history)",
+          "  --instances N  --minutes M  --steps N  --step-s S  --start-ms MS",
+          "  --instances-per-request N  --steps-per-request N",
+          "  --senders N  --connections N  --rate SAMPLES_PER_S  --loops L  --max-lag-steps N",
+          "  --warmup-s S  --warmup-rate R",
+          "  --metrics-url URL  --server-pid PID  --server-jfr FILE",
+          "  --dry-run  --allow-unbalanced  --allow-retries");
+
   public static void main(String[] args) throws Exception {
     Map<String, String> opts = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
+      if (a.equals("--help") || a.equals("-h")) {
+        System.out.println(USAGE);
+        return;
+      }
+      if (a.startsWith("--")
+          && !a.contains("=")
+          && i + 1 >= args.length
+          && !(a.equals("--dry-run")
+              || a.equals("--allow-unbalanced")
+              || a.equals("--allow-retries"))) {
+        throw new IllegalArgumentException("option " + a + " needs a value\n" + USAGE);
+      }
       if (!a.startsWith("--")) {
         throw new IllegalArgumentException("unexpected argument " + a);
       }
