@@ -577,28 +577,18 @@ final class Reads implements Querier {
     if (matchers.isEmpty()) {
       return limited(presentEverywhere(minT, maxT, null, limit, ctx), limit);
     }
-    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
-    forEachPostingsSource(
+    return collectStrings(
         minT,
         maxT,
         matchers,
+        limit,
         ctx,
-        (src, selected) -> {
-          if (selected.isEmpty() || (limit > 0 && out.size() >= limit)) {
-            return;
+        (l, out) -> {
+          for (int i = 0; i < l.size(); i++) {
+            out.add(l.name(i));
           }
-          if (src instanceof HeadBucket hb && selected.getLongCardinality() <= HEAD_SERIES_WALK) {
-            forEachSelectedSeries(
-                hb,
-                selected,
-                ctx,
-                l -> {
-                  for (int i = 0; i < l.size(); i++) {
-                    out.add(l.name(i));
-                  }
-                });
-            return;
-          }
+        },
+        (src, selected, out) -> {
           int n = 0;
           for (String name : src.labelNames()) {
             if ((++n & (PostingsSelector.CHECK_EVERY - 1)) == 0) {
@@ -611,7 +601,6 @@ final class Reads implements Querier {
             }
           }
         });
-    return limited(new ArrayList<>(out), limit);
   }
 
   @Override
@@ -620,29 +609,19 @@ final class Reads implements Querier {
     if (matchers.isEmpty()) {
       return limited(presentEverywhere(minT, maxT, name, limit, ctx), limit);
     }
-    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
-    forEachPostingsSource(
+    return collectStrings(
         minT,
         maxT,
         matchers,
+        limit,
         ctx,
-        (src, selected) -> {
-          if (selected.isEmpty() || (limit > 0 && out.size() >= limit)) {
-            return;
+        (l, out) -> {
+          String v = l.get(name);
+          if (v != null && !v.isEmpty()) {
+            out.add(v);
           }
-          if (src instanceof HeadBucket hb && selected.getLongCardinality() <= HEAD_SERIES_WALK) {
-            forEachSelectedSeries(
-                hb,
-                selected,
-                ctx,
-                l -> {
-                  String v = l.get(name);
-                  if (v != null && !v.isEmpty()) {
-                    out.add(v);
-                  }
-                });
-            return;
-          }
+        },
+        (src, selected, out) -> {
           int[] n = {0};
           src.forEachValue(
               name,
@@ -655,6 +634,43 @@ final class Reads implements Querier {
                   out.add(v);
                 }
               });
+        });
+  }
+
+  /** How a label lookup reads the strings it wants from one bucket's postings. */
+  private interface FromPostings {
+    void collect(PostingsSource src, RoaringBitmap selected, TreeSet<String> out);
+  }
+
+  /**
+   * Label names or values of the series the matchers select, sorted, at most {@code limit} (0:
+   * all): per bucket from the selected series' label sets ({@code fromSeries}) in a head bucket
+   * where the matchers select at most {@link #HEAD_SERIES_WALK} series, else from the postings
+   * ({@code fromPostings}); a bucket is skipped once the limit is reached.
+   */
+  private List<String> collectStrings(
+      long minT,
+      long maxT,
+      List<LabelMatcher> matchers,
+      int limit,
+      QueryContext ctx,
+      java.util.function.BiConsumer<Labels, TreeSet<String>> fromSeries,
+      FromPostings fromPostings) {
+    TreeSet<String> out = new TreeSet<>(Labels.UTF8_ORDER);
+    forEachPostingsSource(
+        minT,
+        maxT,
+        matchers,
+        ctx,
+        (src, selected) -> {
+          if (selected.isEmpty() || (limit > 0 && out.size() >= limit)) {
+            return;
+          }
+          if (src instanceof HeadBucket hb && selected.getLongCardinality() <= HEAD_SERIES_WALK) {
+            forEachSelectedSeries(hb, selected, ctx, l -> fromSeries.accept(l, out));
+          } else {
+            fromPostings.collect(src, selected, out);
+          }
         });
     return limited(new ArrayList<>(out), limit);
   }
