@@ -10,6 +10,7 @@ import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.query.ForwardingQuerier;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.QueryContext;
@@ -394,7 +395,7 @@ class PromqlEngineTest {
 
   /** {@code inner}, counting the series whose samples are read (iterators handed out). */
   static Querier countingSeries(Querier inner, java.util.concurrent.atomic.AtomicInteger read) {
-    return new Querier() {
+    return new ForwardingQuerier(inner) {
       @Override
       public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
         SeriesSet set = inner.select(minT, maxT, matchers, ctx);
@@ -433,29 +434,6 @@ class PromqlEngineTest {
             };
           }
         };
-      }
-
-      @Override
-      public List<Labels> series(
-          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-        return inner.series(minT, maxT, matchers, limit, ctx);
-      }
-
-      @Override
-      public List<String> labelNames(
-          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-        return inner.labelNames(minT, maxT, matchers, limit, ctx);
-      }
-
-      @Override
-      public List<String> labelValues(
-          String name,
-          long minT,
-          long maxT,
-          List<LabelMatcher> matchers,
-          int limit,
-          QueryContext ctx) {
-        return inner.labelValues(name, minT, maxT, matchers, limit, ctx);
       }
     };
   }
@@ -596,35 +574,12 @@ class PromqlEngineTest {
     QueryControl control = new QueryControl();
     // A querier that cancels the query as soon as it reads: evaluation must stop with CANCELED.
     Querier cancelling =
-        new Querier() {
+        new ForwardingQuerier(e) {
           @Override
           public SeriesSet select(
               long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
             control.cancel();
-            return e.select(minT, maxT, matchers, ctx);
-          }
-
-          @Override
-          public List<Labels> series(
-              long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-            return e.series(minT, maxT, matchers, limit, ctx);
-          }
-
-          @Override
-          public List<String> labelNames(
-              long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-            return e.labelNames(minT, maxT, matchers, limit, ctx);
-          }
-
-          @Override
-          public List<String> labelValues(
-              String name,
-              long minT,
-              long maxT,
-              List<LabelMatcher> matchers,
-              int limit,
-              QueryContext ctx) {
-            return e.labelValues(name, minT, maxT, matchers, limit, ctx);
+            return super.select(minT, maxT, matchers, ctx);
           }
         };
     PromqlEngine promql = new PromqlEngine();
@@ -643,36 +598,13 @@ class PromqlEngineTest {
    * it the query's deadline and cancel flag.
    */
   static Querier spinningSelect(Querier inner) {
-    return new Querier() {
+    return new ForwardingQuerier(inner) {
       @Override
       public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
         while (true) {
           ctx.check();
           Thread.onSpinWait();
         }
-      }
-
-      @Override
-      public List<Labels> series(
-          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-        return inner.series(minT, maxT, matchers, limit, ctx);
-      }
-
-      @Override
-      public List<String> labelNames(
-          long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-        return inner.labelNames(minT, maxT, matchers, limit, ctx);
-      }
-
-      @Override
-      public List<String> labelValues(
-          String name,
-          long minT,
-          long maxT,
-          List<LabelMatcher> matchers,
-          int limit,
-          QueryContext ctx) {
-        return inner.labelValues(name, minT, maxT, matchers, limit, ctx);
       }
     };
   }

@@ -12,6 +12,7 @@ import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.query.ForwardingQuerier;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.QueryAbortedException;
@@ -412,25 +413,19 @@ class PrometheusApiTest {
     assertThat(engine.append(b).rejectedPoints()).isZero();
     List<Integer> limits = new java.util.concurrent.CopyOnWriteArrayList<>();
     Querier recording =
-        new Querier() {
-          @Override
-          public SeriesSet select(
-              long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
-            return engine.select(minT, maxT, matchers, ctx);
-          }
-
+        new ForwardingQuerier(engine) {
           @Override
           public List<Labels> series(
               long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
             limits.add(limit);
-            return engine.series(minT, maxT, matchers, limit, ctx);
+            return super.series(minT, maxT, matchers, limit, ctx);
           }
 
           @Override
           public List<String> labelNames(
               long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
             limits.add(limit);
-            return engine.labelNames(minT, maxT, matchers, limit, ctx);
+            return super.labelNames(minT, maxT, matchers, limit, ctx);
           }
 
           @Override
@@ -442,7 +437,7 @@ class PrometheusApiTest {
               int limit,
               QueryContext ctx) {
             limits.add(limit);
-            return engine.labelValues(name, minT, maxT, matchers, limit, ctx);
+            return super.labelValues(name, minT, maxT, matchers, limit, ctx);
           }
         };
     String base = serve(recording, QueryConfig.DEFAULTS, clock);
@@ -583,13 +578,12 @@ class PrometheusApiTest {
   }
 
   /** A querier whose select waits until released: queries that occupy their slot. */
-  static final class Gate implements Querier {
-    final Querier inner;
+  static final class Gate extends ForwardingQuerier {
     final CountDownLatch entered = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
 
     Gate(Querier inner) {
-      this.inner = inner;
+      super(inner);
     }
 
     @Override
@@ -600,30 +594,7 @@ class PrometheusApiTest {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
-      return inner.select(minT, maxT, matchers, ctx);
-    }
-
-    @Override
-    public List<Labels> series(
-        long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-      return inner.series(minT, maxT, matchers, limit, ctx);
-    }
-
-    @Override
-    public List<String> labelNames(
-        long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-      return inner.labelNames(minT, maxT, matchers, limit, ctx);
-    }
-
-    @Override
-    public List<String> labelValues(
-        String name,
-        long minT,
-        long maxT,
-        List<LabelMatcher> matchers,
-        int limit,
-        QueryContext ctx) {
-      return inner.labelValues(name, minT, maxT, matchers, limit, ctx);
+      return super.select(minT, maxT, matchers, ctx);
     }
   }
 
@@ -722,13 +693,12 @@ class PrometheusApiTest {
    * {@link QueryContext} (as a costly regex over many values does), and record why they stopped;
    * they also record the limit they were asked for.
    */
-  static final class Spinning implements Querier {
-    final Querier inner;
+  static final class Spinning extends ForwardingQuerier {
     final CompletableFuture<QueryAbortedException.Reason> stopped = new CompletableFuture<>();
     final CountDownLatch started = new CountDownLatch(1);
 
     Spinning(Querier inner) {
-      this.inner = inner;
+      super(inner);
     }
 
     private <T> T spin(QueryContext ctx) {
@@ -742,11 +712,6 @@ class PrometheusApiTest {
         stopped.complete(e.reason());
         throw e;
       }
-    }
-
-    @Override
-    public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
-      return inner.select(minT, maxT, matchers, ctx);
     }
 
     @Override
