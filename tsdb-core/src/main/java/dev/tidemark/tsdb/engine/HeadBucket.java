@@ -34,8 +34,8 @@ final class HeadBucket implements PostingsSource {
   private final HashMap<Labels, HeadSeries> byLabels = new HashMap<>();
   private final ArrayList<HeadSeries> byId = new ArrayList<>();
 
-  /** Fingerprint → ids, for the collision-safe SeriesDictionary value. */
-  private final HashMap<Fingerprint, int[]> byFingerprint = new HashMap<>();
+  /** Ids by fingerprint, for the collision-safe SeriesDictionary value. */
+  private final FingerprintIndex byFingerprint = new FingerprintIndex();
 
   private final HashMap<String, TreeMap<String, RoaringBitmap>> postings = new HashMap<>();
   private final RoaringBitmap all = new RoaringBitmap();
@@ -119,16 +119,11 @@ final class HeadBucket implements PostingsSource {
           .computeIfAbsent(labels.value(i), k -> new RoaringBitmap())
           .add(id);
     }
-    Fingerprint fp = Fingerprint.of(labels);
-    int[] ids = byFingerprint.get(fp);
-    if (ids == null) {
-      ids = new int[] {id};
-    } else {
-      ids = java.util.Arrays.copyOf(ids, ids.length + 1);
-      ids[ids.length - 1] = id;
-    }
-    byFingerprint.put(fp, ids);
-    return ids;
+    return byFingerprint.add(
+        labels.fingerprintHigh(),
+        labels.fingerprintLow(),
+        id,
+        other -> byId.get(other).labels.fingerprintLow());
   }
 
   /**
@@ -157,14 +152,7 @@ final class HeadBucket implements PostingsSource {
         }
       }
     }
-    Fingerprint fp = Fingerprint.of(labels);
-    int[] ids = byFingerprint.get(fp);
-    int[] rest = java.util.Arrays.stream(ids).filter(x -> x != id).toArray();
-    if (rest.length == 0) {
-      byFingerprint.remove(fp);
-    } else {
-      byFingerprint.put(fp, rest);
-    }
+    byFingerprint.removeLast(labels.fingerprintHigh());
   }
 
   void noteTimestamp(long t) {
