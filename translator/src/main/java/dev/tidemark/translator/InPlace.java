@@ -47,16 +47,27 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 final class InPlace {
 
   /**
-   * A stream the in-place path has seen: its exact attribute bytes and the tree path's answer (the
-   * entry, which holds the stream's key).
+   * A stream the in-place path has seen: its key in the {@link WireStreamCache} (the hash of its
+   * metric and attribute bytes), its exact attribute bytes and the tree path's answer (the entry,
+   * which holds the stream's key).
    */
   static final class WireStream {
+    final long keyHi;
+    final long keyLo;
     final long metricHi;
     final long metricLo;
     final byte[] attributes;
     final SeriesEntry entry;
 
-    WireStream(long metricHi, long metricLo, byte[] attributes, SeriesEntry entry) {
+    WireStream(
+        long keyHi,
+        long keyLo,
+        long metricHi,
+        long metricLo,
+        byte[] attributes,
+        SeriesEntry entry) {
+      this.keyHi = keyHi;
+      this.keyLo = keyLo;
       this.metricHi = metricHi;
       this.metricLo = metricLo;
       this.attributes = attributes;
@@ -70,7 +81,6 @@ final class InPlace {
   /** The validation walk of the current request (its attribute-run hashes are reused). */
   final Reader checked = new Reader(null, 0, 0);
 
-  private final StreamKey probe = new StreamKey(0, 0);
   private byte[] keyScratch = new byte[512];
   // Field ranges per nesting level: [start0, end0, start1, end1, ...].
   private int[] scopes = new int[16];
@@ -367,8 +377,9 @@ final class InPlace {
     if (h == 0) {
       h = OtlpWire.attributeHash(b, off, len);
     }
-    StreamKey key = probe.set(mix(mc.hashHi ^ h), mix(mc.hashLo + h * 0x9E3779B97F4A7C15L + len));
-    WireStream ws = t.wireStreams().getIfPresent(key);
+    long keyHi = mix(mc.hashHi ^ h);
+    long keyLo = mix(mc.hashLo + h * 0x9E3779B97F4A7C15L + len);
+    WireStream ws = t.wireStreams().get(keyHi, keyLo);
     if (ws != null
         && ws.metricHi == mc.hashHi
         && ws.metricLo == mc.hashLo
@@ -402,8 +413,7 @@ final class InPlace {
           k != null && Arrays.equals(k, 0, k.length, b, off, off + len)
               ? k
               : Arrays.copyOfRange(b, off, off + len);
-      WireStream created = new WireStream(mc.hashHi, mc.hashLo, attributes, e);
-      t.wireStreams().asMap().putIfAbsent(key.copy(), created);
+      t.wireStreams().put(new WireStream(keyHi, keyLo, mc.hashHi, mc.hashLo, attributes, e));
       // The request these bytes came from was checked whole, so the run is valid wherever it
       // recurs.
       known.set(slot, attributes);

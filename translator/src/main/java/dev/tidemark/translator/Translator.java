@@ -85,7 +85,7 @@ public final class Translator {
   private final DeltaAccumulator delta;
 
   /** The in-place path's streams by hashed attribute bytes (see {@link InPlace}). */
-  private final Cache<StreamKey, InPlace.WireStream> wireStreams;
+  private final WireStreamCache wireStreams;
 
   /**
    * Attribute runs of known wire streams by the low bits of their hash (direct-mapped, last writer
@@ -121,8 +121,7 @@ public final class Translator {
     this.delta =
         new DeltaAccumulator(
             config.maxStreams(), config.maxStale().toMillis(), config.deltaResetOnGap());
-    this.wireStreams =
-        Caffeine.newBuilder().maximumSize(config.seriesCacheSize()).executor(Runnable::run).build();
+    this.wireStreams = new WireStreamCache(config.seriesCacheSize());
     this.metricNames =
         Caffeine.newBuilder().maximumSize(NAME_CACHE_SIZE).executor(Runnable::run).build();
     this.resolver = new SeriesResolver(config, delta);
@@ -225,7 +224,7 @@ public final class Translator {
         : -1;
   }
 
-  Cache<StreamKey, InPlace.WireStream> wireStreams() {
+  WireStreamCache wireStreams() {
     return wireStreams;
   }
 
