@@ -118,6 +118,7 @@ final class Appends {
     String[] pointDetails = null;
     long writeSeq;
     boolean freeze;
+    boolean sealDue;
     int accepted = 0;
     lock.writeLock().lock();
     try {
@@ -190,6 +191,7 @@ final class Appends {
       writeSeq = wrote ? groupSync.registerWrite() : 0;
       freeze = freezeDue;
       freezeDue = false;
+      sealDue = sealer.sealDueLocked();
     } finally {
       lock.writeLock().unlock();
     }
@@ -198,7 +200,9 @@ final class Appends {
     }
     samplesAccepted.add(accepted);
     samplesRejected.add(n - accepted);
-    sealer.scheduleSealIfDue();
+    if (sealDue) {
+      sealer.scheduleSeal();
+    }
     if (freeze) {
       freezer.requestPass();
     }

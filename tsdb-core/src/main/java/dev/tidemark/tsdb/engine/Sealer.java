@@ -68,7 +68,18 @@ final class Sealer {
   }
 
   void scheduleSealIfDue() {
-    if (!sealDue() || !sealQueued.compareAndSet(false, true)) {
+    if (sealDue()) {
+      scheduleSeal();
+    }
+  }
+
+  /**
+   * Schedules a seal of the due buckets unless one is queued; for a caller that decided {@link
+   * #sealDueLocked} under the lock it held (an append: taking the read lock again after its write
+   * lock would queue it behind the next append's whole hold).
+   */
+  void scheduleSeal() {
+    if (!sealQueued.compareAndSet(false, true)) {
       return;
     }
     try {
@@ -85,10 +96,15 @@ final class Sealer {
   private boolean sealDue() {
     lock.readLock().lock();
     try {
-      return !head.closed && head.hasHeadMaxT && !open.isEmpty() && isDue(open.firstKey());
+      return sealDueLocked();
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /** Whether the oldest open bucket is due for its seal. Under the lock (either). */
+  boolean sealDueLocked() {
+    return !head.closed && head.hasHeadMaxT && !open.isEmpty() && isDue(open.firstKey());
   }
 
   private boolean isDue(TimeBucket b) {
