@@ -30,6 +30,42 @@ final class BitWriter {
   }
 
   /**
+   * Resets onto a new buffer: the old one is never written again, so a {@link View} taken before
+   * stays valid.
+   */
+  void resetDetached() {
+    buf = new byte[INITIAL_CAPACITY];
+    reset();
+  }
+
+  /**
+   * The bits written so far as a view for a reader on another thread: the buffer's flushed bytes
+   * (never rewritten: a flush only writes after them, growth copies to a new array, and only {@link
+   * #reset()} rewinds) and a copy of the pending bits. Valid until the next {@link #reset()}; a
+   * {@link #resetDetached()} leaves it valid.
+   */
+  View view() {
+    return new View(buf, pos, acc, free);
+  }
+
+  /** What {@link #view()} captured; {@link #byteCount()} and {@link #copyTo} as the writer's. */
+  record View(byte[] buf, int pos, long acc, int free) {
+    int byteCount() {
+      return pos + ((64 - free + 7) >>> 3);
+    }
+
+    void copyTo(byte[] dst, int offset) {
+      System.arraycopy(buf, 0, dst, offset, pos);
+      int tail = (64 - free + 7) >>> 3;
+      long a = acc;
+      for (int i = 0; i < tail; i++) {
+        dst[offset + pos + i] = (byte) (a >>> 56);
+        a <<= 8;
+      }
+    }
+  }
+
+  /**
    * Appends the low {@code n} bits of {@code bits}, most significant first.
    *
    * @param n 1..64; bits above the low {@code n} must be zero

@@ -234,6 +234,65 @@ public final class GorillaEncoder {
     return result;
   }
 
+  /**
+   * The stream as it is now, for a reader on another thread, without copying it: see {@link
+   * Snapshot}. Call it where the encoder's writer cannot run (under the lock that guards it).
+   */
+  public Snapshot snapshot() {
+    return new Snapshot(count, firstTimestampMillis, out.view());
+  }
+
+  /**
+   * The stream of an encoder at the moment of {@link #snapshot()}: the samples' count, the first
+   * timestamp and a view of the encoder's buffer. Its bytes stay what they were while the encoder
+   * is appended to or {@link #restart()}ed, but not across a {@link #reset()} (which rewrites the
+   * buffer from its start).
+   */
+  public static final class Snapshot {
+    private final int count;
+    private final long firstTimestampMillis;
+    private final BitWriter.View bits;
+
+    private Snapshot(int count, long firstTimestampMillis, BitWriter.View bits) {
+      this.count = count;
+      this.firstTimestampMillis = firstTimestampMillis;
+      this.bits = bits;
+    }
+
+    public int count() {
+      return count;
+    }
+
+    /** Only when {@link #count()} is positive. */
+    public long firstTimestampMillis() {
+      return firstTimestampMillis;
+    }
+
+    /** The stream's bytes as {@link GorillaEncoder#toByteArray()} gave them at the snapshot. */
+    public byte[] toByteArray() {
+      int header = Varints.size(count);
+      if (count > 0) {
+        header += Varints.size(firstTimestampMillis);
+      }
+      byte[] dst = new byte[header + bits.byteCount()];
+      int p = Varints.put(dst, 0, count);
+      if (count > 0) {
+        p = Varints.put(dst, p, firstTimestampMillis);
+      }
+      bits.copyTo(dst, p);
+      return dst;
+    }
+  }
+
+  /**
+   * {@link #reset()} onto a new buffer, so that every {@link #snapshot()} taken before stays valid
+   * (the head's streams, which readers snapshot; a buffer of 64 bytes per restart).
+   */
+  public void restart() {
+    reset();
+    out.resetDetached();
+  }
+
   /** Forgets all samples; the encoder then encodes a new chunk. Keeps its buffer. */
   public void reset() {
     out.reset();

@@ -4,6 +4,7 @@ import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.GorillaDecoder;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
+import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
@@ -184,12 +185,12 @@ final class HeadSeries {
     }
     long before = sampleBytes();
     if (inOrder.count() == f.streamCount) {
-      inOrder.reset();
+      inOrder.restart();
     } else {
       byte[] bytes = inOrder.toByteArray();
       GorillaDecoder d = new GorillaDecoder();
       d.reset(bytes, 0, bytes.length);
-      inOrder.reset();
+      inOrder.restart();
       for (int i = 0; i < f.streamCount; i++) {
         d.next();
       }
@@ -389,7 +390,7 @@ final class HeadSeries {
     byte[] bytes = inOrder.toByteArray();
     GorillaDecoder d = new GorillaDecoder();
     d.reset(bytes, 0, bytes.length);
-    inOrder.reset();
+    inOrder.restart();
     lastBits = frozenLastBits;
     for (int i = 0; i < count && d.next(); i++) {
       inOrder.append(d.timestampMillis(), d.valueBits());
@@ -428,33 +429,94 @@ final class HeadSeries {
    * Copies of the current samples for a reader, oldest first: the frozen part (with the late
    * samples before the stream's first) and the stream (with the other late samples); one or two
    * chunks, never an empty one. Both belong to this bucket; a reader walks them one after the
-   * other.
+   * other. Under the read lock; {@link #captureLocked()} then {@link Capture#chunks()} moves the
+   * copying out of it.
    */
   ChunkSource[] capture() {
-    if (frozenCount == 0) {
-      return new ChunkSource[] {live(0)};
+    return captureLocked().chunks();
+  }
+
+  /**
+   * What {@link #capture()} needs, taken in constant time without copying the stream (the frozen
+   * part is immutable; the stream is a {@link GorillaEncoder#snapshot() snapshot}, valid because
+   * the head only ever {@link GorillaEncoder#restart() restarts} its streams; only the late buffer,
+   * a few samples if any, is copied). Under the read lock; {@link Capture#chunks()} runs without
+   * it.
+   */
+  Capture captureLocked() {
+    return new Capture(
+        bucket.bucket,
+        frozenCount == 0 ? null : frozen,
+        inOrder.snapshot(),
+        lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
+        lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount));
+  }
+
+  /** A series' samples as {@link #captureLocked()} found them. Immutable. */
+  static final class Capture {
+    private final TimeBucket bucket;
+    private final byte[] frozen;
+    private final GorillaEncoder.Snapshot stream;
+    private final long[] lateTimestamps;
+    private final long[] lateBits;
+
+    private Capture(
+        TimeBucket bucket,
+        byte[] frozen,
+        GorillaEncoder.Snapshot stream,
+        long[] lateTimestamps,
+        long[] lateBits) {
+      this.bucket = bucket;
+      this.frozen = frozen;
+      this.stream = stream;
+      this.lateTimestamps = lateTimestamps;
+      this.lateBits = lateBits;
     }
-    // Late samples before the stream's first sample (all of them when it is empty) go with the
-    // frozen part, the others with the stream, so that the two chunks do not overlap in time.
-    int split =
-        inOrder.count() == 0
-            ? lateCount
-            : lateCount == 0
-                ? 0
-                : insertionPoint(lateTimestamps, lateCount, inOrder.firstTimestampMillis());
-    ChunkSource f =
-        new ChunkSource(
-            bucket.bucket,
-            frozen[0] & 0xFF,
-            frozen,
-            1,
-            split == 0 ? null : Arrays.copyOf(lateTimestamps, split),
-            split == 0 ? null : Arrays.copyOf(lateBits, split),
-            split);
-    if (inOrder.count() == 0) {
-      return new ChunkSource[] {f};
+
+    /** The chunks {@link HeadSeries#capture()} describes. */
+    ChunkSource[] chunks() {
+      int lateCount = lateTimestamps == null ? 0 : lateTimestamps.length;
+      if (frozen == null) {
+        return new ChunkSource[] {live(0, lateCount)};
+      }
+      // Late samples before the stream's first sample (all of them when it is empty) go with the
+      // frozen part, the others with the stream, so that the two chunks do not overlap in time.
+      int split =
+          stream.count() == 0
+              ? lateCount
+              : lateCount == 0
+                  ? 0
+                  : insertionPoint(lateTimestamps, lateCount, stream.firstTimestampMillis());
+      ChunkSource f =
+          new ChunkSource(
+              bucket,
+              frozen[0] & 0xFF,
+              frozen,
+              1,
+              split == 0 ? null : Arrays.copyOf(lateTimestamps, split),
+              split == 0 ? null : Arrays.copyOf(lateBits, split),
+              split);
+      if (stream.count() == 0) {
+        return new ChunkSource[] {f};
+      }
+      return new ChunkSource[] {f, live(split, lateCount)};
     }
-    return new ChunkSource[] {f, live(split)};
+
+    private ChunkSource live(int from, int lateCount) {
+      byte[] bytes = stream.toByteArray();
+      int n = lateCount - from;
+      if (n == 0) {
+        return new ChunkSource(bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
+      }
+      return new ChunkSource(
+          bucket,
+          TimeSeriesValue.ENCODING_GORILLA,
+          bytes,
+          0,
+          Arrays.copyOfRange(lateTimestamps, from, lateCount),
+          Arrays.copyOfRange(lateBits, from, lateCount),
+          n);
+    }
   }
 
   private static int insertionPoint(long[] sorted, int n, long t) {
@@ -463,23 +525,6 @@ final class HeadSeries {
   }
 
   /** The stream with the late samples from index {@code from} on. */
-  private ChunkSource live(int from) {
-    byte[] bytes = inOrder.toByteArray();
-    int n = lateCount - from;
-    if (n == 0) {
-      return new ChunkSource(
-          bucket.bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
-    }
-    return new ChunkSource(
-        bucket.bucket,
-        TimeSeriesValue.ENCODING_GORILLA,
-        bytes,
-        0,
-        Arrays.copyOfRange(lateTimestamps, from, lateCount),
-        Arrays.copyOfRange(lateBits, from, lateCount),
-        n);
-  }
-
   /** Approximate heap bytes of the samples (frozen part, encoded stream and late buffer). */
   long sampleBytes() {
     return (frozen == null ? 0 : frozen.length) + inOrder.encodedSizeBytes() + 16L * lateCount;

@@ -173,6 +173,11 @@ final class Reads implements Querier {
       QueryContext ctx) {
     requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
+    // Under the read lock only what the head holds now: the series and, for samples, a
+    // constant-time
+    // capture of each; the joins by labels and the copies of the streams run after it
+    // (docs/architecture.md, Read path).
+    List<HeadHit> headHits = new ArrayList<>();
     StoredHits[][] stored = new StoredHits[1][];
     visitBuckets(
         minT,
@@ -183,36 +188,39 @@ final class Reads implements Querier {
           if (withSamples && (hb.maxTimestamp < minT || hb.minTimestamp > maxT)) {
             return;
           }
-          if (limit > 0 && found.size() >= limit) {
-            return;
-          }
           RoaringBitmap ids = PostingsSelector.select(hb, matchers, decided, ctx);
           int n = 0;
+          int inBucket = 0; // distinct series: a bucket holds a series once
           for (IntIterator it = ids.getIntIterator(); it.hasNext(); ) {
             if ((++n & (CHECK_SERIES_EVERY - 1)) == 0) {
               ctx.check();
             }
             HeadSeries hs = hb.byId(it.next());
             if (hs != null && !hs.isEmpty()) {
-              Found f = found.computeIfAbsent(hs.labels, Found::new);
-              if (withSamples) {
-                for (ChunkSource c : hs.capture()) { // the frozen part first
-                  f.add(hb.bucket, hs.metadata, c);
-                }
-              } else {
-                f.add(hb.bucket, hs.metadata, null);
-                if (limit > 0 && found.size() >= limit) {
-                  return;
-                }
+              headHits.add(new HeadHit(hs, withSamples ? hs.captureLocked() : null));
+              if (limit > 0 && ++inBucket >= limit) {
+                return;
               }
             }
           }
         },
-        (snap, keys) ->
-            stored[0] =
-                limit > 0 && found.size() >= limit
-                    ? new StoredHits[0]
-                    : selectStored(snap, keys, matchers, withSamples, limit, ctx));
+        (snap, keys) -> {
+          for (HeadHit h : headHits) {
+            Found f = found.computeIfAbsent(h.series.labels, Found::new);
+            if (h.capture == null) {
+              f.add(h.series.bucket.bucket, h.series.metadata, null);
+            } else {
+              for (ChunkSource c : h.capture.chunks()) { // the frozen part first
+                f.add(h.series.bucket.bucket, h.series.metadata, c);
+              }
+            }
+          }
+          headHits.clear();
+          stored[0] =
+              limit > 0 && found.size() >= limit
+                  ? new StoredHits[0]
+                  : selectStored(snap, keys, matchers, withSamples, limit, ctx);
+        });
     // Join across buckets by labels. Stored buckets' labels are interned (LabelCache), so a series
     // met in several of them compares by reference.
     for (StoredHits h : stored[0]) {
@@ -270,6 +278,12 @@ final class Reads implements Querier {
     }
     return false;
   }
+
+  /**
+   * A head series a select found, with its samples' capture if it wants them. Its labels, metadata
+   * and bucket are immutable, so it may be read after the lock.
+   */
+  private record HeadHit(HeadSeries series, HeadSeries.Capture capture) {}
 
   /** What a select found in one stored bucket: parallel arrays, in series id order. */
   private static final class StoredHits {
