@@ -2,14 +2,9 @@ package dev.tidemark.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.Any;
-import com.google.rpc.RetryInfo;
 import dev.tidemark.it.StoredData.Sample;
 import dev.tidemark.tsdb.model.Labels;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.StatusProto;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
@@ -29,68 +24,74 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Back-pressure end to end (issue #5: "bounded ... head memory; beyond them UNAVAILABLE with
- * RetryInfo, never an unbounded queue or an out-of-memory error"): a server with a 1 MiB head
- * budget receives requests of {@value #SERIES_PER_REQUEST} new series each until the budget is
- * spent; from then on OTLP/gRPC answers {@code UNAVAILABLE} with {@code google.rpc.RetryInfo} and
- * OTLP/HTTP answers 503 with {@code Retry-After} and a {@code google.rpc.Status} carrying {@code
- * RetryInfo}; the server stays healthy ({@code /-/healthy} 200) but not ready ({@code /-/ready} 503
- * naming the head budget), stops cleanly, and the folder holds exactly the acknowledged requests
- * (the refused ones store nothing).
+ * The head's memory budget end to end (issue #22: "samples of known series are never refused for
+ * memory; new series ... are refused one by one with a clear reason in partial success"; it
+ * replaces issue #5's whole-request refusal): a server with a 1 MiB head budget receives requests
+ * of {@value #SERIES_PER_REQUEST} new series each until the budget is spent; from then on each new
+ * series' point is refused in OTLP partial success naming the budget, over gRPC and over HTTP,
+ * while the points of series already in the head in the same request are stored; the server stays
+ * healthy and ready (writes are taken), counts the refusals under reason {@code series_limit},
+ * stops cleanly, and the folder holds exactly what was acknowledged.
  */
 @ExtendWith(ServerLogs.class)
 class BackPressureIT {
   static final int SERIES_PER_REQUEST = 1000;
   static final int MAX_REQUESTS = 100;
+  static final String DETAIL =
+      "head memory is over its budget of 1048576 bytes: new series are refused until a seal frees"
+          + " memory, series already in the head are still accepted";
 
   @TempDir Path tmp;
 
   @Test
-  void overTheHeadBudgetExportsAreRefusedRetryablyAndNothingOfThemIsStored() throws Exception {
+  void overTheHeadBudgetOnlyNewSeriesAreRefusedEachOnItsOwnPoint() throws Exception {
     long t = System.currentTimeMillis() - 60_000;
-    ServerProcess server =
-        ServerProcess.start(
-            tmp.resolve("data"), "--head-memory-limit", "1MiB", "--otlp-retry-after", "2s");
+    ServerProcess server = ServerProcess.start(tmp.resolve("data"), "--head-memory-limit", "1MiB");
     int acked = 0;
+    ExportMetricsServiceResponse partial = null;
     try {
       ManagedChannel channel = Otlp.channel(server.grpcPort());
       try {
         MetricsServiceGrpc.MetricsServiceBlockingStub stub =
             MetricsServiceGrpc.newBlockingStub(channel);
-        StatusRuntimeException refused = null;
-        for (int r = 0; r < MAX_REQUESTS && refused == null; r++) {
-          try {
-            ExportMetricsServiceResponse resp =
-                stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, t));
-            assertThat(resp.getPartialSuccess().getRejectedDataPoints())
-                .as("request %d: %s", r, resp)
-                .isZero();
+        for (int r = 0; r < MAX_REQUESTS && partial == null; r++) {
+          ExportMetricsServiceResponse resp =
+              stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, t));
+          if (resp.getPartialSuccess().getRejectedDataPoints() == 0) {
             acked++;
-          } catch (StatusRuntimeException e) {
-            refused = e;
+          } else {
+            partial = resp;
           }
         }
-        assertThat(refused)
+        assertThat(partial)
             .as("no refusal after %d requests of %d new series", MAX_REQUESTS, SERIES_PER_REQUEST)
             .isNotNull();
-        assertThat(acked).as("requests accepted before the budget was spent").isPositive();
-        System.out.printf(
-            "BackPressureIT: %d requests of %d new series accepted, then %s%n",
-            acked, SERIES_PER_REQUEST, refused.getStatus());
-        assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-        assertThat(refused.getStatus().getDescription()).contains("head memory");
-        com.google.rpc.Status details = StatusProto.fromThrowable(refused);
-        assertThat(details).as("grpc-status-details-bin").isNotNull();
-        assertThat(retryDelaySeconds(details)).isEqualTo(2);
+        // The request that crossed the budget was taken whole; the next one is refused whole,
+        // point by point, since all its series are new.
+        assertThat(partial.getPartialSuccess().getRejectedDataPoints())
+            .isEqualTo(SERIES_PER_REQUEST);
+        assertThat(partial.getPartialSuccess().getErrorMessage())
+            .isEqualTo(
+                "rejected 1000 of 1000 data points: 1000 series limit reached (SERIES_LIMIT, e.g."
+                    + " metric \"bp_gauge\": "
+                    + DETAIL
+                    + ")");
 
-        // Still refused (nothing seals before the hour ends), over gRPC and over HTTP.
-        ExportMetricsServiceRequest again = request(MAX_REQUESTS, t);
-        try {
-          stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(again);
-          throw new AssertionError("export accepted over the head budget");
-        } catch (StatusRuntimeException e) {
-          assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-        }
+        // Known series keep being stored, beside new ones refused in the same request.
+        ExportMetricsServiceRequest mixed =
+            Otlp.request(
+                "backpressure",
+                "bp-1",
+                List.of(
+                    Otlp.gauge(
+                        "bp_gauge",
+                        Otlp.point(t + 15_000, -1, "series", "0"),
+                        Otlp.point(t + 15_000, -2, "series", "new-a"),
+                        Otlp.point(t + 15_000, -3, "series", "1"))));
+        ExportMetricsServiceResponse grpcMixed =
+            stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(mixed);
+        assertThat(grpcMixed.getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
+
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
         HttpResponse<byte[]> r =
             http.send(
@@ -99,14 +100,21 @@ class BackPressureIT {
                     .header("Content-Type", "application/x-protobuf")
                     .POST(
                         HttpRequest.BodyPublishers.ofByteArray(
-                            request(MAX_REQUESTS + 1, t).toByteArray()))
+                            Otlp.request(
+                                    "backpressure",
+                                    "bp-1",
+                                    List.of(
+                                        Otlp.gauge(
+                                            "bp_gauge",
+                                            Otlp.point(t + 30_000, -4, "series", "0"),
+                                            Otlp.point(t + 30_000, -5, "series", "new-b"))))
+                                .toByteArray()))
                     .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
-        assertThat(r.statusCode()).isEqualTo(503);
-        assertThat(r.headers().firstValue("Retry-After")).hasValue("2");
-        com.google.rpc.Status body = com.google.rpc.Status.parseFrom(r.body());
-        assertThat(body.getCode()).isEqualTo(Status.Code.UNAVAILABLE.value());
-        assertThat(retryDelaySeconds(body)).isEqualTo(2);
+        assertThat(r.statusCode()).isEqualTo(200);
+        ExportMetricsServiceResponse httpMixed = ExportMetricsServiceResponse.parseFrom(r.body());
+        assertThat(httpMixed.getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
+        assertThat(httpMixed.getPartialSuccess().getErrorMessage()).contains(DETAIL);
       } finally {
         channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
       }
@@ -121,17 +129,19 @@ class BackPressureIT {
               .send(
                   HttpRequest.newBuilder(URI.create(server.apiUrl("/-/ready"))).GET().build(),
                   HttpResponse.BodyHandlers.ofString());
-      assertThat(ready.statusCode()).as("/-/ready over the head budget").isEqualTo(503);
-      assertThat(ready.body())
-          .isEqualTo(
-              "Tidemark is not ready: writes are refused: head memory is over its budget of"
-                  + " 1048576 bytes\n");
+      assertThat(ready.statusCode())
+          .as("/-/ready over the head budget: writes are taken")
+          .isEqualTo(200);
       String metrics = server.apiGet("/metrics");
       assertThat(
               OtelSdkIT.counter(
+                  metrics, "tidemark_otlp_data_points_rejected_total", "reason=\"series_limit\""))
+          .as(OtelSdkIT.grep(metrics, "tidemark_otlp_data_points_rejected_total"))
+          .isEqualTo(SERIES_PER_REQUEST + 2);
+      assertThat(
+              OtelSdkIT.counter(
                   metrics, "tidemark_otlp_requests_total", "outcome=\"storage_unavailable\""))
-          .as("refusals per /metrics:\n%s", OtelSdkIT.grep(metrics, "tidemark_otlp_requests_total"))
-          .isEqualTo(3);
+          .isZero();
     } finally {
       assertThat(server.stop()).as("exit code after SIGTERM").isZero();
     }
@@ -143,17 +153,12 @@ class BackPressureIT {
         expected.put(labels(r, i), List.of(Sample.of(t, r)));
       }
     }
+    expected.put(
+        labels(0, 0),
+        List.of(Sample.of(t, 0), Sample.of(t + 15_000, -1), Sample.of(t + 30_000, -4)));
+    expected.put(labels(0, 1), List.of(Sample.of(t, 0), Sample.of(t + 15_000, -3)));
     assertThat(stored.all().size()).as("stored series").isEqualTo(expected.size());
     assertThat(stored.all()).containsExactlyInAnyOrderEntriesOf(expected);
-  }
-
-  private static long retryDelaySeconds(com.google.rpc.Status status) throws Exception {
-    for (Any a : status.getDetailsList()) {
-      if (a.is(RetryInfo.class)) {
-        return a.unpack(RetryInfo.class).getRetryDelay().getSeconds();
-      }
-    }
-    throw new AssertionError("no RetryInfo in " + status);
   }
 
   private static ExportMetricsServiceRequest request(int r, long t) {

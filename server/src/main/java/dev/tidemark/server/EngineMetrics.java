@@ -54,6 +54,8 @@ final class EngineMetrics implements MultiCollector {
                 "tidemark_head_active_series",
                 "tidemark_head_max_active_series",
                 "tidemark_head_bytes",
+                "tidemark_head_max_bytes",
+                "tidemark_head_refusing_new_series",
                 "tidemark_head_bytes_per_series",
                 "tidemark_head_open_buckets",
                 "tidemark_buckets",
@@ -97,6 +99,17 @@ final class EngineMetrics implements MultiCollector {
             "The max-active-series limit: new series beyond it are refused (0: no limit).",
             engine.config().maxActiveSeries()));
     out.add(gauge("tidemark_head_bytes", "Estimated memory held by the head.", s.headBytes()));
+    out.add(
+        gauge(
+            "tidemark_head_max_bytes",
+            "The head's memory budget (--head-memory-limit): beyond it new series are refused.",
+            engine.config().maxHeadBytes()));
+    out.add(
+        gauge(
+            "tidemark_head_refusing_new_series",
+            "1 while new series are refused because the head is over its memory budget (series"
+                + " already in the head are still accepted)",
+            engine.newSeriesRefusal() == null ? 0 : 1));
     out.add(
         gauge(
             "tidemark_head_bytes_per_series",

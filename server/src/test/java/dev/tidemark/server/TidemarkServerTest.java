@@ -12,8 +12,6 @@ import dev.tidemark.tsdb.query.Series;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
@@ -171,43 +169,45 @@ class TidemarkServerTest {
   }
 
   @Test
-  void readyIs503NamingTheHeadBudgetWhileWritesAreRefusedAndHealthyStays200() throws Exception {
+  void overTheHeadBudgetNewSeriesAreRefusedInPartialSuccessWhileReadyAndKnownSeriesStay()
+      throws Exception {
     TidemarkServer s = start(config().maxHeadBytes(16 * 1024));
     MetricsServiceGrpc.MetricsServiceBlockingStub stub =
         MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort()));
     long now = System.currentTimeMillis();
     int series = 0;
-    // Ready while writes are taken; the append that takes the head over its budget still succeeds,
-    // and from then on every append is refused: that is when /-/ready turns 503.
-    while (get(s.httpPort(), "/-/ready").statusCode() == 200) {
+    // New series are taken until the head is over its budget (the append that crosses it still
+    // succeeds); from then on a new series' point is refused in partial success.
+    ExportMetricsServiceResponse refused = null;
+    while (refused == null) {
       assertThat(series).as("the 16 KiB head budget was never spent").isLessThan(1000);
-      stub.export(gauge("filler_" + series, now, series));
+      ExportMetricsServiceResponse r = stub.export(gauge("filler_" + series, now, series));
+      if (r.getPartialSuccess().getRejectedDataPoints() > 0) {
+        refused = r;
+      }
       series++;
     }
-    assertThat(series).isPositive();
-    StatusRuntimeException refused = null;
-    try {
-      stub.export(gauge("filler_" + series, now, series));
-    } catch (StatusRuntimeException e) {
-      refused = e;
-    }
-    assertThat(refused).as("an export while /-/ready answers 503").isNotNull();
-    assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(series).isGreaterThan(1);
+    assertThat(refused.getPartialSuccess().getErrorMessage())
+        .contains("SERIES_LIMIT")
+        .contains(s.engine().newSeriesRefusal())
+        .contains("head memory is over its budget of 16384 bytes");
+    ExportMetricsServiceResponse known = stub.export(gauge("filler_0", now + 15_000, -1));
+    assertThat(known.getPartialSuccess().getRejectedDataPoints())
+        .as("a known series over the budget")
+        .isZero();
 
-    HttpResponse<String> ready = get(s.httpPort(), "/-/ready");
-    assertThat(ready.statusCode()).isEqualTo(503);
-    assertThat(ready.body())
-        .isEqualTo(
-            "Tidemark is not ready: writes are refused: head memory is over its budget of 16384"
-                + " bytes\n");
-    assertThat(refused.getStatus().getDescription()).contains(s.writeRefusal());
-    assertThat(get(s.httpPort(), "/-/healthy").statusCode()).isEqualTo(200);
-
-    s.engine().flush(); // the head is empty again: writes are taken, and the server is ready
-    HttpResponse<String> after = get(s.httpPort(), "/-/ready");
-    assertThat(after.statusCode()).isEqualTo(200);
-    assertThat(after.body()).isEqualTo("Tidemark is Ready.\n");
     assertThat(s.writeRefusal()).isNull();
+    assertThat(get(s.httpPort(), "/-/ready").statusCode()).isEqualTo(200);
+    assertThat(get(s.httpPort(), "/-/healthy").statusCode()).isEqualTo(200);
+    assertThat(get(s.httpPort(), "/metrics").body())
+        .contains("\ntidemark_head_refusing_new_series 1");
+
+    s.engine().flush(); // the head is empty again: new series are taken
+    assertThat(s.engine().newSeriesRefusal()).isNull();
+    assertThat(
+            stub.export(gauge("after_flush", now, 1)).getPartialSuccess().getRejectedDataPoints())
+        .isZero();
   }
 
   @Test

@@ -45,6 +45,9 @@ final class Appends {
   /** Set by an append that left a series due for freezing ({@link Freezer}); under the lock. */
   private boolean freezeDue;
 
+  /** {@link #headFullLocked()} for the append in progress; under the write lock. */
+  private String headFull;
+
   /**
    * Series new to the head among the samples of the point being checked, which the limit counts as
    * if created (they are, if the point is accepted). Under the write lock.
@@ -125,11 +128,9 @@ final class Appends {
       head.ensureOpen();
       String refused = refusalLocked();
       if (refused != null) {
-        if (failedRollback == null) {
-          sealer.scheduleSealIfDue(); // over the budget: a seal is what makes room
-        }
         throw new StorageUnavailableException(refused, failedRollback);
       }
+      headFull = headFullLocked();
       WriteBatch wb = new WriteBatch();
       List<HeadBucket> touched = new ArrayList<>(2);
       undo.begin();
@@ -166,7 +167,7 @@ final class Appends {
               if (pointDetails == null) {
                 pointDetails = new String[batch.pointCount()];
               }
-              pointDetails[point] = seriesLimitDetail;
+              pointDetails[point] = headFull != null ? headFull : seriesLimitDetail;
             }
           } else {
             for (int k = i; k < end; k++) {
@@ -191,6 +192,7 @@ final class Appends {
       writeSeq = wrote ? groupSync.registerWrite() : 0;
       freeze = freezeDue;
       freezeDue = false;
+      // over the budget, a seal is what makes room
       sealDue = sealer.sealDueLocked();
     } finally {
       lock.writeLock().unlock();
@@ -211,18 +213,32 @@ final class Appends {
 
   /**
    * Why every append is refused now ({@code UNAVAILABLE}), or null while appends are taken: a
-   * failed rollback, or the head over its byte budget. The one place these conditions are decided:
-   * {@link #append} throws with this text, {@link Engine#writeRefusal()} reports it. Under the lock
-   * (either).
+   * failed rollback. The one place this is decided: {@link #append} throws with this text, {@link
+   * Engine#writeRefusal()} reports it. Under the lock (either).
    */
   String refusalLocked() {
     if (failedRollback != null) {
       return "the engine refuses writes since an append could not be rolled back; restart the"
           + " server";
     }
+    return null;
+  }
+
+  /**
+   * Why new series are refused now, or null: the head over its byte budget ({@link
+   * EngineConfig#maxHeadBytes()}). Samples of series already in the head are still taken (issue
+   * #22: a sender's known series are never refused for memory); a new series gets {@link
+   * RejectReason#SERIES_LIMIT} with this text as its point detail, until a seal frees the memory.
+   * No parentheses or semicolons: receivers put the detail inside their own. Under the lock
+   * (either).
+   */
+  String headFullLocked() {
     if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES
         > config.maxHeadBytes()) {
-      return "head memory is over its budget of " + config.maxHeadBytes() + " bytes";
+      return "head memory is over its budget of "
+          + config.maxHeadBytes()
+          + " bytes: new series are refused until a seal frees memory, series already in the"
+          + " head are still accepted";
     }
     return null;
   }
@@ -313,8 +329,9 @@ final class Appends {
    * <p>Series limit ({@link EngineConfig#maxActiveSeries()}): a series in none of the open buckets
    * (its ref's newest head series is not open, and no open bucket's dictionary has it) is refused
    * with {@link RejectReason#SERIES_LIMIT} while the head holds the limit of distinct series
-   * ({@link HeadState#activeSeries}, plus the new series of this point checked so far). A series in
-   * any open bucket is never refused for it, and the decision needs no key-value read.
+   * ({@link HeadState#activeSeries}, plus the new series of this point checked so far), and while
+   * the head is over its byte budget ({@link #headFullLocked()}). A series in any open bucket is
+   * never refused for either, and the decision needs no key-value read.
    */
   private RejectReason check(
       SampleBatch batch, int k, boolean[] skip, SeriesRef[] refOf, HeadSeries[] seriesOf) {
@@ -331,11 +348,12 @@ final class Appends {
       }
       hs = latest;
     } else {
-      if (maxActiveSeries > 0
+      if ((maxActiveSeries > 0 || headFull != null)
           && (latest == null || latest.bucket.state != HeadBucket.State.OPEN)
           && !head.inOpenBucket(labels)) {
         // New to the head: decided from memory, before any key-value read for the series.
-        if (head.activeSeries + newSeriesInPoint >= maxActiveSeries) {
+        if (headFull != null
+            || (maxActiveSeries > 0 && head.activeSeries + newSeriesInPoint >= maxActiveSeries)) {
           return RejectReason.SERIES_LIMIT;
         }
         newSeriesInPoint++;

@@ -15,9 +15,10 @@ import java.util.Objects;
  * @param maxFutureSkew how far ahead of the clock a sample may be (default {@link
  *     #DEFAULT_MAX_FUTURE_SKEW})
  * @param fsync whether {@code append} waits for a power-loss-safe sync (group commit)
- * @param maxHeadBytes the head's memory budget; beyond it appends fail with {@code
- *     StorageUnavailableException} until sealing frees memory (default {@link
- *     #DEFAULT_MAX_HEAD_BYTES})
+ * @param maxHeadBytes the head's memory budget; beyond it a sample of a series in no open bucket is
+ *     refused on its own point ({@code RejectReason.SERIES_LIMIT}, the detail naming the budget)
+ *     until sealing frees memory, while samples of the head's series are still taken (default
+ *     {@link #DEFAULT_MAX_HEAD_BYTES})
  * @param retentionInterval how often retention runs in the background; zero disables it
  * @param compactionLevels the bucket sizes the background compactor merges sealed buckets into
  *     ({@code docs/architecture.md}, Compaction): the first is one hour (what ingestion writes),

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.tidemark.tsdb.append.AppendResult;
 import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
-import dev.tidemark.tsdb.append.StorageUnavailableException;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
@@ -295,44 +294,55 @@ class EngineTest {
   }
 
   @Test
-  void headMemoryIsBoundedAndReported() {
-    assertThat(engine.writeRefusal()).isNull();
-    SampleBatch batch = fillASmallHead();
+  void aHeadOverItsBudgetRefusesOnlyNewSeriesEachOnItsOwnPointAndSaysWhy() {
+    assertThat(engine.newSeriesRefusal()).isNull();
+    fillASmallHead();
     assertThat(engine.stats().headSeries()).isEqualTo(300);
     assertThat(engine.stats().headBytesPerSeries()).isPositive();
-    assertThat(engine.writeRefusal())
-        .as("what /-/ready reports: the very text the refused append carries")
-        .isEqualTo("head memory is over its budget of 40960 bytes");
-    assertThatThrownBy(() -> engine.append(batch))
-        .isInstanceOf(StorageUnavailableException.class)
-        .hasMessage(engine.writeRefusal());
-    engine.flush();
+    assertThat(engine.writeRefusal()).as("writes are not refused: /-/ready stays 200").isNull();
+    assertThat(engine.newSeriesRefusal())
+        .isEqualTo(
+            "head memory is over its budget of 40960 bytes: new series are refused until a seal"
+                + " frees memory, series already in the head are still accepted");
+
+    // One request: a known series, a new one, another known one.
+    Labels known7 = Labels.of("__name__", "m", "i", "7");
+    Labels known8 = Labels.of("__name__", "m", "i", "8");
+    AppendResult r =
+        engine.append(
+            new SampleBatch()
+                .addPoint(known7, GAUGE, T0 + 2 * MIN, 70)
+                .addPoint(UP, GAUGE, T0 + 2 * MIN, 1)
+                .addPoint(known8, GAUGE, T0 + 2 * MIN, 80));
+    assertThat(r.rejectedPoints()).isEqualTo(1);
+    assertThat(r.pointReason(0)).isNull();
+    assertThat(r.pointReason(1)).isEqualTo(RejectReason.SERIES_LIMIT);
+    assertThat(r.pointDetail(1)).isEqualTo(engine.newSeriesRefusal());
+    assertThat(r.pointReason(2)).isNull();
+    assertThat(all(known7)).containsExactly("60s=7.0", "120s=70.0");
+    assertThat(all(UP)).isEmpty();
+
+    engine.flush(); // the head is empty again: new series are taken
     assertThat(engine.stats().headSeries()).isZero();
-    assertThat(engine.writeRefusal()).isNull();
-    assertThat(
-            engine.append(new SampleBatch().addPoint(UP, GAUGE, T0 + 35 * MIN, 1)).rejectedPoints())
-        .isZero();
+    assertThat(engine.newSeriesRefusal()).isNull();
+    assertThat(reason(UP, T0 + 35 * MIN, 1)).isNull();
   }
 
   @Test
-  void aHeadOverItsBudgetTakesWritesAgainOnceItsBucketIsDueByTheClock() {
+  void aHeadOverItsBudgetTakesNewSeriesAgainOnceItsBucketIsDueByTheClock() {
     fillASmallHead();
-    assertThatThrownBy(() -> append(UP, T0 + 2 * MIN, 1))
-        .isInstanceOf(StorageUnavailableException.class)
-        .hasMessageContaining("head memory");
+    assertThat(reason(UP, T0 + 2 * MIN, 1)).isEqualTo(RejectReason.SERIES_LIMIT);
+    // Known series keep writing into the bucket; once the clock has passed its end (plus the
+    // out-of-order window) and they stop, the idle checks seal it.
+    assertThat(reason(Labels.of("__name__", "m", "i", "7"), T0 + 3 * MIN, 8)).isNull();
     assertThat(engine.sealIdleBuckets()).as("the bucket is not over by the clock yet").isZero();
-
-    // Nothing newer is accepted, so no append makes the bucket due: without the clock the head
-    // would refuse for ever.
     clock.set(T0 + HOUR_MS + 31 * MIN); // past the bucket's end plus the out-of-order window
-    assertThatThrownBy(() -> append(UP, T0 + HOUR_MS + 30 * MIN, 1))
-        .isInstanceOf(StorageUnavailableException.class);
     assertThat(idleChecksUntilASeal())
         .as("sealed once no append came for the required checks in a row")
         .isEqualTo(Sealer.IDLE_CHECKS);
     assertThat(engine.stats().headSeries()).isZero();
     assertThat(reason(UP, T0 + HOUR_MS + 30 * MIN, 1)).isNull();
-    assertThat(all(Labels.of("__name__", "m", "i", "7"))).containsExactly("60s=7.0");
+    assertThat(all(Labels.of("__name__", "m", "i", "7"))).containsExactly("60s=7.0", "180s=8.0");
   }
 
   @Test
