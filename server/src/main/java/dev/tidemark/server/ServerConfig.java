@@ -385,6 +385,14 @@ public final class ServerConfig {
     return heapShare(QueryConfig.DEFAULT_MAX_SAMPLES, 64);
   }
 
+  /**
+   * The samples all queries together may hold by default: as many 16-byte samples as fill a quarter
+   * of the JVM's maximum heap (the share README, "Configuration", gives queries), uncapped.
+   */
+  public static long defaultQueryMaxSamplesTotal() {
+    return heapShare(Long.MAX_VALUE, 64);
+  }
+
   /** The cap of {@link #defaultSeriesCacheSize()}. */
   public static final int MAX_DEFAULT_SERIES_CACHE_SIZE = 1_000_000;
 
@@ -437,6 +445,7 @@ public final class ServerConfig {
     private final TranslatorConfig.Builder translator = TranslatorConfig.builder();
     private Duration queryTimeout;
     private long queryMaxSamples;
+    private long queryMaxSamplesTotal;
     private int queryMaxConcurrency;
     private int queryMaxQueued;
     private Duration queryLookbackDelta;
@@ -596,6 +605,11 @@ public final class ServerConfig {
       return this;
     }
 
+    public Builder queryMaxSamplesTotal(long v) {
+      queryMaxSamplesTotal = v;
+      return this;
+    }
+
     /** {@link QueryConfig#maxConcurrency()}. */
     public Builder queryMaxConcurrency(int v) {
       queryMaxConcurrency = v;
@@ -750,7 +764,8 @@ public final class ServerConfig {
                       queryMaxConcurrency,
                       queryMaxQueued,
                       queryLookbackDelta,
-                      queryExperimentalFunctions));
+                      queryExperimentalFunctions,
+                      queryMaxSamplesTotal));
       return new ServerConfig(this, address);
     }
 

@@ -115,7 +115,9 @@ final class Settings {
               .shown(capOrHeapShare(ServerConfig.MAX_DEFAULT_HEAD_BYTES, "half"))
               .sets(Builder::maxHeadBytes)
               .describedAs(
-                  "in-memory head budget; beyond it exports get `UNAVAILABLE`/503 with a retry delay"),
+                  "in-memory head budget; beyond it new series are refused one by one (partial"
+                      + " success, `series limit reached` naming the budget) while series already"
+                      + " in the head are still stored"),
           integer("head-freeze-samples", 0, Integer.MAX_VALUE)
               .byDefault(EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES)
               .sets(Builder::headFreezeSamples)
@@ -290,6 +292,17 @@ final class Settings {
                       + " whichever is smaller")
               .sets(Builder::queryMaxSamples)
               .describedAs("most samples one query may hold in memory at once"),
+          count("query-max-samples-total", 1, Long.MAX_VALUE)
+              .computedDefault(QueryConfig::defaultMaxSamplesTotal)
+              .shown(
+                  "max heap / 64 bytes (a quarter of it at 16 bytes a sample): `100663296` with a"
+                      + " 6 GiB heap")
+              .sets(Builder::queryMaxSamplesTotal)
+              .describedAs(
+                  "most samples all queries together may hold in memory at once; a query that"
+                      + " would pass it fails as one over `--query-max-samples` does (422,"
+                      + " Prometheus' text naming the shared limit), so queries cannot take the"
+                      + " heap ingestion needs"),
           integer("query-max-concurrency", 1, Integer.MAX_VALUE)
               .computedDefault(QueryConfig::defaultQueryThreads)
               .shown("the processors but one, at least `1`")

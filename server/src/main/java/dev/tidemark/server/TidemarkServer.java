@@ -288,6 +288,18 @@ public final class TidemarkServer implements AutoCloseable {
         .help("Queries of the HTTP API waiting for a slot (query-max-concurrency)")
         .callback(cb -> cb.call(api.queuedQueries()))
         .register(registry);
+    GaugeWithCallback.builder()
+        .name("tidemark_query_samples_held")
+        .help(
+            "Samples the running queries hold in memory together (query-max-samples-total bounds"
+                + " it)")
+        .callback(cb -> cb.call(api.samplesHeld()))
+        .register(registry);
+    GaugeWithCallback.builder()
+        .name("tidemark_query_max_samples_total")
+        .help("Most samples all queries together may hold in memory (query-max-samples-total)")
+        .callback(cb -> cb.call(config.queryConfig().maxSamplesTotal()))
+        .register(registry);
     CounterWithCallback.builder()
         .name("tidemark_query_canceled_by_client_total")
         .help("Queries cancelled because their client went away")

@@ -491,7 +491,14 @@ class ServerConfigTest {
                     "--query-experimental-functions")
                 .queryConfig())
         .isEqualTo(
-            new QueryConfig(Duration.ofSeconds(30), 1000, 4, 0, Duration.ofMinutes(1), true));
+            new QueryConfig(
+                Duration.ofSeconds(30),
+                1000,
+                4,
+                0,
+                Duration.ofMinutes(1),
+                true,
+                QueryConfig.defaultMaxSamplesTotal()));
     Path yml =
         Files.writeString(
             dir.resolve("query.yml"),

@@ -53,6 +53,14 @@ final class Evaluator {
   static final String TOO_MANY_SAMPLES =
       "query processing would load too many samples into memory in query execution";
 
+  /** {@link #TOO_MANY_SAMPLES} when the queries' shared budget ({@link QueryMemory}) is spent. */
+  static String tooManySamplesTogether(long max) {
+    return TOO_MANY_SAMPLES
+        + ": the queries running now would hold more than the "
+        + max
+        + " samples the server allows at once";
+  }
+
   /** What all evaluators of one query share. */
   static final class Shared {
     Querier querier;
@@ -73,6 +81,9 @@ final class Evaluator {
      * since the threads of a parallel range function count their series as they finish them.
      */
     volatile long held;
+
+    /** The budget of every query of the engine; {@link #held} is this query's part of it. */
+    QueryMemory memory = QueryMemory.unlimited();
 
     long peak;
     int ticks;
@@ -143,9 +154,22 @@ final class Evaluator {
       long start,
       long end,
       long step) {
+    return top(q, opt, QueryMemory.unlimited(), control, query, start, end, step);
+  }
+
+  static Evaluator top(
+      Querier q,
+      EngineOptions opt,
+      QueryMemory memory,
+      QueryControl control,
+      String query,
+      long start,
+      long end,
+      long step) {
     Shared sh = new Shared();
     sh.querier = q;
     sh.options = opt;
+    sh.memory = memory;
     sh.control = control;
     sh.deadlineNanos = System.nanoTime() + opt.timeout().toNanos();
     sh.ctx = QueryContext.of(sh.deadlineNanos, control::isCanceled);
@@ -162,6 +186,8 @@ final class Evaluator {
       return runChecked(e, instant);
     } catch (QueryAbortedException a) { // a storage read stopped by sh.ctx
       throw a.reason() == QueryAbortedException.Reason.CANCELED ? canceled() : timedOut();
+    } finally {
+      releaseAll();
     }
   }
 
@@ -281,12 +307,15 @@ final class Evaluator {
   void acquire(long count) {
     synchronized (sh) {
       long h = sh.held + count;
+      if (h > sh.options.maxSamples()) {
+        throw QueryException.execution(TOO_MANY_SAMPLES);
+      }
+      if (!sh.memory.tryAcquire(count)) {
+        throw QueryException.execution(tooManySamplesTogether(sh.memory.max()));
+      }
       sh.held = h;
       if (h > sh.peak) {
         sh.peak = h;
-      }
-      if (h > sh.options.maxSamples()) {
-        throw QueryException.execution(TOO_MANY_SAMPLES);
       }
     }
   }
@@ -294,6 +323,31 @@ final class Evaluator {
   void release(long count) {
     synchronized (sh) {
       sh.held -= count;
+      sh.memory.release(count);
+    }
+  }
+
+  /**
+   * Fails the query if a window of {@code size} samples, held for a moment beside what it holds,
+   * would pass its limit or the shared budget (a window is not acquired: it is reused step by
+   * step).
+   */
+  void checkWindow(long size) {
+    if (sh.held + size > sh.options.maxSamples()) {
+      throw QueryException.execution(TOO_MANY_SAMPLES);
+    }
+    if (sh.memory.held() + size > sh.memory.max()) {
+      throw QueryException.execution(tooManySamplesTogether(sh.memory.max()));
+    }
+  }
+
+  /**
+   * Gives back to the shared budget whatever the query still holds: at its end, however it ends.
+   */
+  void releaseAll() {
+    synchronized (sh) {
+      sh.memory.release(sh.held);
+      sh.held = 0;
     }
   }
 
@@ -925,9 +979,7 @@ final class Evaluator {
         w.p0 = a0;
         w.p1 = a1;
         w.advance(wEnd - src.rangeMs, wEnd);
-        if (sh.held + w.size() > sh.options.maxSamples()) {
-          throw QueryException.execution(TOO_MANY_SAMPLES);
-        }
+        checkWindow(w.size());
         prevEnd = wEnd;
         prevHas = w.size() > 0 && k.apply(w);
         if (prevHas) {

@@ -21,9 +21,20 @@ import java.util.Objects;
 public final class PromqlEngine {
   private final EngineOptions options;
   private final ParserOptions parserOptions;
+  private final QueryMemory memory;
 
   public PromqlEngine(EngineOptions options) {
     this(options, ParserOptions.DEFAULT);
+  }
+
+  /**
+   * An engine whose queries together hold at most what {@code memory} allows, each also within
+   * {@link EngineOptions#maxSamples()}.
+   */
+  public PromqlEngine(EngineOptions options, ParserOptions parserOptions, QueryMemory memory) {
+    this.options = Objects.requireNonNull(options, "options");
+    this.parserOptions = Objects.requireNonNull(parserOptions, "parserOptions");
+    this.memory = Objects.requireNonNull(memory, "memory");
   }
 
   /**
@@ -31,8 +42,7 @@ public final class PromqlEngine {
    * experimental functions off unless configured).
    */
   public PromqlEngine(EngineOptions options, ParserOptions parserOptions) {
-    this.options = Objects.requireNonNull(options, "options");
-    this.parserOptions = Objects.requireNonNull(parserOptions, "parserOptions");
+    this(options, parserOptions, QueryMemory.unlimited());
   }
 
   public PromqlEngine() {
@@ -41,6 +51,11 @@ public final class PromqlEngine {
 
   public EngineOptions options() {
     return options;
+  }
+
+  /** The samples budget all this engine's queries share. */
+  public QueryMemory memory() {
+    return memory;
   }
 
   /**
@@ -54,7 +69,8 @@ public final class PromqlEngine {
   public QueryResult instantQuery(
       Querier querier, String expr, long timeMillis, QueryControl control) {
     Expr e = parse(expr);
-    Evaluator ev = Evaluator.top(querier, options, control, expr, timeMillis, timeMillis, 0);
+    Evaluator ev =
+        Evaluator.top(querier, options, memory, control, expr, timeMillis, timeMillis, 0);
     return run(ev, e, true);
   }
 
@@ -92,7 +108,7 @@ public final class PromqlEngine {
               + "\" for range query, must be Scalar or instant Vector");
     }
     Evaluator ev =
-        Evaluator.top(querier, options, control, expr, startMillis, endMillis, stepMillis);
+        Evaluator.top(querier, options, memory, control, expr, startMillis, endMillis, stepMillis);
     return run(ev, e, false);
   }
 

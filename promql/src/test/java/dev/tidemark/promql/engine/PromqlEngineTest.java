@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.tidemark.promql.parser.ParserOptions;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
@@ -436,6 +437,39 @@ class PromqlEngineTest {
         };
       }
     };
+  }
+
+  @Test
+  void queriesTogetherStayWithinTheSharedBudgetAndGiveBackWhatTheyHeldHoweverTheyEnd() {
+    Engine e = load(denseSeries(20)); // 121 samples per series over 30 minutes
+    QueryMemory memory = new QueryMemory(1_000);
+    PromqlEngine shared = new PromqlEngine(EngineOptions.DEFAULTS, ParserOptions.DEFAULT, memory);
+    // Alone, a query within the budget answers, and gives everything back.
+    assertThat(shared.instantQuery(e, "count(x)", 30 * MIN).value()).isNotNull();
+    assertThat(memory.held()).isZero();
+    // Another query holds most of the budget: this one, within its own limit, fails naming the
+    // shared budget, and gives back what it took.
+    assertThat(memory.tryAcquire(900)).isTrue();
+    // (its windows of 30 minutes hold 121 samples each: with 900 held elsewhere, over 1,000)
+    assertThatThrownBy(() -> shared.instantQuery(e, "sum(rate(x[30m]))", 30 * MIN))
+        .isInstanceOfSatisfying(
+            QueryException.class,
+            q -> assertThat(q.errorType()).isEqualTo(QueryException.ErrorType.EXECUTION))
+        .hasMessage(
+            "query processing would load too many samples into memory in query execution: the"
+                + " queries running now would hold more than the 1000 samples the server allows"
+                + " at once");
+    assertThat(memory.held()).isEqualTo(900);
+    memory.release(900);
+    assertThat(shared.instantQuery(e, "sum(rate(x[30m]))", 30 * MIN).value()).isNotNull();
+    assertThat(shared.rangeQuery(e, "x", 0, 30 * MIN, 60_000).value()).isNotNull();
+    assertThat(memory.held()).isZero();
+    // A query over its own limit fails with Prometheus' text, and leaves nothing held.
+    PromqlEngine small =
+        new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(50), ParserOptions.DEFAULT, memory);
+    assertThatThrownBy(() -> small.rangeQuery(e, "x", 0, 30 * MIN, 15_000))
+        .hasMessage("query processing would load too many samples into memory in query execution");
+    assertThat(memory.held()).isZero();
   }
 
   @Test

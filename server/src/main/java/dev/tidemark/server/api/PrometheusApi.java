@@ -412,6 +412,11 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     return pool.queued();
   }
 
+  /** Samples the running queries hold together (for metrics; query-max-samples-total bounds it). */
+  public long samplesHeld() {
+    return queries.samplesHeld();
+  }
+
   @Override
   public void close() {
     pool.close();

@@ -24,6 +24,9 @@ import java.util.Objects;
  *     a request's {@code lookback_delta} parameter overrides it
  * @param experimentalFunctions whether the parser accepts Prometheus' experimental functions
  *     ({@code --enable-feature=promql-experimental-functions}); off by default, as in Prometheus
+ * @param maxSamplesTotal most samples all queries together hold in memory at once ({@code
+ *     query-max-samples-total}, no Prometheus counterpart): a query that would pass it fails as one
+ *     over {@code maxSamples} does, so queries cannot take the heap ingestion needs (issue #22)
  */
 public record QueryConfig(
     Duration timeout,
@@ -31,7 +34,8 @@ public record QueryConfig(
     int maxConcurrency,
     int maxQueued,
     Duration lookbackDelta,
-    boolean experimentalFunctions) {
+    boolean experimentalFunctions,
+    long maxSamplesTotal) {
 
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
   public static final long DEFAULT_MAX_SAMPLES = 50_000_000L;
@@ -45,7 +49,17 @@ public record QueryConfig(
           defaultQueryThreads(),
           DEFAULT_MAX_QUEUED,
           DEFAULT_LOOKBACK_DELTA,
-          false);
+          false,
+          defaultMaxSamplesTotal());
+
+  /**
+   * The samples all queries together may hold by default: as many 16-byte samples as fill a quarter
+   * of the JVM's maximum heap (README, "Configuration": the share queries get), uncapped.
+   */
+  public static long defaultMaxSamplesTotal() {
+    long heap = Runtime.getRuntime().maxMemory();
+    return heap == Long.MAX_VALUE ? Long.MAX_VALUE : heap / 64;
+  }
 
   /**
    * The threads queries keep busy by default: the processors but one, at least one (1 on a 2-core
@@ -57,6 +71,24 @@ public record QueryConfig(
     return Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
   }
 
+  /** Settings whose queries together hold at most {@code maxSamples}, as one query may. */
+  public QueryConfig(
+      Duration timeout,
+      long maxSamples,
+      int maxConcurrency,
+      int maxQueued,
+      Duration lookbackDelta,
+      boolean experimentalFunctions) {
+    this(
+        timeout,
+        maxSamples,
+        maxConcurrency,
+        maxQueued,
+        lookbackDelta,
+        experimentalFunctions,
+        maxSamples);
+  }
+
   public QueryConfig {
     Objects.requireNonNull(timeout, "timeout");
     Objects.requireNonNull(lookbackDelta, "lookbackDelta");
@@ -65,6 +97,10 @@ public record QueryConfig(
     }
     if (maxSamples <= 0) {
       throw new IllegalArgumentException("query max samples must be positive, was " + maxSamples);
+    }
+    if (maxSamplesTotal <= 0) {
+      throw new IllegalArgumentException(
+          "query max samples total must be positive, was " + maxSamplesTotal);
     }
     if (maxConcurrency < 1) {
       throw new IllegalArgumentException(

@@ -4,6 +4,7 @@ import dev.tidemark.promql.engine.EngineOptions;
 import dev.tidemark.promql.engine.PromqlEngine;
 import dev.tidemark.promql.engine.QueryControl;
 import dev.tidemark.promql.engine.QueryException;
+import dev.tidemark.promql.engine.QueryMemory;
 import dev.tidemark.promql.engine.QueryResult;
 import dev.tidemark.promql.engine.Value;
 import dev.tidemark.promql.parser.ParserOptions;
@@ -27,10 +28,19 @@ final class QueryEndpoints {
   private final QueryConfig config;
   private final ParserOptions parserOptions;
 
+  /** The samples every query of this API holds together ({@link QueryConfig#maxSamplesTotal()}). */
+  private final QueryMemory memory;
+
   QueryEndpoints(ApiBackend backend, QueryConfig config) {
     this.backend = backend;
     this.config = config;
     this.parserOptions = new ParserOptions(config.experimentalFunctions());
+    this.memory = new QueryMemory(config.maxSamplesTotal());
+  }
+
+  /** Samples the queries running now hold. */
+  long samplesHeld() {
+    return memory.held();
   }
 
   /** What a query request asked for, parsed before it waits for a slot. */
@@ -148,7 +158,7 @@ final class QueryEndpoints {
             Duration.ofMillis(remaining),
             EngineOptions.DEFAULTS.defaultSubqueryStep(),
             QueryConfig.defaultQueryThreads());
-    PromqlEngine engine = new PromqlEngine(options, parserOptions);
+    PromqlEngine engine = new PromqlEngine(options, parserOptions, memory);
     long t0 = System.nanoTime();
     QueryResult result;
     try {

@@ -312,6 +312,23 @@ class PrometheusApiTest {
   }
 
   @Test
+  void aQueryOverTheSharedSampleBudgetIsA422NamingIt() throws Exception {
+    // Each query may hold 1,000 samples, all of them together 10: one query alone passes the
+    // shared budget, and gets Prometheus' text naming it.
+    String base =
+        serve(
+            new QueryConfig(
+                Duration.ofMinutes(2), 1_000, 20, 100, Duration.ofMinutes(5), false, 10));
+    assertError(
+        get(base, "/api/v1/query?query=" + enc("up[10m]") + "&time=" + sec(T0 + 600_000)),
+        422,
+        "execution",
+        "query processing would load too many samples into memory in query execution: the"
+            + " queries running now would hold more than the 10 samples the server allows at"
+            + " once");
+  }
+
+  @Test
   void tenThousandLevelsOfNestingAreA400NotA500() throws Exception {
     String base = serve(QueryConfig.DEFAULTS);
     String tooDeep = "parse error: expression nested too deeply: more than 500 levels";
