@@ -97,7 +97,7 @@ public record ForwardIndexValue(MetricMetadata metadata, Labels labels) {
               + r.remaining()
               + " bytes remain");
     }
-    Labels.Builder b = Labels.builder();
+    Labels.Builder b = Labels.builder(n);
     String prev = null;
     for (int i = 0; i < n; i++) {
       String name = r.utf8();

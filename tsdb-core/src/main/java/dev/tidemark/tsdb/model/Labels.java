@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -36,6 +35,15 @@ public final class Labels implements Comparable<Labels> {
   public static final Comparator<String> UTF8_ORDER = Labels::compareUtf8;
 
   private static final Hasher128 XXH3_128 = Hashing.xxh3_128();
+
+  /**
+   * Per thread, a buffer for the canonical bytes of the label set being built, so that building one
+   * allocates nothing to hash it (recovery builds a million at a time). Declared before {@link
+   * #EMPTY}, which is built with it.
+   */
+  private static final ThreadLocal<byte[]> CANONICAL_SCRATCH =
+      ThreadLocal.withInitial(() -> new byte[256]);
+
   private static final Labels EMPTY = new Labels(new String[0]);
 
   /** name0, value0, name1, value1, ... sorted by name. */
@@ -58,7 +66,7 @@ public final class Labels implements Comparable<Labels> {
       }
     }
     this.metricName = name;
-    HashValue128 h = XXH3_128.hashBytesTo128Bits(canonicalBytes(pairs));
+    HashValue128 h = fingerprint(pairs);
     this.fingerprintHigh = h.getMostSignificantBits();
     this.fingerprintLow = h.getLeastSignificantBits();
   }
@@ -95,12 +103,17 @@ public final class Labels implements Comparable<Labels> {
 
   /** A new, empty builder. */
   public static Builder builder() {
-    return new Builder();
+    return new Builder(8);
+  }
+
+  /** A builder with room for {@code expectedLabels} labels before it grows. */
+  public static Builder builder(int expectedLabels) {
+    return new Builder(Math.max(expectedLabels, 1));
   }
 
   /** A builder that starts with these labels. */
   public Builder toBuilder() {
-    Builder b = new Builder();
+    Builder b = new Builder(pairs.length / 2 + 1);
     for (int i = 0; i < pairs.length; i += 2) {
       b.add(pairs[i], pairs[i + 1]);
     }
@@ -158,6 +171,41 @@ public final class Labels implements Comparable<Labels> {
   /** A fresh copy of the canonical bytes ({@code name 0xFF value 0xFF} per label). */
   public byte[] canonicalBytes() {
     return canonicalBytes(pairs);
+  }
+
+  /** XXH3-128 of the canonical bytes, written into {@link #CANONICAL_SCRATCH}. */
+  private static HashValue128 fingerprint(String[] pairs) {
+    byte[] buf = CANONICAL_SCRATCH.get();
+    int p = 0;
+    for (String s : pairs) {
+      int n = s.length();
+      if (p + n + 1 > buf.length) {
+        buf = Arrays.copyOf(buf, Math.max(2 * buf.length, p + n + 1));
+        CANONICAL_SCRATCH.set(buf);
+      }
+      int ascii = 0;
+      while (ascii < n) {
+        char c = s.charAt(ascii);
+        if (c >= 0x80) {
+          break;
+        }
+        buf[p + ascii] = (byte) c;
+        ascii++;
+      }
+      if (ascii == n) {
+        p += n;
+      } else { // not ASCII: the general encoder
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        if (p + b.length + 1 > buf.length) {
+          buf = Arrays.copyOf(buf, Math.max(2 * buf.length, p + b.length + 1));
+          CANONICAL_SCRATCH.set(buf);
+        }
+        System.arraycopy(b, 0, buf, p, b.length);
+        p += b.length;
+      }
+      buf[p++] = (byte) 0xFF;
+    }
+    return XXH3_128.hashBytesTo128Bits(buf, 0, p);
   }
 
   private static byte[] canonicalBytes(String[] pairs) {
@@ -313,10 +361,13 @@ public final class Labels implements Comparable<Labels> {
    * is an absent label). Not thread-safe; reusable after {@link #reset()}.
    */
   public static final class Builder {
-    private final List<String> names = new ArrayList<>();
-    private final List<String> values = new ArrayList<>();
+    private final ArrayList<String> names;
+    private final ArrayList<String> values;
 
-    private Builder() {}
+    private Builder(int expectedLabels) {
+      names = new ArrayList<>(expectedLabels);
+      values = new ArrayList<>(expectedLabels);
+    }
 
     /**
      * Adds a label; a null or empty value is ignored.
@@ -373,12 +424,19 @@ public final class Labels implements Comparable<Labels> {
       if (n == 0) {
         return EMPTY;
       }
+      String[] pairs = new String[2 * n];
+      if (ascending()) { // the usual case (a decoded record, a sorted source): no sort
+        for (int i = 0; i < n; i++) {
+          pairs[2 * i] = names.get(i);
+          pairs[2 * i + 1] = values.get(i);
+        }
+        return new Labels(pairs);
+      }
       Integer[] order = new Integer[n];
       for (int i = 0; i < n; i++) {
         order[i] = i;
       }
       Arrays.sort(order, (x, y) -> compareUtf8(names.get(x), names.get(y)));
-      String[] pairs = new String[2 * n];
       for (int i = 0; i < n; i++) {
         pairs[2 * i] = names.get(order[i]);
         pairs[2 * i + 1] = values.get(order[i]);
@@ -387,6 +445,16 @@ public final class Labels implements Comparable<Labels> {
         }
       }
       return new Labels(pairs);
+    }
+
+    /** Whether the names are strictly ascending (so neither unsorted nor duplicated). */
+    private boolean ascending() {
+      for (int i = 1; i < names.size(); i++) {
+        if (compareUtf8(names.get(i - 1), names.get(i)) >= 0) {
+          return false;
+        }
+      }
+      return true;
     }
   }
 }
