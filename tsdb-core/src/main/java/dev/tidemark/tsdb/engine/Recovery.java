@@ -15,8 +15,11 @@ import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.UnaryOperator;
 
 /**
  * Opening and the head log: the schema check, the replay of the head log into the head on open, and
@@ -70,41 +73,28 @@ final class Recovery {
     }
     // A compaction interrupted before its switch left records of an unlisted coarse bucket.
     Compactor.dropOrphans(kv, buckets);
+    int windowEntries = HeadLogReplay.windowEntries(Runtime.getRuntime().maxMemory());
     for (TimeBucket b : buckets) {
       byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
-      try (KvCursor c = kv.scanPrefix(prefix)) {
-        HeadBucket hb = null;
-        while (c.next()) {
-          if (hb == null) {
-            hb = reopenLocked(b);
-          }
-          head.logSeq = Math.max(head.logSeq, headLogSeq(c.key()));
-          HeadBucket target = hb;
-          HeadLogBuffer.decode(c.value(), (id, t, bits) -> replay(target, id, t, bits));
+      KvCursor c = kv.scanPrefix(prefix);
+      HeadBucket hb;
+      try {
+        if (!c.next()) {
+          c.close();
+          continue;
         }
-        if (hb != null
-            && hb.maxTimestamp != Long.MIN_VALUE
-            && (!head.hasHeadMaxT || hb.maxTimestamp > head.headMaxT)) {
-          head.headMaxT = hb.maxTimestamp;
-          head.hasHeadMaxT = true;
-        }
+        hb = reopenLocked(b);
+      } catch (RuntimeException | Error e) {
+        c.close();
+        throw e;
+      }
+      new HeadLogReplay(head, hb, windowEntries).replay(c); // closes c
+      if (hb.maxTimestamp != Long.MIN_VALUE
+          && (!head.hasHeadMaxT || hb.maxTimestamp > head.headMaxT)) {
+        head.headMaxT = hb.maxTimestamp;
+        head.hasHeadMaxT = true;
       }
     }
-  }
-
-  private void replay(HeadBucket hb, int id, long t, long bits) {
-    HeadSeries hs = hb.byId(id);
-    if (hs == null) {
-      throw new CorruptRecordException(
-          "head log of bucket "
-              + hb.bucket
-              + " names series id "
-              + id
-              + " which has no ForwardIndex record");
-    }
-    head.headSampleBytes +=
-        hs.insertRecovered(t, bits, head.config.headFreezeSamples(), head.freezeScratch);
-    hb.noteTimestamp(t);
   }
 
   /**
@@ -114,11 +104,22 @@ final class Recovery {
     HeadBucket hb = new HeadBucket(b);
     long series = 0;
     long bytes = 0;
-    try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.FORWARD_INDEX, b))) {
-      while (c.next()) {
-        ForwardIndexValue fi = ForwardIndexValue.decode(c.value());
-        hb.add(fi.labels(), fi.metadata(), Keys.seriesId(c.key()));
-        series++;
+    // Decoding a record (strings, the label set, its fingerprint) is most of the work: done on a
+    // second thread, while this one only inserts. Label sets share their strings (names, metric
+    // names, job and instance values repeat across series), as they did when ingestion built them:
+    // a duplicate is garbage at once instead of a string kept per series.
+    UnaryOperator<String> strings = new StringSharing(SHARED_STRINGS_MAX);
+    try (PrefetchingScan<LoadedSeries> scan =
+        new PrefetchingScan<>(
+            kv,
+            Keys.bucketPrefix(RecordType.FORWARD_INDEX, b),
+            (k, v) -> new LoadedSeries(Keys.seriesId(k), ForwardIndexValue.decode(v, strings)),
+            "tidemark-reopen-" + b)) {
+      for (List<LoadedSeries> batch = scan.next(); batch != null; batch = scan.next()) {
+        for (LoadedSeries s : batch) {
+          hb.add(s.fi.labels(), s.fi.metadata(), s.id);
+        }
+        series += batch.size();
       }
     }
     TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
@@ -153,6 +154,33 @@ final class Recovery {
     return hb;
   }
 
+  private record LoadedSeries(int id, ForwardIndexValue fi) {}
+
+  /** At most this many distinct strings are shared per reopened bucket (a bounded map). */
+  static final int SHARED_STRINGS_MAX = 1 << 18;
+
+  /** Returns an equal string seen before, if any; one thread. */
+  static final class StringSharing implements UnaryOperator<String> {
+    private final HashMap<String, String> seen = new HashMap<>();
+    private final int max;
+
+    StringSharing(int max) {
+      this.max = max;
+    }
+
+    @Override
+    public String apply(String s) {
+      String had = seen.get(s);
+      if (had != null) {
+        return had;
+      }
+      if (seen.size() < max) {
+        seen.put(s, s);
+      }
+      return s;
+    }
+  }
+
   /** The HeadLog key of sequence {@code seq} in bucket {@code b} (docs/format.md). */
   static byte[] headLogKey(TimeBucket b, long seq) {
     byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
@@ -163,7 +191,7 @@ final class Recovery {
     return k;
   }
 
-  private static long headLogSeq(byte[] key) {
+  static long headLogSeq(byte[] key) {
     if (key.length != Keys.BUCKET_PREFIX_LENGTH + 8) {
       throw new CorruptRecordException(
           "HeadLog key must be " + (Keys.BUCKET_PREFIX_LENGTH + 8) + " bytes, was " + key.length);
