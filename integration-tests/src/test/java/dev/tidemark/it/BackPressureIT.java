@@ -79,15 +79,10 @@ class BackPressureIT {
 
         // Known series keep being stored, beside new ones refused in the same request.
         ExportMetricsServiceRequest mixed =
-            Otlp.request(
-                "backpressure",
-                "bp-1",
-                List.of(
-                    Otlp.gauge(
-                        "bp_gauge",
-                        Otlp.point(t + 15_000, -1, "series", "0"),
-                        Otlp.point(t + 15_000, -2, "series", "new-a"),
-                        Otlp.point(t + 15_000, -3, "series", "1"))));
+            gauges(
+                Otlp.point(t + 15_000, -1, "series", "0"),
+                Otlp.point(t + 15_000, -2, "series", "new-a"),
+                Otlp.point(t + 15_000, -3, "series", "1"));
         ExportMetricsServiceResponse grpcMixed =
             stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(mixed);
         assertThat(grpcMixed.getPartialSuccess().getRejectedDataPoints()).isEqualTo(1);
@@ -100,14 +95,9 @@ class BackPressureIT {
                     .header("Content-Type", "application/x-protobuf")
                     .POST(
                         HttpRequest.BodyPublishers.ofByteArray(
-                            Otlp.request(
-                                    "backpressure",
-                                    "bp-1",
-                                    List.of(
-                                        Otlp.gauge(
-                                            "bp_gauge",
-                                            Otlp.point(t + 30_000, -4, "series", "0"),
-                                            Otlp.point(t + 30_000, -5, "series", "new-b"))))
+                            gauges(
+                                    Otlp.point(t + 30_000, -4, "series", "0"),
+                                    Otlp.point(t + 30_000, -5, "series", "new-b"))
                                 .toByteArray()))
                     .build(),
                 HttpResponse.BodyHandlers.ofByteArray());
@@ -166,6 +156,11 @@ class BackPressureIT {
     for (int i = 0; i < SERIES_PER_REQUEST; i++) {
       points[i] = Otlp.point(t, r, "series", Integer.toString(r * SERIES_PER_REQUEST + i));
     }
+    return gauges(points);
+  }
+
+  /** One request of {@code bp_gauge} points from the test's one resource. */
+  private static ExportMetricsServiceRequest gauges(NumberDataPoint... points) {
     return Otlp.request("backpressure", "bp-1", List.of(Otlp.gauge("bp_gauge", points)));
   }
 

@@ -51,17 +51,11 @@ final class BitWriter {
   /** What {@link #view()} captured; {@link #byteCount()} and {@link #copyTo} as the writer's. */
   record View(byte[] buf, int pos, long acc, int free) {
     int byteCount() {
-      return pos + ((64 - free + 7) >>> 3);
+      return BitWriter.byteCount(pos, free);
     }
 
     void copyTo(byte[] dst, int offset) {
-      System.arraycopy(buf, 0, dst, offset, pos);
-      int tail = (64 - free + 7) >>> 3;
-      long a = acc;
-      for (int i = 0; i < tail; i++) {
-        dst[offset + pos + i] = (byte) (a >>> 56);
-        a <<= 8;
-      }
+      copy(buf, pos, acc, free, dst, offset);
     }
   }
 
@@ -101,11 +95,20 @@ final class BitWriter {
 
   /** Number of bytes the written bits occupy, the last one zero-padded. */
   int byteCount() {
-    return pos + ((64 - free + 7) >>> 3);
+    return byteCount(pos, free);
   }
 
   /** Copies the {@link #byteCount()} bytes to {@code dst} at {@code offset}. */
   void copyTo(byte[] dst, int offset) {
+    copy(buf, pos, acc, free, dst, offset);
+  }
+
+  private static int byteCount(int pos, int free) {
+    return pos + ((64 - free + 7) >>> 3);
+  }
+
+  /** The flushed bytes {@code buf[0, pos)}, then the pending bits of {@code acc}, zero-padded. */
+  private static void copy(byte[] buf, int pos, long acc, int free, byte[] dst, int offset) {
     System.arraycopy(buf, 0, dst, offset, pos);
     int tail = (64 - free + 7) >>> 3;
     long a = acc;
