@@ -70,7 +70,7 @@ final class HeadSeries {
   HeadSeries(HeadBucket bucket, Labels labels, MetricMetadata metadata, int id) {
     this.bucket = bucket;
     this.labels = labels;
-    this.metadata = metadata;
+    this.metadata = MetricMetadata.intern(metadata);
     this.id = id;
   }
 

@@ -21,6 +21,43 @@ public record MetricMetadata(
 
   private static final int MONOTONIC_BIT = 1 << 2;
 
+  private static final Pool POOL = new Pool(Pool.DEFAULT_MAX);
+
+  /**
+   * The one instance equal to {@code m} that holders of many series keep (the head keeps one per
+   * series: a million series of a few hundred metrics then share a few hundred instances, where a
+   * receiver makes one per metric and request). At most {@link Pool#DEFAULT_MAX} distinct values
+   * are kept (units are free text); beyond that {@code m} itself is returned.
+   */
+  public static MetricMetadata intern(MetricMetadata m) {
+    return POOL.intern(m);
+  }
+
+  /** A bounded set of shared instances; thread-safe. */
+  static final class Pool {
+    static final int DEFAULT_MAX = 4096;
+
+    private final int max;
+    private final java.util.concurrent.ConcurrentHashMap<MetricMetadata, MetricMetadata> kept =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
+    Pool(int max) {
+      this.max = max;
+    }
+
+    MetricMetadata intern(MetricMetadata m) {
+      MetricMetadata known = kept.get(m);
+      if (known != null) {
+        return known;
+      }
+      if (kept.size() >= max) {
+        return m;
+      }
+      known = kept.putIfAbsent(m, m);
+      return known != null ? known : m;
+    }
+  }
+
   public MetricMetadata {
     Objects.requireNonNull(type, "type");
     Objects.requireNonNull(temporality, "temporality");
