@@ -3,7 +3,6 @@ package dev.tidemark.tsdb.model;
 import com.dynatrace.hash4j.hashing.HashValue128;
 import com.dynatrace.hash4j.hashing.Hasher128;
 import com.dynatrace.hash4j.hashing.Hashing;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -175,14 +174,26 @@ public final class Labels implements Comparable<Labels> {
 
   /** XXH3-128 of the canonical bytes, written into {@link #CANONICAL_SCRATCH}. */
   private static HashValue128 fingerprint(String[] pairs) {
+    int n = writeCanonical(pairs);
+    return XXH3_128.hashBytesTo128Bits(CANONICAL_SCRATCH.get(), 0, n);
+  }
+
+  private static byte[] canonicalBytes(String[] pairs) {
+    int n = writeCanonical(pairs);
+    return Arrays.copyOf(CANONICAL_SCRATCH.get(), n);
+  }
+
+  /**
+   * Writes the canonical bytes (each name and value in UTF-8, each followed by 0xFF) into this
+   * thread's {@link #CANONICAL_SCRATCH}, growing it as needed; returns their length. ASCII is
+   * copied char by char, anything else goes through the general encoder.
+   */
+  private static int writeCanonical(String[] pairs) {
     byte[] buf = CANONICAL_SCRATCH.get();
     int p = 0;
     for (String s : pairs) {
       int n = s.length();
-      if (p + n + 1 > buf.length) {
-        buf = Arrays.copyOf(buf, Math.max(2 * buf.length, p + n + 1));
-        CANONICAL_SCRATCH.set(buf);
-      }
+      buf = room(buf, p + n + 1);
       int ascii = 0;
       while (ascii < n) {
         char c = s.charAt(ascii);
@@ -194,28 +205,27 @@ public final class Labels implements Comparable<Labels> {
       }
       if (ascii == n) {
         p += n;
-      } else { // not ASCII: the general encoder
+      } else {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        if (p + b.length + 1 > buf.length) {
-          buf = Arrays.copyOf(buf, Math.max(2 * buf.length, p + b.length + 1));
-          CANONICAL_SCRATCH.set(buf);
-        }
+        buf = room(buf, p + b.length + 1);
         System.arraycopy(b, 0, buf, p, b.length);
         p += b.length;
       }
       buf[p++] = (byte) 0xFF;
     }
-    return XXH3_128.hashBytesTo128Bits(buf, 0, p);
+    return p;
   }
 
-  private static byte[] canonicalBytes(String[] pairs) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(pairs.length * 12);
-    for (String s : pairs) {
-      byte[] b = s.getBytes(StandardCharsets.UTF_8);
-      out.write(b, 0, b.length);
-      out.write(0xFF);
+  /**
+   * {@code buf}, or a larger copy (then this thread's scratch) if it holds fewer than {@code n}.
+   */
+  private static byte[] room(byte[] buf, int n) {
+    if (n <= buf.length) {
+      return buf;
     }
-    return out.toByteArray();
+    byte[] bigger = Arrays.copyOf(buf, Math.max(2 * buf.length, n));
+    CANONICAL_SCRATCH.set(bigger);
+    return bigger;
   }
 
   @Override
