@@ -93,18 +93,9 @@ final class HeadLogReplay {
         cancelled = true;
         decoder.interrupt();
       }
-      join(decoder);
+      HelperThreads.join(decoder);
     }
-    Throwable t = decoderFailure;
-    if (t != null) {
-      if (t instanceof RuntimeException e) {
-        throw e;
-      }
-      if (t instanceof Error e) {
-        throw e;
-      }
-      throw new IllegalStateException("head log decoder failed", t);
-    }
+    HelperThreads.rethrow(decoderFailure, "head log decoder failed");
   }
 
   private void apply(Window w) {
@@ -154,7 +145,7 @@ final class HeadLogReplay {
       Filler filler = new Filler(ids);
       boolean more = true;
       while (more && !cancelled) {
-        Window w = take(free);
+        Window w = free.take();
         more = filler.fill(cursor, w);
         full.put(w);
       }
@@ -268,21 +259,6 @@ final class HeadLogReplay {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while replaying the head log", e);
-    }
-  }
-
-  private static void join(Thread t) {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        t.join();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
   }
 }

@@ -88,16 +88,7 @@ final class PrefetchingScan<T> implements AutoCloseable {
       return (List<T>) batch;
     }
     ended = true;
-    Throwable t = failure;
-    if (t instanceof RuntimeException e) {
-      throw e;
-    }
-    if (t instanceof Error e) {
-      throw e;
-    }
-    if (t != null) {
-      throw new IllegalStateException("scan failed", t);
-    }
+    HelperThreads.rethrow(failure, "scan failed");
     return null;
   }
 
@@ -107,17 +98,6 @@ final class PrefetchingScan<T> implements AutoCloseable {
       cancelled = true;
       thread.interrupt();
     }
-    boolean interrupted = false;
-    while (true) {
-      try {
-        thread.join();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    HelperThreads.join(thread);
   }
 }
