@@ -80,7 +80,7 @@ final class WireStreamCache {
         return false; // put by another thread meanwhile
       }
     }
-    s.set(base + (int) (ws.keyHi >>> 61), ws);
+    s.set(base + ((int) (ws.keyHi >>> 32) & (WAYS - 1)), ws); // a victim picked by the key
     return false;
   }
 

@@ -30,10 +30,10 @@ final class BitWriter {
   }
 
   /**
-   * Resets onto a new buffer: the old one is never written again, so a {@link View} taken before
-   * stays valid.
+   * {@link #reset()} onto a new buffer: the old one is never written again, so a {@link View} taken
+   * before stays valid.
    */
-  void resetDetached() {
+  void detach() {
     buf = new byte[INITIAL_CAPACITY];
     reset();
   }
@@ -41,8 +41,8 @@ final class BitWriter {
   /**
    * The bits written so far as a view for a reader on another thread: the buffer's flushed bytes
    * (never rewritten: a flush only writes after them, growth copies to a new array, and only {@link
-   * #reset()} rewinds) and a copy of the pending bits. Valid until the next {@link #reset()}; a
-   * {@link #resetDetached()} leaves it valid.
+   * #reset()} rewinds) and a copy of the pending bits. Valid until the next {@link #reset()} on the
+   * same buffer; a {@link #detach()} first leaves it valid.
    */
   View view() {
     return new View(buf, pos, acc, free);

@@ -289,8 +289,8 @@ public final class GorillaEncoder {
    * (the head's streams, which readers snapshot; a buffer of 64 bytes per restart).
    */
   public void restart() {
+    out.detach();
     reset();
-    out.resetDetached();
   }
 
   /** Forgets all samples; the encoder then encodes a new chunk. Keeps its buffer. */
