@@ -192,8 +192,7 @@ final class Appends {
       writeSeq = wrote ? groupSync.registerWrite() : 0;
       freeze = freezeDue;
       freezeDue = false;
-      // over the budget, a seal is what makes room
-      sealDue = sealer.sealDueLocked();
+      sealDue = sealer.sealDueLocked(); // scheduled after the lock (Sealer.scheduleSeal)
     } finally {
       lock.writeLock().unlock();
     }

@@ -124,12 +124,6 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   /**
-   * Why every append is refused now, or null while appends are taken: a failed rollback, or the
-   * engine closed. The text is the one the refused appends' {@link
-   * dev.tidemark.tsdb.append.StorageUnavailableException} carries. The head over its byte budget
-   * refuses only new series ({@link #newSeriesRefusal()}). Takes the read lock for a moment.
-   */
-  /**
    * Why samples of series new to the head are refused now (the head over its byte budget, {@link
    * EngineConfig#maxHeadBytes()}: the point detail those samples carry), or null. Samples of the
    * head's series are taken all the same. Takes the read lock for a moment.
@@ -143,6 +137,12 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     }
   }
 
+  /**
+   * Why every append is refused now, or null while appends are taken: a failed rollback, or the
+   * engine closed. The text is the one the refused appends' {@link
+   * dev.tidemark.tsdb.append.StorageUnavailableException} carries. The head over its byte budget
+   * refuses only new series ({@link #newSeriesRefusal()}). Takes the read lock for a moment.
+   */
   public String writeRefusal() {
     lock.readLock().lock();
     try {

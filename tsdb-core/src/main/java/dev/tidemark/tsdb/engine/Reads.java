@@ -174,9 +174,8 @@ final class Reads implements Querier {
     requireRange(minT, maxT);
     HashMap<Labels, Found> found = new HashMap<>();
     // Under the read lock only what the head holds now: the series and, for samples, a
-    // constant-time
-    // capture of each; the joins by labels and the copies of the streams run after it
-    // (docs/architecture.md, Read path).
+    // constant-time capture of each; the joins by labels and the copies of the streams run after
+    // it (docs/architecture.md, Read path).
     List<HeadHit> headHits = new ArrayList<>();
     StoredHits[][] stored = new StoredHits[1][];
     visitBuckets(
