@@ -59,6 +59,9 @@ final class InPlace {
     final byte[] attributes;
     final SeriesEntry entry;
 
+    /** Its place in the cache's array, set when it is put ({@link WireStreamCache#put}). */
+    int position;
+
     WireStream(
         long keyHi,
         long keyLo,
@@ -379,11 +382,17 @@ final class InPlace {
     }
     long keyHi = mix(mc.hashHi ^ h);
     long keyLo = mix(mc.hashLo + h * 0x9E3779B97F4A7C15L + len);
-    WireStream ws = t.wireStreams().get(keyHi, keyLo);
+    WireStreamCache cache = t.wireStreams();
+    // The stream after the last one found is usually this point's (see WireStreamCache).
+    WireStream ws = cache.at(rs.nextWireStream);
+    if (ws == null || ws.keyLo != keyLo || ws.keyHi != keyHi) {
+      ws = cache.get(keyHi, keyLo);
+    }
     if (ws != null
         && ws.metricHi == mc.hashHi
         && ws.metricLo == mc.hashLo
         && Arrays.equals(ws.attributes, 0, ws.attributes.length, b, off, off + len)) {
+      rs.nextWireStream = ws.position + 1;
       rs.key = ws.entry.key;
       AtomicReferenceArray<byte[]> known = t.knownRuns();
       int slot = (int) h & (known.length() - 1);
@@ -413,7 +422,9 @@ final class InPlace {
           k != null && Arrays.equals(k, 0, k.length, b, off, off + len)
               ? k
               : Arrays.copyOfRange(b, off, off + len);
-      t.wireStreams().put(new WireStream(keyHi, keyLo, mc.hashHi, mc.hashLo, attributes, e));
+      WireStream created = new WireStream(keyHi, keyLo, mc.hashHi, mc.hashLo, attributes, e);
+      cache.put(created);
+      rs.nextWireStream = created.position + 1;
       // The request these bytes came from was checked whole, so the run is valid wherever it
       // recurs.
       known.set(slot, attributes);

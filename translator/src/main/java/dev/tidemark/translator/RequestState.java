@@ -34,6 +34,13 @@ final class RequestState {
   final SampleBatch batch = new SampleBatch(1024);
   final HashStream128 hs = Hashing.xxh3_128().hashStream();
   final MetricCtx metricCtx = new MetricCtx();
+
+  /**
+   * The wire stream cache's position after the stream this thread found last: where the next
+   * point's stream usually is ({@link WireStreamCache#at}). Only a hint, kept across requests.
+   */
+  int nextWireStream;
+
   final ExpHistogram exp = new ExpHistogram();
   final SeriesResolver.KeySet keySet = new SeriesResolver.KeySet();
 

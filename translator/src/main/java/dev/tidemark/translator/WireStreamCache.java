@@ -1,107 +1,158 @@
 package dev.tidemark.translator;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The in-place path's streams by the 128-bit hash of their wire identity ({@link InPlace}): a
- * lossy, lock-free, set-associative table of references, one slot array and no per-entry map node,
- * key object or eviction record. Caffeine's three objects per entry (about 100 bytes) were the
- * largest per-series cost of the translator at a million streams (docs/architecture.md, "Memory at
- * a million active series").
+ * The in-place path's streams ({@link InPlace}): a dense array of streams in the order they were
+ * first seen, and a lossy, lock-free, set-associative index from the 128-bit hash of a stream's
+ * wire identity to its position in that array. No map node, key object or eviction record per
+ * entry.
  *
- * <p>A key's set is {@value #WAYS} consecutive slots; a lookup compares the entries there. A new
- * entry takes a free slot of its set, else replaces one of its entries (picked by the key's bits).
- * The table starts small and doubles while more than a quarter of its slots are taken, up to four
- * slots per entry of the configured size; at that load a set of {@value #WAYS} slots overflows for
- * about one stream in two thousand. A replaced or lost entry is only a miss: the caller resolves
- * the stream through the series cache ({@link SeriesResolver}) and puts it back.
+ * <p><b>Why positions.</b> At a million streams a lookup's cost is memory latency, not
+ * instructions: one random access into a table of many megabytes and one into each entry it looks
+ * at cost more than all the rest of a point's translation (docs/benchmarks.md, session 11). Two
+ * things remove most of them. The index holds each entry's key bits beside its position, so a set
+ * is scanned in one or two cache lines and only the matching stream is read. And senders repeat
+ * their streams in the same order at every export, so the stream after the one just found is
+ * usually the one at the next position ({@link #at}): the caller tries it first and skips the index
+ * altogether. The streams then come in the order the array holds them, and so does the garbage
+ * collector's copy of them, which keeps a request's streams and what they refer to close together.
  *
- * <p>Thread-safe: slots are read and written atomically; an entry put while the table grows may be
- * lost (a later miss puts it again).
+ * <p><b>Bounds.</b> Positions are handed out in order; the array starts small and doubles up to the
+ * configured size (rounded up to a power of two), and from then on positions wrap around: a new
+ * stream takes the place of the oldest, which is only a miss for that stream if it comes again (the
+ * caller resolves it through the series cache, {@link SeriesResolver}, and puts it back). The index
+ * has {@value #SLOTS_PER_ENTRY} slots per array entry in sets of {@value #WAYS}; a full set
+ * replaces one of its slots (picked by the key's bits), and a slot whose position has since been
+ * taken by another stream simply fails the full-key check.
+ *
+ * <p>Thread-safe: slots and positions are read and written atomically, and every hit is checked
+ * against the full key held by the (immutable) stream, so a race can only lose an entry, never
+ * answer another key's stream. An entry put while the arrays grow may be missing from the index.
  */
 final class WireStreamCache {
 
-  static final int WAYS = 8;
-  private static final int MIN_SLOTS = 1024;
+  static final int WAYS = 16;
+  static final int SLOTS_PER_ENTRY = 2;
+  private static final int MIN_ENTRIES = 512;
+  private static final int POSITION_BITS = 28;
+  private static final long POSITION_MASK = (1L << POSITION_BITS) - 1;
 
-  private final int maxSlots;
-  private volatile AtomicReferenceArray<InPlace.WireStream> slots;
-  private final AtomicInteger taken = new AtomicInteger();
+  /** A power of two, at most 2^{@value #POSITION_BITS} - 1 positions. */
+  private final int maxEntries;
+
+  private volatile Arrays arrays;
+  private final AtomicLong next = new AtomicLong();
+
+  private static final class Arrays {
+    /** Streams by position. */
+    final AtomicReferenceArray<InPlace.WireStream> streams;
+
+    /**
+     * Sets of {@value #WAYS} slots; a slot is 0 (free) or the key's high bits above {@value
+     * #POSITION_BITS} and the position + 1 below.
+     */
+    final AtomicLongArray index;
+
+    Arrays(int entries) {
+      streams = new AtomicReferenceArray<>(entries);
+      index = new AtomicLongArray(entries * SLOTS_PER_ENTRY);
+    }
+  }
 
   /**
-   * @param maxEntries the number of streams it must hold without loss (the series cache's size)
+   * @param maxEntries the number of streams it must hold (the series cache's size)
    */
   WireStreamCache(int maxEntries) {
-    long want = Math.max(MIN_SLOTS, 4L * maxEntries);
-    this.maxSlots = (int) Math.min(1 << 30, Long.highestOneBit(want - 1) << 1);
-    this.slots = new AtomicReferenceArray<>(Math.min(MIN_SLOTS, maxSlots));
+    long want = Math.max(MIN_ENTRIES, maxEntries);
+    this.maxEntries = (int) Math.min(1L << (POSITION_BITS - 1), Long.highestOneBit(want - 1) << 1);
+    this.arrays = new Arrays(Math.min(MIN_ENTRIES, this.maxEntries));
+  }
+
+  /** The stream at {@code position}, or null; any int is a valid argument. */
+  InPlace.WireStream at(int position) {
+    AtomicReferenceArray<InPlace.WireStream> s = arrays.streams;
+    return position >= 0 && position < s.length() ? s.get(position) : null;
   }
 
   /** The entry with this key, or null. */
   InPlace.WireStream get(long keyHi, long keyLo) {
-    AtomicReferenceArray<InPlace.WireStream> s = slots;
-    int base = setOf(keyLo, s.length());
+    Arrays a = arrays;
+    AtomicLongArray index = a.index;
+    int base = setOf(keyLo, index.length());
+    long tag = keyLo & ~POSITION_MASK;
     for (int i = 0; i < WAYS; i++) {
-      InPlace.WireStream ws = s.get(base + i);
-      if (ws != null && ws.keyLo == keyLo && ws.keyHi == keyHi) {
-        return ws;
+      long slot = index.get(base + i);
+      if (slot == 0) {
+        return null; // slots fill from the front and are never freed
+      }
+      if ((slot & ~POSITION_MASK) == tag) {
+        InPlace.WireStream ws = a.streams.get((int) (slot & POSITION_MASK) - 1);
+        if (ws != null && ws.keyLo == keyLo && ws.keyHi == keyHi) {
+          return ws;
+        }
       }
     }
     return null;
   }
 
   /**
-   * Puts an entry (its key in {@code ws.keyHi}, {@code ws.keyLo}), replacing one if its set is
-   * full.
+   * Puts a new entry (its key in {@code ws.keyHi}, {@code ws.keyLo}) at the next position, which it
+   * records in {@code ws.position}.
    */
   void put(InPlace.WireStream ws) {
-    AtomicReferenceArray<InPlace.WireStream> s = slots;
-    if (place(s, ws) && taken.incrementAndGet() > s.length() / 4 && s.length() < maxSlots) {
-      grow(s);
+    long n = next.getAndIncrement();
+    Arrays a = arrays;
+    while (n >= a.streams.length() && a.streams.length() < maxEntries) {
+      a = grow(a, n);
     }
+    int position = (int) (n & (maxEntries - 1));
+    ws.position = position;
+    a.streams.set(position, ws);
+    place(a.index, ws.keyLo, position);
   }
 
-  /** Slots in use now (for tests and the memory figures). */
+  /** Positions the arrays have room for now (for tests and the memory figures). */
   int capacity() {
-    return slots.length();
+    return arrays.streams.length();
   }
 
-  /** Places {@code ws}; true if it took a free slot. */
-  private static boolean place(AtomicReferenceArray<InPlace.WireStream> s, InPlace.WireStream ws) {
-    int base = setOf(ws.keyLo, s.length());
+  private static void place(AtomicLongArray index, long keyLo, int position) {
+    int base = setOf(keyLo, index.length());
+    long slot = (keyLo & ~POSITION_MASK) | (position + 1L);
     for (int i = 0; i < WAYS; i++) {
-      InPlace.WireStream cur = s.get(base + i);
-      if (cur == null) {
-        if (s.compareAndSet(base + i, null, ws)) {
-          return true;
-        }
-      } else if (cur.keyLo == ws.keyLo && cur.keyHi == ws.keyHi) {
-        return false; // put by another thread meanwhile
+      if (index.get(base + i) == 0 && index.compareAndSet(base + i, 0, slot)) {
+        return;
       }
     }
-    s.set(base + ((int) (ws.keyHi >>> 32) & (WAYS - 1)), ws); // a victim picked by the key
-    return false;
+    index.set(base + ((int) (keyLo >>> 40) & (WAYS - 1)), slot); // a victim picked by the key
   }
 
-  private synchronized void grow(AtomicReferenceArray<InPlace.WireStream> old) {
-    if (slots != old) {
-      return;
+  private synchronized Arrays grow(Arrays old, long needed) {
+    Arrays cur = arrays;
+    if (cur != old) {
+      return cur;
     }
-    AtomicReferenceArray<InPlace.WireStream> bigger = new AtomicReferenceArray<>(old.length() * 2);
-    int n = 0;
-    for (int i = 0; i < old.length(); i++) {
-      InPlace.WireStream ws = old.get(i);
-      if (ws != null && place(bigger, ws)) {
-        n++;
+    int length = old.streams.length();
+    while (length <= needed && length < maxEntries) {
+      length *= 2;
+    }
+    Arrays bigger = new Arrays(length);
+    for (int p = 0; p < old.streams.length(); p++) {
+      InPlace.WireStream ws = old.streams.get(p);
+      if (ws != null) {
+        bigger.streams.set(p, ws);
+        place(bigger.index, ws.keyLo, p);
       }
     }
-    taken.set(n);
-    slots = bigger;
+    arrays = bigger;
+    return bigger;
   }
 
   /** The first slot of the key's set: sets are {@value #WAYS} slots apart. */
   private static int setOf(long keyLo, int length) {
-    return (int) (keyLo >>> 3) & (length - 1) & -WAYS;
+    return (int) keyLo & (length - 1) & -WAYS;
   }
 }

@@ -37,9 +37,9 @@ class WireStreamCacheTest {
         assertThat(ws.keyLo).isEqualTo(los[i]);
       }
     }
-    // four slots per entry in sets of eight: a set overflows for about one stream in 2,000
-    assertThat(missing).as("seed %d", SEED).isLessThan(n / 500);
-    assertThat(cache.capacity()).isEqualTo(1 << 19); // the power of two at or above 4 n
+    // two slots per position in sets of sixteen, at most 38 % taken: a set rarely overflows
+    assertThat(missing).as("seed %d", SEED).isLessThan(n / 2000);
+    assertThat(cache.capacity()).isEqualTo(1 << 17); // the power of two at or above n
     assertThat(cache.get(rnd.nextLong(), rnd.nextLong())).isNull();
   }
 
@@ -56,12 +56,51 @@ class WireStreamCacheTest {
 
   @Test
   void aFullSetReplacesAnEntryInsteadOfGrowingPastItsSize() {
-    WireStreamCache cache = new WireStreamCache(1); // 1,024 slots: 128 sets
+    WireStreamCache cache = new WireStreamCache(1); // 512 positions, 1,024 slots: 64 sets
     for (int i = 0; i < 10_000; i++) {
-      cache.put(stream(i, (long) i << 3));
+      cache.put(stream(i, (long) i << 4)); // sixteen keys to a set
     }
-    assertThat(cache.capacity()).isEqualTo(1024);
-    assertThat(cache.get(9_999, 9_999L << 3)).isNotNull(); // the newest is always placed
+    assertThat(cache.capacity()).isEqualTo(512);
+    assertThat(cache.get(9_999, 9_999L << 4)).isNotNull(); // the newest is always placed
+  }
+
+  @Test
+  void positionsFollowTheOrderOfPutsAndWrapAroundOntoTheOldest() {
+    WireStreamCache cache = new WireStreamCache(1); // 512 positions
+    InPlace.WireStream[] put = new InPlace.WireStream[512 + 10];
+    for (int i = 0; i < put.length; i++) {
+      put[i] = stream(1_000 + i, 7_919L * i);
+      cache.put(put[i]);
+    }
+    for (int i = 0; i < 512; i++) {
+      InPlace.WireStream expected = put[i < 10 ? 512 + i : i];
+      assertThat(cache.at(i)).as("position %d", i).isSameAs(expected);
+      assertThat(expected.position).isEqualTo(i);
+    }
+    // the first ten gave their positions to the last ten: their index slots answer nothing
+    for (int i = 0; i < 10; i++) {
+      assertThat(cache.get(put[i].keyHi, put[i].keyLo)).isNull();
+      assertThat(cache.get(put[512 + i].keyHi, put[512 + i].keyLo)).isSameAs(put[512 + i]);
+    }
+    assertThat(cache.at(-1)).isNull();
+    assertThat(cache.at(512)).isNull();
+    assertThat(cache.at(Integer.MAX_VALUE)).isNull();
+  }
+
+  @Test
+  void growingKeepsEveryPositionAndItsIndexEntry() {
+    WireStreamCache cache = new WireStreamCache(100_000);
+    SplittableRandom rnd = new SplittableRandom(SEED);
+    InPlace.WireStream[] put = new InPlace.WireStream[5_000];
+    for (int i = 0; i < put.length; i++) {
+      put[i] = stream(rnd.nextLong(), rnd.nextLong());
+      cache.put(put[i]);
+    }
+    assertThat(cache.capacity()).isEqualTo(8192); // 512, doubled four times
+    for (int i = 0; i < put.length; i++) {
+      assertThat(cache.at(i)).isSameAs(put[i]);
+      assertThat(cache.get(put[i].keyHi, put[i].keyLo)).isSameAs(put[i]);
+    }
   }
 
   @Test
@@ -81,6 +120,12 @@ class WireStreamCacheTest {
                   cache.put(stream(hi, lo));
                   InPlace.WireStream ws = cache.get(hi, lo);
                   if (ws != null && (ws.keyHi != hi || ws.keyLo != lo)) {
+                    wrong.incrementAndGet();
+                  }
+                  InPlace.WireStream at = cache.at(rnd.nextInt(1 << 18));
+                  if (at != null
+                      && cache.get(at.keyHi, at.keyLo) != null
+                      && cache.get(at.keyHi, at.keyLo).keyLo != at.keyLo) {
                     wrong.incrementAndGet();
                   }
                 }
