@@ -295,9 +295,9 @@ final class SeriesResolver {
     }
     // The longest-named series of the stream stands for all of them (bucket and quantile series add
     // a short label; should one still break the total, the engine refuses that point on its own).
-    String limit = SeriesLimits.violation(longest, mc.meta);
-    if (limit != null) {
-      return new SeriesEntry(RejectionReason.LIMIT_EXCEEDED, limit);
+    if (!SeriesLimits.storable(longest, mc.meta)) {
+      return new SeriesEntry(
+          RejectionReason.LIMIT_EXCEEDED, SeriesLimits.violation(longest, mc.meta));
     }
     return e;
   }

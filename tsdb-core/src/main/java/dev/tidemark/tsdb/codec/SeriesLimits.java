@@ -65,19 +65,20 @@ public final class SeriesLimits {
       }
       String value = labels.value(i);
       int valueBytes = utf8Bytes(value);
-      String what = metricName ? "metric name" : "label value";
-      String where = metricName ? quote(value) : "label " + quote(name);
       if (valueBytes < 0) {
-        return what + " is not valid UTF-8 (unpaired surrogate) (" + where + ")";
+        return what(metricName)
+            + " is not valid UTF-8 (unpaired surrogate) ("
+            + where(name, value)
+            + ")";
       }
       if (valueBytes > MAX_STRING_BYTES) {
-        return what
+        return what(metricName)
             + " of "
             + valueBytes
             + " bytes exceeds the "
             + MAX_STRING_BYTES
             + "-byte limit ("
-            + where
+            + where(name, value)
             + ")";
       }
       total += nameBytes + valueBytes;
@@ -102,6 +103,15 @@ public final class SeriesLimits {
           + "-byte limit";
     }
     return null;
+  }
+
+  private static String what(boolean metricName) {
+    return metricName ? "metric name" : "label value";
+  }
+
+  /** The metric name itself, or the label's name. */
+  private static String where(String name, String value) {
+    return name.equals(Labels.METRIC_NAME) ? quote(value) : "label " + quote(name);
   }
 
   /** Whether {@link #violation} is null, without building a message. */
