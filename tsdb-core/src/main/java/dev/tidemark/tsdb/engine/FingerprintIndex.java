@@ -6,17 +6,19 @@ import java.util.HashMap;
 import java.util.function.IntToLongFunction;
 
 /**
- * A head bucket's series ids by fingerprint, for the collision-safe SeriesDictionary value (every
- * id of the bucket whose labels hash to the same 128 bits): the high 64 bits map to the first id
- * with them in two primitive arrays (about 20 bytes per series, where a map entry, a key object and
- * an id array per series cost about 90; docs/architecture.md, "Memory at a million active series").
- * The low 64 bits are not kept: the caller looks them up by id.
+ * A head bucket's series ids by fingerprint: how the bucket finds a series by its labels, and the
+ * collision-safe SeriesDictionary value (every id of the bucket whose labels hash to the same 128
+ * bits). The high 64 bits map to the first id with them in two primitive arrays (about 20 bytes per
+ * series, where a map entry, a key object and an id array per series cost about 90;
+ * docs/architecture.md, "Memory at a million active series"). The low 64 bits are not kept: the
+ * caller looks them up by id.
  *
  * <p>Guarded by the engine lock, as its {@link HeadBucket}.
  */
 final class FingerprintIndex {
 
   private static final int NO_ID = -1;
+  private static final int[] NO_MORE = new int[0];
 
   private final Long2IntOpenHashMap firstByHigh = new Long2IntOpenHashMap();
 
@@ -51,6 +53,17 @@ final class FingerprintIndex {
     }
     Arrays.sort(same);
     return append(same, id);
+  }
+
+  /** The first id added whose high 64 bits are {@code high}, or -1. */
+  int first(long high) {
+    return firstByHigh.get(high);
+  }
+
+  /** The ids after {@link #first} with the same high 64 bits, in the order added (usually none). */
+  int[] more(long high) {
+    int[] more = moreByHigh.get(high);
+    return more == null ? NO_MORE : more;
   }
 
   /** Removes the series added last (an append's rollback), whose high 64 bits are {@code high}. */

@@ -7,12 +7,13 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
- * One open bucket in the head: its series dictionary (labels → series, id → series), in-memory
+ * One open bucket in the head: its series dictionary (id → series, fingerprint → ids), in-memory
  * postings in the same shape as the InvertedIndex records, and the head-log bytes of the append in
  * progress.
  *
@@ -31,10 +32,15 @@ final class HeadBucket implements PostingsSource {
   private final long endMillis;
   volatile State state = State.OPEN;
 
-  private final HashMap<Labels, HeadSeries> byLabels = new HashMap<>();
+  /** Series by id; null for an id not in the head (a reopened bucket loads only some). */
   private final ArrayList<HeadSeries> byId = new ArrayList<>();
 
-  /** Ids by fingerprint, for the collision-safe SeriesDictionary value. */
+  private int seriesCount;
+
+  /**
+   * Ids by fingerprint: the lookup by labels (no map entry per series) and the collision-safe
+   * SeriesDictionary value.
+   */
   private final FingerprintIndex byFingerprint = new FingerprintIndex();
 
   private final HashMap<String, TreeMap<String, RoaringBitmap>> postings = new HashMap<>();
@@ -82,7 +88,22 @@ final class HeadBucket implements PostingsSource {
   }
 
   HeadSeries get(Labels labels) {
-    return byLabels.get(labels);
+    long high = labels.fingerprintHigh();
+    int id = byFingerprint.first(high);
+    if (id < 0) {
+      return null;
+    }
+    HeadSeries s = byId.get(id);
+    if (s.labels.equals(labels)) {
+      return s;
+    }
+    for (int other : byFingerprint.more(high)) {
+      s = byId.get(other);
+      if (s.labels.equals(labels)) {
+        return s;
+      }
+    }
+    return null;
   }
 
   HeadSeries byId(int id) {
@@ -90,11 +111,12 @@ final class HeadBucket implements PostingsSource {
   }
 
   int seriesCount() {
-    return byLabels.size();
+    return seriesCount;
   }
 
+  /** The series in id order. */
   Iterable<HeadSeries> series() {
-    return byLabels.values();
+    return () -> byId.stream().filter(Objects::nonNull).iterator();
   }
 
   int nextId() {
@@ -110,8 +132,10 @@ final class HeadBucket implements PostingsSource {
     while (byId.size() <= id) {
       byId.add(null);
     }
-    byId.set(id, s);
-    byLabels.put(labels, s);
+    if (byId.set(id, s) != null) {
+      throw new IllegalStateException("series " + id + " of bucket " + bucket + " added twice");
+    }
+    seriesCount++;
     all.add(id);
     for (int i = 0; i < labels.size(); i++) {
       postings
@@ -138,7 +162,7 @@ final class HeadBucket implements PostingsSource {
           "series " + id + " of bucket " + bucket + " is not the last added");
     }
     byId.remove(id);
-    byLabels.remove(s.labels);
+    seriesCount--;
     all.remove(id);
     Labels labels = s.labels;
     for (int i = 0; i < labels.size(); i++) {
