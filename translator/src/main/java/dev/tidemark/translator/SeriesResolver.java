@@ -6,6 +6,7 @@ import com.dynatrace.hash4j.hashing.Hashing;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.tidemark.tsdb.codec.SeriesLimits;
+import dev.tidemark.tsdb.model.LabelStrings;
 import dev.tidemark.tsdb.model.Labels;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
@@ -329,12 +330,12 @@ final class SeriesResolver {
   }
 
   private static Labels withName(Labels base, String name) {
-    return base.toBuilder().set(Labels.METRIC_NAME, name).build();
+    return base.toBuilder().set(Labels.METRIC_NAME, LabelStrings.share(name)).build();
   }
 
   static Labels toLabels(Map<String, String> m) {
     Labels.Builder b = Labels.builder();
-    m.forEach(b::add);
+    m.forEach((name, value) -> b.add(LabelStrings.share(name), LabelStrings.share(value)));
     return b.build();
   }
 

@@ -17,6 +17,7 @@ import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
 import dev.tidemark.tsdb.codec.Varints;
+import dev.tidemark.tsdb.model.LabelStrings;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
@@ -675,7 +676,7 @@ public final class RemoteWriteIngestor {
       }
       Labels.Builder b = Labels.builder();
       for (int i = 0; i < pairs.size(); i += 2) {
-        b.add(pairs.get(i), pairs.get(i + 1));
+        b.add(LabelStrings.share(pairs.get(i)), LabelStrings.share(pairs.get(i + 1)));
       }
       Labels labels = b.build();
       Known k = new Known(run, labels, null, v1Meta(labels.metricName(), registry));
