@@ -36,7 +36,11 @@ import java.util.Locale;
  *
  * <pre>
  * java -Xmx6g -cp benchmarks/target/benchmarks.jar dev.tidemark.benchmarks.TranslatorScaleHarness noop 10000 6
+ * java -Xmx6g -Dcreate=true -cp benchmarks/target/benchmarks.jar dev.tidemark.benchmarks.TranslatorScaleHarness engine 2000 6
  * </pre>
+ *
+ * <p>With {@code -Dcreate=true} each step's instances are new, so every point creates its series
+ * (the cost of a fleet's first export, warm after the first step).
  */
 public final class TranslatorScaleHarness {
   private static final long SEC = 1_000_000_000L;
@@ -73,10 +77,14 @@ public final class TranslatorScaleHarness {
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     long tid = Thread.currentThread().getId();
     byte[][] reqs = new byte[instances][];
+    // With -Dcreate=true every step sends new instances (series creation at every step, warm
+    // after the first); otherwise the same instances every step (known series after the first).
+    boolean create = Boolean.getBoolean("create");
     for (int step = 0; step < steps; step++) {
       long tMs = t0Ms + step * 15_000L;
       for (int i = 0; i < instances; i++) {
-        reqs[i] = request(i, tMs * 1_000_000L, step).toByteArray();
+        int instance = create ? step * instances + i : i;
+        reqs[i] = request(instance, tMs * 1_000_000L, step).toByteArray();
       }
       clock.set(tMs + 1_000L);
       long cpu0 = mx.getCurrentThreadCpuTime();
