@@ -82,20 +82,10 @@ final class BitWriter {
       if (buf.length > Integer.MAX_VALUE / 2 - 16) {
         throw new IllegalStateException("Gorilla chunk too large: " + buf.length + " bytes");
       }
-      buf = Arrays.copyOf(buf, grown(buf.length));
+      buf = Arrays.copyOf(buf, buf.length * 2);
     }
     Bytes.putLongBe(buf, pos, acc);
     pos += 8;
-  }
-
-  /**
-   * The next capacity: a quarter more, in whole words (at least two). Not doubled: a head series
-   * keeps its buffer for up to {@code headFreezeSamples} samples, and doubling left a third of the
-   * head's sample bytes unused on average (docs/architecture.md, "Memory at a million active
-   * series"); the extra copies are a few hundred bytes per series per freeze.
-   */
-  static int grown(int length) {
-    return length + Math.max(16, (length >>> 2) & ~7);
   }
 
   /** Number of bits written since the last reset. */
