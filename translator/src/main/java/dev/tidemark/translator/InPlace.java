@@ -272,30 +272,43 @@ final class InPlace {
         }
       }
     }
-    Metric.Builder header =
-        Metric.newBuilder()
-            .setName(string(buf, nameAt, nameLen))
-            .setDescription(string(buf, descAt, descLen))
-            .setUnit(string(buf, unitAt, unitLen));
-    if (metadata != null) {
-      header.addAllMetadata(metadata);
+    // The same header bytes give the same message: built once (MetricHeaders), unless it carries
+    // metadata.
+    MetricHeaders.Key key = rs.metricHeaderKey;
+    Metric header = null;
+    if (metadata == null) {
+      key.set(
+          buf,
+          nameAt,
+          nameLen,
+          descAt,
+          descLen,
+          unitAt,
+          unitLen,
+          dataField,
+          temporality,
+          monotonic);
+      header = t.metricHeaders().get(key);
     }
-    switch (dataField) {
-      case 5 -> header.setGauge(Gauge.getDefaultInstance());
-      case 7 ->
-          header.setSum(
-              Sum.newBuilder()
-                  .setAggregationTemporalityValue(temporality)
-                  .setIsMonotonic(monotonic));
-      case 9 ->
-          header.setHistogram(Histogram.newBuilder().setAggregationTemporalityValue(temporality));
-      case 10 ->
-          header.setExponentialHistogram(
-              ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality));
-      case 11 -> header.setSummary(Summary.getDefaultInstance());
-      default -> {}
+    if (header == null) {
+      header =
+          header(
+              buf,
+              nameAt,
+              nameLen,
+              descAt,
+              descLen,
+              unitAt,
+              unitLen,
+              metadata,
+              dataField,
+              temporality,
+              monotonic);
+      if (metadata == null) {
+        t.metricHeaders().put(key, header);
+      }
     }
-    MetricCtx mc = t.beginMetric(rs, rc, sc, header.build(), points);
+    MetricCtx mc = t.beginMetric(rs, rc, sc, header, points);
     if (mc == null) {
       return;
     }
@@ -490,6 +503,45 @@ final class InPlace {
     k *= 0xc4ceb9fe1a85ec53L;
     k ^= k >>> 33;
     return k;
+  }
+
+  /** A metric's header as a message without data points, for {@link Translator#beginMetric}. */
+  private static Metric header(
+      byte[] buf,
+      int nameAt,
+      int nameLen,
+      int descAt,
+      int descLen,
+      int unitAt,
+      int unitLen,
+      List<KeyValue> metadata,
+      int dataField,
+      int temporality,
+      boolean monotonic) {
+    Metric.Builder header =
+        Metric.newBuilder()
+            .setName(string(buf, nameAt, nameLen))
+            .setDescription(string(buf, descAt, descLen))
+            .setUnit(string(buf, unitAt, unitLen));
+    if (metadata != null) {
+      header.addAllMetadata(metadata);
+    }
+    switch (dataField) {
+      case 5 -> header.setGauge(Gauge.getDefaultInstance());
+      case 7 ->
+          header.setSum(
+              Sum.newBuilder()
+                  .setAggregationTemporalityValue(temporality)
+                  .setIsMonotonic(monotonic));
+      case 9 ->
+          header.setHistogram(Histogram.newBuilder().setAggregationTemporalityValue(temporality));
+      case 10 ->
+          header.setExponentialHistogram(
+              ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality));
+      case 11 -> header.setSummary(Summary.getDefaultInstance());
+      default -> {}
+    }
+    return header.build();
   }
 
   private static String string(byte[] buf, int at, int len) {

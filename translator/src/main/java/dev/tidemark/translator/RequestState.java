@@ -41,6 +41,9 @@ final class RequestState {
    */
   int nextWireStream;
 
+  /** Scratch for the in-place path's header key ({@link MetricHeaders}). */
+  final MetricHeaders.Key metricHeaderKey = new MetricHeaders.Key();
+
   final ExpHistogram exp = new ExpHistogram();
   final SeriesResolver.KeySet keySet = new SeriesResolver.KeySet();
 

@@ -87,6 +87,8 @@ public final class Translator {
   /** The in-place path's streams by hashed attribute bytes (see {@link InPlace}). */
   private final WireStreamCache wireStreams;
 
+  private final MetricHeaders metricHeaders = new MetricHeaders();
+
   /**
    * Attribute runs of known wire streams by the low bits of their hash (direct-mapped, last writer
    * wins): {@link OtlpWire#isValid} skips checking a run it finds here.
@@ -222,6 +224,10 @@ public final class Translator {
     return OtlpWire.isValid(bytes, offset, length)
         ? InPlace.countDataPoints(bytes, offset, length)
         : -1;
+  }
+
+  MetricHeaders metricHeaders() {
+    return metricHeaders;
   }
 
   WireStreamCache wireStreams() {
