@@ -39,8 +39,7 @@ import static dev.tidemark.tsdb.codec.GorillaFormat.NEW_WINDOW_HEADER_BITS;
  * called at any time and the encoder remains usable for further appends. No allocation per sample
  * other than the occasional growth of the internal buffer.
  */
-public final class GorillaEncoder {
-  private final BitWriter out = new BitWriter();
+public final class GorillaEncoder extends BitWriter {
   private int count;
   private long firstTimestampMillis;
   private long lastTimestampMillis;
@@ -76,7 +75,7 @@ public final class GorillaEncoder {
     long delta = timestampMillis - lastTimestampMillis; // >= 1, no overflow: both are >= 0
     long dod = delta - lastDelta; // no overflow: both deltas are in [0, Long.MAX_VALUE]
     long xor = valueBits ^ lastValueBits;
-    BitWriter w = out;
+    BitWriter w = this;
     if (dod == 0) {
       if (xor == 0) {
         w.write(0, 1); // '0'
@@ -123,7 +122,7 @@ public final class GorillaEncoder {
       lastTimestampMillis = timestampMillis;
       lastDelta = 0;
       lastValueBits = valueBits;
-      out.write(valueBits, 64);
+      write(valueBits, 64);
       count = 1;
       return;
     }
@@ -203,7 +202,7 @@ public final class GorillaEncoder {
     if (count > 0) {
       header += Varints.size(firstTimestampMillis);
     }
-    return header + out.byteCount();
+    return header + byteCount();
   }
 
   /**
@@ -220,7 +219,7 @@ public final class GorillaEncoder {
     if (count > 0) {
       p = Varints.put(dst, p, firstTimestampMillis);
     }
-    out.copyTo(dst, p);
+    copyTo(dst, p);
     return size;
   }
 
@@ -239,7 +238,7 @@ public final class GorillaEncoder {
    * Snapshot}. Call it where the encoder's writer cannot run (under the lock that guards it).
    */
   public Snapshot snapshot() {
-    return new Snapshot(count, firstTimestampMillis, out.view());
+    return new Snapshot(count, firstTimestampMillis, view());
   }
 
   /**
@@ -289,13 +288,13 @@ public final class GorillaEncoder {
    * (the head's streams, which readers snapshot; a buffer of 64 bytes per restart).
    */
   public void restart() {
-    out.detach();
+    detach();
     reset();
   }
 
   /** Forgets all samples; the encoder then encodes a new chunk. Keeps its buffer. */
   public void reset() {
-    out.reset();
+    clearBits();
     count = 0;
     firstTimestampMillis = 0;
     lastTimestampMillis = 0;
