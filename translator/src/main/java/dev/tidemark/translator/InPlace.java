@@ -4,13 +4,8 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import dev.tidemark.translator.OtlpWire.Reader;
 import io.opentelemetry.proto.common.v1.InstrumentationScope;
 import io.opentelemetry.proto.common.v1.KeyValue;
-import io.opentelemetry.proto.metrics.v1.ExponentialHistogram;
-import io.opentelemetry.proto.metrics.v1.Gauge;
-import io.opentelemetry.proto.metrics.v1.Histogram;
 import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.ScopeMetrics;
-import io.opentelemetry.proto.metrics.v1.Sum;
-import io.opentelemetry.proto.metrics.v1.Summary;
 import io.opentelemetry.proto.resource.v1.Resource;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -193,12 +188,8 @@ final class InPlace {
       int end) {
     Reader r = this.r;
     r.pos = start;
-    int nameAt = -1;
-    int nameLen = 0;
-    int descAt = -1;
-    int descLen = 0;
-    int unitAt = -1;
-    int unitLen = 0;
+    MetricHeaders.Fields h = rs.metricHeader;
+    h.clear();
     List<KeyValue> metadata = null;
     int dataField = 0;
     int nd = 0;
@@ -206,19 +197,19 @@ final class InPlace {
       int tag = r.tag(end);
       switch (tag) {
         case 1 << 3 | OtlpWire.WT_LEN -> {
-          nameLen = r.length(end);
-          nameAt = r.pos;
-          r.pos += nameLen;
+          h.nameLen = r.length(end);
+          h.nameAt = r.pos;
+          r.pos += h.nameLen;
         }
         case 2 << 3 | OtlpWire.WT_LEN -> {
-          descLen = r.length(end);
-          descAt = r.pos;
-          r.pos += descLen;
+          h.descLen = r.length(end);
+          h.descAt = r.pos;
+          r.pos += h.descLen;
         }
         case 3 << 3 | OtlpWire.WT_LEN -> {
-          unitLen = r.length(end);
-          unitAt = r.pos;
-          r.pos += unitLen;
+          h.unitLen = r.length(end);
+          h.unitAt = r.pos;
+          r.pos += h.unitLen;
         }
         case 5 << 3 | OtlpWire.WT_LEN,
             7 << 3 | OtlpWire.WT_LEN,
@@ -247,8 +238,7 @@ final class InPlace {
       }
     }
     // The data member's header fields and its number of points.
-    int temporality = 0;
-    boolean monotonic = false;
+    h.dataField = dataField;
     int points = 0;
     for (int i = 0; i < nd; i += 2) {
       int e = data[i + 1];
@@ -264,9 +254,9 @@ final class InPlace {
         } else if (tag == OtlpWire.tag(2, OtlpWire.WT_VARINT)
             && dataField != 5
             && dataField != 11) {
-          temporality = (int) r.varint(e);
+          h.temporality = (int) r.varint(e);
         } else if (tag == OtlpWire.tag(3, OtlpWire.WT_VARINT) && dataField == 7) {
-          monotonic = r.varint(e) != 0;
+          h.monotonic = r.varint(e) != 0;
         } else {
           r.skip(tag, e, 0);
         }
@@ -277,33 +267,11 @@ final class InPlace {
     MetricHeaders.Key key = rs.metricHeaderKey;
     Metric header = null;
     if (metadata == null) {
-      key.set(
-          buf,
-          nameAt,
-          nameLen,
-          descAt,
-          descLen,
-          unitAt,
-          unitLen,
-          dataField,
-          temporality,
-          monotonic);
+      key.set(buf, h);
       header = t.metricHeaders().get(key);
     }
     if (header == null) {
-      header =
-          header(
-              buf,
-              nameAt,
-              nameLen,
-              descAt,
-              descLen,
-              unitAt,
-              unitLen,
-              metadata,
-              dataField,
-              temporality,
-              monotonic);
+      header = h.build(buf, metadata);
       if (metadata == null) {
         t.metricHeaders().put(key, header);
       }
@@ -503,49 +471,6 @@ final class InPlace {
     k *= 0xc4ceb9fe1a85ec53L;
     k ^= k >>> 33;
     return k;
-  }
-
-  /** A metric's header as a message without data points, for {@link Translator#beginMetric}. */
-  private static Metric header(
-      byte[] buf,
-      int nameAt,
-      int nameLen,
-      int descAt,
-      int descLen,
-      int unitAt,
-      int unitLen,
-      List<KeyValue> metadata,
-      int dataField,
-      int temporality,
-      boolean monotonic) {
-    Metric.Builder header =
-        Metric.newBuilder()
-            .setName(string(buf, nameAt, nameLen))
-            .setDescription(string(buf, descAt, descLen))
-            .setUnit(string(buf, unitAt, unitLen));
-    if (metadata != null) {
-      header.addAllMetadata(metadata);
-    }
-    switch (dataField) {
-      case 5 -> header.setGauge(Gauge.getDefaultInstance());
-      case 7 ->
-          header.setSum(
-              Sum.newBuilder()
-                  .setAggregationTemporalityValue(temporality)
-                  .setIsMonotonic(monotonic));
-      case 9 ->
-          header.setHistogram(Histogram.newBuilder().setAggregationTemporalityValue(temporality));
-      case 10 ->
-          header.setExponentialHistogram(
-              ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality));
-      case 11 -> header.setSummary(Summary.getDefaultInstance());
-      default -> {}
-    }
-    return header.build();
-  }
-
-  private static String string(byte[] buf, int at, int len) {
-    return at < 0 ? "" : new String(buf, at, len, StandardCharsets.UTF_8);
   }
 
   private static int[] add(int[] a, int n, int start, int end) {

@@ -1,8 +1,16 @@
 package dev.tidemark.translator;
 
 import com.dynatrace.hash4j.hashing.Hashing;
+import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.metrics.v1.ExponentialHistogram;
+import io.opentelemetry.proto.metrics.v1.Gauge;
+import io.opentelemetry.proto.metrics.v1.Histogram;
 import io.opentelemetry.proto.metrics.v1.Metric;
+import io.opentelemetry.proto.metrics.v1.Sum;
+import io.opentelemetry.proto.metrics.v1.Summary;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
@@ -24,35 +32,86 @@ final class MetricHeaders {
 
   private record Entry(byte[] key, Metric header) {}
 
+  /**
+   * Where a metric's header fields lie in the request's bytes (an offset of -1: the field is
+   * absent, read as empty) and the data member's kind (its field number), temporality and
+   * monotonicity. Per-thread scratch.
+   */
+  static final class Fields {
+    int nameAt;
+    int nameLen;
+    int descAt;
+    int descLen;
+    int unitAt;
+    int unitLen;
+    int dataField;
+    int temporality;
+    boolean monotonic;
+
+    void clear() {
+      nameAt = -1;
+      nameLen = 0;
+      descAt = -1;
+      descLen = 0;
+      unitAt = -1;
+      unitLen = 0;
+      dataField = 0;
+      temporality = 0;
+      monotonic = false;
+    }
+
+    /** The header as a message without data points, for {@link Translator#beginMetric}. */
+    Metric build(byte[] buf, List<KeyValue> metadata) {
+      Metric.Builder header =
+          Metric.newBuilder()
+              .setName(string(buf, nameAt, nameLen))
+              .setDescription(string(buf, descAt, descLen))
+              .setUnit(string(buf, unitAt, unitLen));
+      if (metadata != null) {
+        header.addAllMetadata(metadata);
+      }
+      switch (dataField) {
+        case 5 -> header.setGauge(Gauge.getDefaultInstance());
+        case 7 ->
+            header.setSum(
+                Sum.newBuilder()
+                    .setAggregationTemporalityValue(temporality)
+                    .setIsMonotonic(monotonic));
+        case 9 ->
+            header.setHistogram(Histogram.newBuilder().setAggregationTemporalityValue(temporality));
+        case 10 ->
+            header.setExponentialHistogram(
+                ExponentialHistogram.newBuilder().setAggregationTemporalityValue(temporality));
+        case 11 -> header.setSummary(Summary.getDefaultInstance());
+        default -> {}
+      }
+      return header.build();
+    }
+
+    private static String string(byte[] buf, int at, int len) {
+      return at < 0 ? "" : new String(buf, at, len, StandardCharsets.UTF_8);
+    }
+  }
+
   /** A header's key, built in a per-thread scratch array. */
   static final class Key {
     byte[] bytes = new byte[256];
     int length;
     long hash;
 
-    /** Sets the key from the header's fields ({@code at} < 0: the field is absent, as empty). */
-    void set(
-        byte[] buf,
-        int nameAt,
-        int nameLen,
-        int descAt,
-        int descLen,
-        int unitAt,
-        int unitLen,
-        int dataField,
-        int temporality,
-        boolean monotonic) {
-      int n = 12 + 12 + nameLen + descLen + unitLen;
+    /** Sets the key from the header's fields. */
+    void set(byte[] buf, Fields f) {
+      int n = 12 + 12 + f.nameLen + f.descLen + f.unitLen;
       if (bytes.length < n) {
         bytes = new byte[Math.max(n, bytes.length * 2)];
       }
       length = 0;
-      putInt(dataField);
-      putInt(temporality);
-      putInt(monotonic ? 1 : 0);
-      putField(buf, nameAt, nameLen);
-      putField(buf, descAt, descLen);
-      putField(buf, unitAt, unitLen);
+      putInt(f.dataField);
+      putInt(f.temporality);
+      putInt(f.monotonic ? 1 : 0);
+      putField(buf, f.nameAt, f.nameLen);
+      putField(buf, f.descAt, f.descLen);
+      putField(buf, f.unitAt, f.unitLen);
       hash = Hashing.xxh3_64().hashBytesToLong(bytes, 0, length);
     }
 

@@ -41,7 +41,9 @@ final class RequestState {
    */
   int nextWireStream;
 
-  /** Scratch for the in-place path's header key ({@link MetricHeaders}). */
+  /** Scratch for the in-place path's metric header and its key ({@link MetricHeaders}). */
+  final MetricHeaders.Fields metricHeader = new MetricHeaders.Fields();
+
   final MetricHeaders.Key metricHeaderKey = new MetricHeaders.Key();
 
   final ExpHistogram exp = new ExpHistogram();
