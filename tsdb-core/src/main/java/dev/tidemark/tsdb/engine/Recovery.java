@@ -14,12 +14,11 @@ import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
+import dev.tidemark.tsdb.model.LabelStrings;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.UnaryOperator;
 
 /**
  * Opening and the head log: the schema check, the replay of the head log into the head on open, and
@@ -106,14 +105,16 @@ final class Recovery {
     long bytes = 0;
     // Decoding a record (strings, the label set, its fingerprint) is most of the work: done on a
     // second thread, while this one only inserts. Label sets share their strings (names, metric
-    // names, job and instance values repeat across series), as they did when ingestion built them:
-    // a duplicate is garbage at once instead of a string kept per series.
-    UnaryOperator<String> strings = new StringSharing(SHARED_STRINGS_MAX);
+    // names, job and instance values repeat across series) through the table the receivers use
+    // for new series (LabelStrings), so a duplicate is garbage at once instead of a string kept per
+    // series, and the receivers' label sets for the same series share them too.
     try (PrefetchingScan<LoadedSeries> scan =
         new PrefetchingScan<>(
             kv,
             Keys.bucketPrefix(RecordType.FORWARD_INDEX, b),
-            (k, v) -> new LoadedSeries(Keys.seriesId(k), ForwardIndexValue.decode(v, strings)),
+            (k, v) ->
+                new LoadedSeries(
+                    Keys.seriesId(k), ForwardIndexValue.decode(v, LabelStrings::share)),
             "tidemark-reopen-" + b)) {
       for (List<LoadedSeries> batch = scan.next(); batch != null; batch = scan.next()) {
         for (LoadedSeries s : batch) {
@@ -155,31 +156,6 @@ final class Recovery {
   }
 
   private record LoadedSeries(int id, ForwardIndexValue fi) {}
-
-  /** At most this many distinct strings are shared per reopened bucket (a bounded map). */
-  static final int SHARED_STRINGS_MAX = 1 << 18;
-
-  /** Returns an equal string seen before, if any; one thread. */
-  static final class StringSharing implements UnaryOperator<String> {
-    private final HashMap<String, String> seen = new HashMap<>();
-    private final int max;
-
-    StringSharing(int max) {
-      this.max = max;
-    }
-
-    @Override
-    public String apply(String s) {
-      String had = seen.get(s);
-      if (had != null) {
-        return had;
-      }
-      if (seen.size() < max) {
-        seen.put(s, s);
-      }
-      return s;
-    }
-  }
 
   /** The HeadLog key of sequence {@code seq} in bucket {@code b} (docs/format.md). */
   static byte[] headLogKey(TimeBucket b, long seq) {
