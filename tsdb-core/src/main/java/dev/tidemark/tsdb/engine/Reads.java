@@ -845,17 +845,20 @@ final class Reads implements Querier {
    *
    * <ol>
    *   <li>under the read lock: notes which overlapping buckets are in the head (and copies, per
-   *       head bucket, the label values each scanning matcher must look at: references only) and
-   *       which are stored (then takes a KV snapshot);
+   *       head bucket, the label values each scanning matcher must look at: references only);
    *   <li>without a lock: matches the copied values, checking {@code ctx};
    *   <li>under the read lock again: if the head still holds the same buckets (else the whole read
    *       starts again: a bucket sealed, reopened or new in between), hands each head bucket to
-   *       {@code head} with what step 2 decided; the postings are then only looked up by value.
+   *       {@code head} with what step 2 decided (the postings are then only looked up by value),
+   *       and notes the stored buckets with their {@link LabelCache} incarnations and takes a KV
+   *       snapshot.
    * </ol>
    *
    * Then, without the lock, hands the stored buckets to {@code stored} with the snapshot. Every
-   * append is thus seen entirely or not at all: the head's buckets are read in one lock hold, and
-   * the stored ones from a snapshot taken while the head held exactly the others.
+   * append is thus seen entirely or not at all: the head's buckets and the snapshot of the others
+   * are taken in one lock hold. (The snapshot must not come from step 1: a stored bucket may be
+   * reopened, appended to and sealed again between the two holds, and still be stored in step 3;
+   * the head would then show appends made after a snapshot that lacks earlier ones.)
    */
   private void visitBuckets(
       long minT,
@@ -869,8 +872,6 @@ final class Reads implements Querier {
       List<TimeBucket> seen = new ArrayList<>();
       List<HeadBucket> heads = new ArrayList<>();
       List<String[][]> values = new ArrayList<>();
-      List<LabelCache.Key> fromStore = new ArrayList<>();
-      KvSnapshot snap = null;
       lock.readLock().lock();
       try {
         this.head.ensureOpen();
@@ -880,29 +881,34 @@ final class Reads implements Querier {
           if (hb != null) {
             heads.add(hb);
             values.add(PostingsSelector.copyValues(hb, matchers));
-          } else {
-            fromStore.add(new LabelCache.Key(b, labelCache.incarnation(b)));
           }
-        }
-        if (!fromStore.isEmpty()) {
-          snap = kv.snapshot();
         }
       } finally {
         lock.readLock().unlock();
       }
+      String[][][] decided = new String[heads.size()][][];
+      for (int i = 0; i < decided.length; i++) {
+        decided[i] = PostingsSelector.decide(matchers, values.get(i), ctx);
+      }
+      List<LabelCache.Key> fromStore = new ArrayList<>();
+      KvSnapshot snap = null;
       try {
-        String[][][] decided = new String[heads.size()][][];
-        for (int i = 0; i < decided.length; i++) {
-          decided[i] = PostingsSelector.decide(matchers, values.get(i), ctx);
-        }
         lock.readLock().lock();
         try {
           this.head.ensureOpen();
           if (!sameBuckets(minT, maxT, seen, heads)) {
-            continue; // the finally closes the snapshot
+            continue;
           }
           for (int i = 0; i < decided.length; i++) {
             head.accept(heads.get(i), decided[i]);
+          }
+          for (TimeBucket b : seen) {
+            if (this.head.headBucketLocked(b) == null) {
+              fromStore.add(new LabelCache.Key(b, labelCache.incarnation(b)));
+            }
+          }
+          if (!fromStore.isEmpty()) {
+            snap = kv.snapshot();
           }
         } finally {
           lock.readLock().unlock();
