@@ -392,7 +392,7 @@ final class InPlace {
       int l = r.length(p.attrEnd[i]);
       attrs.add(parseKeyValue(p.buf, r.pos, l));
     }
-    SeriesEntry e = t.resolver.lookup(rs, mc, attrs);
+    SeriesEntry e = t.resolver.lookupForWire(rs, mc, attrs);
     if (ws == null) {
       AtomicReferenceArray<byte[]> known = t.knownRuns();
       int slot = (int) h & (known.length() - 1);

@@ -134,14 +134,33 @@ final class SeriesResolver {
    * stored key (one instance per stream, never a probe).
    */
   SeriesEntry lookup(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
+    return lookup(rs, mc, attrs, true);
+  }
+
+  /**
+   * {@link #lookup}, for a stream the in-place path keeps in its own cache ({@link
+   * WireStreamCache}): a new gauge or counter entry is not put in the series cache (at a million
+   * streams its map node, cache node and table slot cost about 75 bytes per stream, and the wire
+   * cache's {@code WireStream} already holds the entry). A histogram or summary entry is put there
+   * as always: its memory of the {@code le} and quantile series emitted must outlive the loss of
+   * one wire-cache slot. An entry already cached (the tree path built it) is found there.
+   */
+  SeriesEntry lookupForWire(RequestState rs, MetricCtx mc, List<KeyValue> attrs) {
+    return lookup(rs, mc, attrs, false);
+  }
+
+  private SeriesEntry lookup(
+      RequestState rs, MetricCtx mc, List<KeyValue> attrs, boolean cacheSimple) {
     StreamKey probe = streamKey(mc.hashHi, mc.hashLo, attrs, rs);
     SeriesEntry e = series.getIfPresent(probe);
     if (e == null) {
       e = buildEntry(mc, attrs);
       e.key = probe.copy();
-      SeriesEntry prev = series.asMap().putIfAbsent(e.key, e);
-      if (prev != null) {
-        e = prev;
+      if (cacheSimple || e.composite != null) {
+        SeriesEntry prev = series.asMap().putIfAbsent(e.key, e);
+        if (prev != null) {
+          e = prev;
+        }
       }
     }
     rs.key = e.key;

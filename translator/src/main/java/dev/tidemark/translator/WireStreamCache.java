@@ -23,10 +23,11 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * <p><b>Bounds.</b> Positions are handed out in order; the array starts small and doubles up to the
  * configured size (rounded up to a power of two), and from then on positions wrap around: a new
  * stream takes the place of the oldest, which is only a miss for that stream if it comes again (the
- * caller resolves it through the series cache, {@link SeriesResolver}, and puts it back). The index
- * has {@value #SLOTS_PER_ENTRY} slots per array entry in sets of {@value #WAYS}; a full set
- * replaces one of its slots (picked by the key's bits), and a slot whose position has since been
- * taken by another stream simply fails the full-key check.
+ * caller resolves it again, {@link SeriesResolver#lookupForWire}, and puts it back: a histogram or
+ * summary stream from the series cache, a gauge or counter stream, which this cache alone holds,
+ * from its attributes). The index has {@value #SLOTS_PER_ENTRY} slots per array entry in sets of
+ * {@value #WAYS}; a full set replaces one of its slots (picked by the key's bits), and a slot whose
+ * position has since been taken by another stream simply fails the full-key check.
  *
  * <p>Thread-safe: slots and positions are read and written atomically, and every hit is checked
  * against the full key held by the (immutable) stream, so a race can only lose an entry, never
