@@ -38,8 +38,11 @@ import static dev.tidemark.tsdb.codec.GorillaFormat.NEW_WINDOW_HEADER_BITS;
  * <p>Not thread-safe. Reusable: {@link #reset()} starts a new chunk; {@link #toByteArray()} may be
  * called at any time and the encoder remains usable for further appends. No allocation per sample
  * other than the occasional growth of the internal buffer.
+ *
+ * <p>Not final so that the engine's head series can be its own stream's encoder (one object per
+ * series instead of two); every method is final.
  */
-public final class GorillaEncoder extends BitWriter {
+public class GorillaEncoder extends BitWriter {
   private int count;
   private long firstTimestampMillis;
   private long lastTimestampMillis;
@@ -65,7 +68,7 @@ public final class GorillaEncoder extends BitWriter {
    *     (duplicate) or before it (out of order); the message names both timestamps
    * @throws IllegalStateException if the chunk already holds {@link Integer#MAX_VALUE} samples
    */
-  public void append(long timestampMillis, long valueBits) {
+  public final void append(long timestampMillis, long valueBits) {
     // rare cases (the first sample, refusals) live in separate methods to keep this one small
     // enough to inline into the caller's loop
     if (count == 0 || timestampMillis <= lastTimestampMillis || count == Integer.MAX_VALUE) {
@@ -168,7 +171,7 @@ public final class GorillaEncoder extends BitWriter {
   }
 
   /** Number of samples appended since construction or the last {@link #reset()}. */
-  public int count() {
+  public final int count() {
     return count;
   }
 
@@ -177,7 +180,7 @@ public final class GorillaEncoder extends BitWriter {
    *
    * @throws IllegalStateException if no sample has been appended
    */
-  public long lastTimestampMillis() {
+  public final long lastTimestampMillis() {
     if (count == 0) {
       throw new IllegalStateException("no samples appended");
     }
@@ -189,7 +192,7 @@ public final class GorillaEncoder extends BitWriter {
    *
    * @throws IllegalStateException if no sample has been appended
    */
-  public long firstTimestampMillis() {
+  public final long firstTimestampMillis() {
     if (count == 0) {
       throw new IllegalStateException("no samples appended");
     }
@@ -197,7 +200,7 @@ public final class GorillaEncoder extends BitWriter {
   }
 
   /** Length of {@link #toByteArray()}, computed without copying. */
-  public int encodedSizeBytes() {
+  public final int encodedSizeBytes() {
     int header = Varints.size(count);
     if (count > 0) {
       header += Varints.size(firstTimestampMillis);
@@ -212,7 +215,7 @@ public final class GorillaEncoder extends BitWriter {
    * @throws IndexOutOfBoundsException if {@code dst} has fewer than {@link #encodedSizeBytes()}
    *     bytes after {@code offset}
    */
-  public int writeTo(byte[] dst, int offset) {
+  public final int writeTo(byte[] dst, int offset) {
     int size = encodedSizeBytes();
     java.util.Objects.checkFromIndexSize(offset, size, dst.length);
     int p = Varints.put(dst, offset, count);
@@ -227,7 +230,7 @@ public final class GorillaEncoder extends BitWriter {
    * The encoded stream: self-delimiting, without the TimeSeries encoding id byte (see {@link
    * TimeSeriesValue#encode}). A fresh array owned by the caller; the encoder stays usable.
    */
-  public byte[] toByteArray() {
+  public final byte[] toByteArray() {
     byte[] result = new byte[encodedSizeBytes()];
     writeTo(result, 0);
     return result;
@@ -237,7 +240,7 @@ public final class GorillaEncoder extends BitWriter {
    * The stream as it is now, for a reader on another thread, without copying it: see {@link
    * Snapshot}. Call it where the encoder's writer cannot run (under the lock that guards it).
    */
-  public Snapshot snapshot() {
+  public final Snapshot snapshot() {
     return new Snapshot(count, firstTimestampMillis, view());
   }
 
@@ -287,13 +290,13 @@ public final class GorillaEncoder extends BitWriter {
    * {@link #reset()} onto a new buffer, so that every {@link #snapshot()} taken before stays valid
    * (the head's streams, which readers snapshot; a buffer of 64 bytes per restart).
    */
-  public void restart() {
+  public final void restart() {
     detach();
     reset();
   }
 
   /** Forgets all samples; the encoder then encodes a new chunk. Keeps its buffer. */
-  public void reset() {
+  public final void reset() {
     clearBits();
     count = 0;
     firstTimestampMillis = 0;

@@ -26,9 +26,13 @@ import java.util.Arrays;
  * stream whatever was appended in between. Every append runs wholly under the write lock, so what a
  * copy sees is committed: an undo only ever cuts samples appended after it.
  *
+ * <p>The series <i>is</i> its in-order stream's encoder ({@code extends GorillaEncoder}; the
+ * encoder methods are called as {@code super.} methods here): at a million series that is one
+ * object, 24 bytes and one dependent load per append less than holding the encoder in a field.
+ *
  * <p>Guarded by the engine lock: mutated under the write lock, read (copied) under the read lock.
  */
-final class HeadSeries {
+final class HeadSeries extends GorillaEncoder {
 
   /** Outcome of {@link #check}. */
   static final int NEW = 0;
@@ -61,7 +65,6 @@ final class HeadSeries {
   private long frozenLastT;
   private long frozenLastBits;
 
-  private final GorillaEncoder inOrder = new GorillaEncoder();
   private long lastBits;
   private long[] lateTimestamps;
   private long[] lateBits;
@@ -74,12 +77,13 @@ final class HeadSeries {
     this.id = id;
   }
 
-  int count() {
-    return frozenCount + inOrder.count() + lateCount;
+  /** Samples held: the frozen part's, the in-order stream's and the late buffer's. */
+  int sampleCount() {
+    return frozenCount + super.count() + lateCount;
   }
 
   boolean isEmpty() {
-    return count() == 0;
+    return sampleCount() == 0;
   }
 
   /** Newest timestamp; only when not empty. */
@@ -88,12 +92,12 @@ final class HeadSeries {
   }
 
   private boolean hasInOrder() {
-    return frozenCount > 0 || inOrder.count() > 0;
+    return frozenCount > 0 || super.count() > 0;
   }
 
   /** Newest in-order timestamp (frozen part or stream); only when {@link #hasInOrder()}. */
   private long lastInOrderT() {
-    return inOrder.count() > 0 ? inOrder.lastTimestampMillis() : frozenLastT;
+    return super.count() > 0 ? super.lastTimestampMillis() : frozenLastT;
   }
 
   /** Whether a sample at {@code t} with {@code bits} is new, already stored, or in conflict. */
@@ -110,7 +114,7 @@ final class HeadSeries {
         return lateBits[i] == bits ? SAME : CONFLICT;
       }
     }
-    if (t < (frozenCount > 0 ? frozenFirstT : inOrder.firstTimestampMillis())) {
+    if (t < (frozenCount > 0 ? frozenFirstT : super.firstTimestampMillis())) {
       return NEW;
     }
     // Rare path: look inside the frozen part or the in-order stream.
@@ -118,7 +122,7 @@ final class HeadSeries {
     if (frozenCount > 0 && t <= frozenLastT) {
       d = new TimeSeriesValue.Decoders().open(frozen);
     } else {
-      byte[] bytes = inOrder.toByteArray();
+      byte[] bytes = super.toByteArray();
       d = new GorillaDecoder();
       d.reset(bytes, 0, bytes.length);
     }
@@ -130,7 +134,7 @@ final class HeadSeries {
 
   /** Whether the stream holds {@code freezeSamples} samples or more (0: never freeze). */
   boolean due(int freezeSamples) {
-    return freezeSamples > 0 && inOrder.count() >= freezeSamples;
+    return freezeSamples > 0 && super.count() >= freezeSamples;
   }
 
   /**
@@ -149,22 +153,22 @@ final class HeadSeries {
    * for a freeze or a seal to merge without the lock. Under the read lock.
    */
   Parts copyParts() {
-    int n = inOrder.count();
+    int n = super.count();
     boolean empty = !hasInOrder(); // then the late buffer is empty too
-    long first = empty ? 0 : frozen != null ? frozenFirstT : inOrder.firstTimestampMillis();
+    long first = empty ? 0 : frozen != null ? frozenFirstT : super.firstTimestampMillis();
     if (lateCount > 0) {
       first = Math.min(first, lateTimestamps[0]);
     }
     return new Parts(
         this,
         frozen,
-        inOrder.toByteArray(),
+        super.toByteArray(),
         n,
         lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
         lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount),
         lateCount,
         lastBits,
-        count(),
+        sampleCount(),
         first,
         empty ? 0 : lastInOrderT());
   }
@@ -180,22 +184,22 @@ final class HeadSeries {
         || f.count == 0
         || frozen != f.oldFrozen
         || lateCount != f.lateCount
-        || inOrder.count() < f.streamCount) {
+        || super.count() < f.streamCount) {
       return 0;
     }
     long before = sampleBytes();
-    if (inOrder.count() == f.streamCount) {
-      inOrder.restart();
+    if (super.count() == f.streamCount) {
+      super.restart();
     } else {
-      byte[] bytes = inOrder.toByteArray();
+      byte[] bytes = super.toByteArray();
       GorillaDecoder d = new GorillaDecoder();
       d.reset(bytes, 0, bytes.length);
-      inOrder.restart();
+      super.restart();
       for (int i = 0; i < f.streamCount; i++) {
         d.next();
       }
       while (d.next()) {
-        inOrder.append(d.timestampMillis(), d.valueBits());
+        super.append(d.timestampMillis(), d.valueBits());
       }
     }
     frozen = f.encoded;
@@ -348,10 +352,10 @@ final class HeadSeries {
    */
   int insert(long t, long bits) {
     if (!hasInOrder() || t > lastInOrderT()) {
-      int before = inOrder.encodedSizeBytes();
-      inOrder.append(t, bits);
+      int before = super.encodedSizeBytes();
+      super.append(t, bits);
       lastBits = bits;
-      return inOrder.encodedSizeBytes() - before;
+      return super.encodedSizeBytes() - before;
     }
     if (lateTimestamps == null) {
       lateTimestamps = new long[4];
@@ -375,7 +379,7 @@ final class HeadSeries {
    * #truncateInOrder} takes.
    */
   int inOrderCount() {
-    return inOrder.count();
+    return super.count();
   }
 
   /**
@@ -384,16 +388,16 @@ final class HeadSeries {
    * frozen part holds no sample of the append being undone.
    */
   void truncateInOrder(int count) {
-    if (count >= inOrder.count()) {
+    if (count >= super.count()) {
       return;
     }
-    byte[] bytes = inOrder.toByteArray();
+    byte[] bytes = super.toByteArray();
     GorillaDecoder d = new GorillaDecoder();
     d.reset(bytes, 0, bytes.length);
-    inOrder.restart();
+    super.restart();
     lastBits = frozenLastBits;
     for (int i = 0; i < count && d.next(); i++) {
-      inOrder.append(d.timestampMillis(), d.valueBits());
+      super.append(d.timestampMillis(), d.valueBits());
       lastBits = d.valueBits();
     }
   }
@@ -447,7 +451,7 @@ final class HeadSeries {
     return new Capture(
         bucket.bucket,
         frozenCount == 0 ? null : frozen,
-        inOrder.snapshot(),
+        super.snapshot(),
         lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
         lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount));
   }
@@ -527,6 +531,6 @@ final class HeadSeries {
   /** The stream with the late samples from index {@code from} on. */
   /** Approximate heap bytes of the samples (frozen part, encoded stream and late buffer). */
   long sampleBytes() {
-    return (frozen == null ? 0 : frozen.length) + inOrder.encodedSizeBytes() + 16L * lateCount;
+    return (frozen == null ? 0 : frozen.length) + super.encodedSizeBytes() + 16L * lateCount;
   }
 }

@@ -160,7 +160,7 @@ class HeadLogReplayTest {
                 continue;
               }
               sb.append("\n ").append(id).append(" ").append(hs.labels);
-              sb.append(" n=").append(hs.count()).append(" bytes=").append(hs.sampleBytes());
+              sb.append(" n=").append(hs.sampleCount()).append(" bytes=").append(hs.sampleBytes());
               if (!hs.isEmpty()) {
                 sb.append(" max=").append(hs.maxTimestamp());
               }

@@ -99,7 +99,7 @@ class HeadSeriesTest {
           bytes += hs.completeFreeze(pending);
           pending = null;
         }
-        assertThat(hs.count()).isEqualTo(model.size());
+        assertThat(hs.sampleCount()).isEqualTo(model.size());
         assertThat(hs.sampleBytes()).isEqualTo(bytes);
         if (!model.isEmpty()) {
           assertThat(hs.maxTimestamp()).isEqualTo(model.lastKey());
@@ -124,7 +124,7 @@ class HeadSeriesTest {
     assertThat(hs.inOrderCount()).isZero();
     hs.insert(T0 + 10_000, bits(99)); // an append that is then undone
     hs.truncateInOrder(0);
-    assertThat(hs.count()).isEqualTo(10);
+    assertThat(hs.sampleCount()).isEqualTo(10);
     assertThat(hs.maxTimestamp()).isEqualTo(T0 + 9000);
     // a retry of the last frozen sample is the same sample, another value a conflict
     assertThat(hs.check(T0 + 9000, bits(9))).isEqualTo(HeadSeries.SAME);
@@ -145,7 +145,7 @@ class HeadSeriesTest {
     hs.freeze(scratch);
     assertThat(hs.due(6)).isFalse();
     assertThat(hs.inOrderCount()).isZero();
-    assertThat(hs.count()).isEqualTo(6);
+    assertThat(hs.sampleCount()).isEqualTo(6);
   }
 
   @Test
@@ -189,7 +189,7 @@ class HeadSeriesTest {
     assertThat(hs.completeFreeze(f)).isZero();
     assertThat(hs.sampleBytes()).isEqualTo(before);
     assertThat(hs.inOrderCount()).isEqualTo(8);
-    assertThat(hs.count()).isEqualTo(9);
+    assertThat(hs.sampleCount()).isEqualTo(9);
     assertThat(hs.check(T0 + 3000, bits(42))).isEqualTo(HeadSeries.SAME);
   }
 
