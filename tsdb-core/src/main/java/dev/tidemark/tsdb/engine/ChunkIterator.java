@@ -177,8 +177,8 @@ final class ChunkIterator implements SampleIterator {
       }
       boolean found = false;
       if (cs.lateCount() == 0) {
-        ChunkDecoder d =
-            decoders.open(cs.encoding(), cs.bytes(), cs.offset(), cs.bytes().length - cs.offset());
+        byte[] data = cs.data();
+        ChunkDecoder d = decoders.open(cs.encoding(), data, cs.offset(), data.length - cs.offset());
         if (d.seek(from)) {
           do {
             long ts = d.timestampMillis();
@@ -215,12 +215,9 @@ final class ChunkIterator implements SampleIterator {
       return false;
     }
     current = chunks.get(chunk);
+    byte[] data = current.data();
     decoder =
-        decoders.open(
-            current.encoding(),
-            current.bytes(),
-            current.offset(),
-            current.bytes().length - current.offset());
+        decoders.open(current.encoding(), data, current.offset(), data.length - current.offset());
     decoderHas = current.lateCount() > 0 ? decoder.next() : decoder.seek(Math.max(minT, from));
     late = 0;
     return true;

@@ -514,17 +514,15 @@ final class HeadSeries extends GorillaEncoder {
       return new ChunkSource[] {f, live(split, lateCount)};
     }
 
+    /** The stream, copied only when a reader opens it ({@link ChunkSource#live}). */
     private ChunkSource live(int from, int lateCount) {
-      byte[] bytes = stream.toByteArray();
       int n = lateCount - from;
       if (n == 0) {
-        return new ChunkSource(bucket, TimeSeriesValue.ENCODING_GORILLA, bytes, 0, null, null, 0);
+        return ChunkSource.live(bucket, stream, null, null, 0);
       }
-      return new ChunkSource(
+      return ChunkSource.live(
           bucket,
-          TimeSeriesValue.ENCODING_GORILLA,
-          bytes,
-          0,
+          stream,
           Arrays.copyOfRange(lateTimestamps, from, lateCount),
           Arrays.copyOfRange(lateBits, from, lateCount),
           n);

@@ -34,10 +34,14 @@ class HeadSeriesTest {
 
   /** Everything a reader sees, through the chunks {@link HeadSeries#capture()} gives. */
   private static TreeMap<Long, Long> read(HeadSeries hs) {
+    return read(hs.capture());
+  }
+
+  /** Everything a reader sees through captured chunks, read now. */
+  private static TreeMap<Long, Long> read(ChunkSource[] captured) {
     TreeMap<Long, Long> out = new TreeMap<>();
     List<Long> order = new ArrayList<>();
-    ChunkIterator it =
-        new ChunkIterator(Arrays.asList(hs.capture()), Long.MIN_VALUE, Long.MAX_VALUE);
+    ChunkIterator it = new ChunkIterator(Arrays.asList(captured), Long.MIN_VALUE, Long.MAX_VALUE);
     while (it.next()) {
       order.add(it.timestampMillis());
       out.put(it.timestampMillis(), it.valueBits());
@@ -69,6 +73,10 @@ class HeadSeriesTest {
       long bytes = hs.sampleBytes(); // an empty stream is one byte (its count)
       long t = T0;
       HeadSeries.Parts pending = null; // captured, not yet completed: appends go on meanwhile
+      // Readers' captures, read only after later appends, freezes and buffer growth: a head
+      // stream is captured as a snapshot of its encoder and copied when a reader opens it.
+      List<ChunkSource[]> captures = new ArrayList<>();
+      List<TreeMap<Long, Long>> capturedModels = new ArrayList<>();
       for (int i = 0; i < 400; i++) {
         int op = rnd.nextInt(11);
         if (op < 6) {
@@ -107,6 +115,15 @@ class HeadSeriesTest {
         if (i % 37 == 0) {
           assertThat(read(hs)).as("seed %d step %d", seed, i).isEqualTo(model);
         }
+        if (rnd.nextInt(20) == 0) {
+          captures.add(hs.capture());
+          capturedModels.add(new TreeMap<>(model));
+        }
+      }
+      for (int c = 0; c < captures.size(); c++) {
+        assertThat(read(captures.get(c)))
+            .as("seed %d: capture %d read after everything since", seed, c)
+            .isEqualTo(capturedModels.get(c));
       }
       assertThat(read(hs)).isEqualTo(model);
       assertThat(sealed(hs)).isEqualTo(model);
