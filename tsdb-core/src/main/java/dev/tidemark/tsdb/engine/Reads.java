@@ -177,6 +177,10 @@ final class Reads implements Querier {
     // constant-time capture of each; the joins by labels and the copies of the streams run after
     // it (docs/architecture.md, Read path).
     List<HeadHit> headHits = new ArrayList<>();
+    // The head buckets that gave hits: with one and no stored bucket, nothing needs joining.
+    HeadBucket[] hitBucket = new HeadBucket[1];
+    boolean[] hitsInSeveral = new boolean[1];
+    List<Found> unjoined = new ArrayList<>(0);
     StoredHits[][] stored = new StoredHits[1][];
     visitBuckets(
         minT,
@@ -196,6 +200,10 @@ final class Reads implements Querier {
             }
             HeadSeries hs = hb.byId(it.next());
             if (hs != null && !hs.isEmpty()) {
+              if (hitBucket[0] != hb) {
+                hitsInSeveral[0] |= hitBucket[0] != null;
+                hitBucket[0] = hb;
+              }
               headHits.add(new HeadHit(hs, withSamples ? hs.captureLocked() : null));
               if (limit > 0 && ++inBucket >= limit) {
                 return;
@@ -204,8 +212,17 @@ final class Reads implements Querier {
           }
         },
         (snap, keys) -> {
+          // A bucket holds a series once: the hits of one head bucket, with no stored bucket to
+          // join, are distinct series (no map of a million label sets for a query over the head).
+          boolean join = !keys.isEmpty() || hitsInSeveral[0];
           for (HeadHit h : headHits) {
-            Found f = found.computeIfAbsent(h.series.labels, Found::new);
+            Found f;
+            if (join) {
+              f = found.computeIfAbsent(h.series.labels, Found::new);
+            } else {
+              f = new Found(h.series.labels);
+              unjoined.add(f);
+            }
             if (h.capture == null) {
               f.add(h.series.bucket.bucket, h.series.metadata, null);
             } else {
@@ -216,7 +233,7 @@ final class Reads implements Querier {
           }
           headHits.clear();
           stored[0] =
-              limit > 0 && found.size() >= limit
+              limit > 0 && found.size() + unjoined.size() >= limit
                   ? new StoredHits[0]
                   : selectStored(snap, keys, matchers, withSamples, limit, ctx);
         });
@@ -229,7 +246,8 @@ final class Reads implements Querier {
             .add(h.bucket, h.metadata[i], h.chunks == null ? null : h.chunks[i]);
       }
     }
-    Found[] sorted = found.values().toArray(new Found[0]);
+    Found[] sorted =
+        unjoined.isEmpty() ? found.values().toArray(new Found[0]) : unjoined.toArray(new Found[0]);
     Arrays.sort(sorted, (a, b) -> a.labels.compareTo(b.labels));
     List<Series> out = new ArrayList<>(sorted.length);
     ChunkIterator probe = null;
