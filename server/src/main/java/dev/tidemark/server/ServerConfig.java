@@ -331,8 +331,8 @@ public final class ServerConfig {
   /**
    * The head budget by default: {@link #MAX_DEFAULT_HEAD_BYTES} or half the JVM's maximum heap,
    * whichever is smaller. The budget counts the head's samples and a fixed cost per series (about
-   * 1.15 KiB a series at 240 samples with head freezing, 1.55 KiB without; within a few per cent of
-   * a heap histogram's count, docs/benchmarks.md, session 12): the active-series limit ({@link
+   * 1.1 KiB a series at 240 samples with head freezing, 1.5 KiB without; within a few per cent of a
+   * heap histogram's count, docs/benchmarks.md, session 12): the active-series limit ({@link
    * #defaultMaxActiveSeries()}) keeps the head under it, and the heap guard stays the last line
    * before an out-of-memory error.
    */
@@ -347,12 +347,12 @@ public final class ServerConfig {
    * The active-series limit by default: {@link #MAX_DEFAULT_ACTIVE_SERIES} or one series per 4 KiB
    * of the JVM's maximum heap (262,144 with 1 GiB, 1,048,576 with 4 GiB; the launcher's heap of a
    * quarter of a 24 GiB machine gives about 1.5 million), whichever is smaller. That is 2 KiB of
-   * the default head budget (half the heap) per series: a series sampled every 15 s takes about
-   * 1.95 KiB of it at its peak, a full hour (1,156 bytes at 240 samples: 996 in docs/benchmarks.md,
-   * "The head: frozen parts", with the fixed cost per series counted at 160 bytes until session 12,
-   * 320 since) plus the first half of the next while the out-of-order window keeps the old hour
-   * open. So the limit, which refuses new series one by one, comes before the budget, which also
-   * refuses only new series; and a series' whole heap is under a third of its share.
+   * the default head budget (half the heap) per series: a series sampled every 15 s takes about 1.9
+   * KiB of it at its peak, a full hour (1,132 bytes at 240 samples: 996 in docs/benchmarks.md, "The
+   * head: frozen parts", with the fixed cost per series counted at 160 bytes until session 12, 296
+   * since) plus the first half of the next while the out-of-order window keeps the old hour open.
+   * So the limit, which refuses new series one by one, comes before the budget, which also refuses
+   * only new series; and a series' whole heap is under a third of its share.
    */
   public static int defaultMaxActiveSeries() {
     return (int) heapShare(MAX_DEFAULT_ACTIVE_SERIES, 4096);

@@ -43,13 +43,14 @@ final class HeadSeries extends GorillaEncoder {
   /**
    * The fixed heap cost of a series in the head beside its {@link #sampleBytes()}: this object
    * (with its encoder, 152 bytes), its label set and the label set's array (94), the head's ref and
-   * its map entry (73), and its share of the bucket's id list, fingerprint index and postings
-   * (about 30). Measured with {@code jmap -histo:live} at a million series of 40 samples each
-   * (docs/benchmarks.md, session 12): the head held 565 MB, and the head's count with this value
-   * comes to 567 MB (with 160, as until session 12, 407 MB). The sample part is counted as encoded
-   * bytes, a little more than the buffers hold on average at 40 samples, which this value absorbs.
+   * its slots in the refs map (48), and its share of the bucket's id list, fingerprint index and
+   * postings (about 30). Measured with {@code jmap -histo:live} at a million series of 40 samples
+   * each (docs/benchmarks.md, session 12): the head held about 540 MB, and the head's count with
+   * this value comes to 543 MB (with 160, as until session 12, 407 MB). The sample part is counted
+   * as encoded bytes, a little more than the buffers hold on average at 40 samples, which this
+   * value absorbs.
    */
-  static final int OVERHEAD_BYTES = 320;
+  static final int OVERHEAD_BYTES = 296;
 
   final HeadBucket bucket;
   final Labels labels;

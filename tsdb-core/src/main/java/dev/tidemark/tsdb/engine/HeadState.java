@@ -6,9 +6,9 @@ import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.model.Labels;
+import it.unimi.dsi.fastutil.objects.Object2ObjectOpenHashMap;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -61,7 +61,13 @@ final class HeadState {
   /** Every bucket with data, open or sealed: the BucketList. */
   final TreeSet<TimeBucket> buckets = new TreeSet<>();
 
-  final HashMap<Labels, SeriesRef> refs = new HashMap<>();
+  /**
+   * The head's series by label set. Open addressing (fastutil: a key array and a value array, no
+   * node per entry): at a million series a {@code HashMap} node was 32 bytes of each series' head
+   * cost (docs/benchmarks.md, session 12).
+   */
+  final Object2ObjectOpenHashMap<Labels, SeriesRef> refs = new Object2ObjectOpenHashMap<>();
+
   long headMaxT;
   boolean hasHeadMaxT;
   long logSeq;
