@@ -23,6 +23,8 @@ final class SeriesEntry {
   /**
    * The stream's key in the series cache, shared by every holder of this stream (the in-place
    * path's {@code WireStream}, delta state): set once, before the entry is published in the cache.
+   * Null for a cumulative gauge or counter stream that only the in-place path's wire cache holds
+   * ({@link SeriesResolver#lookupForWire}): nothing looks it up by key.
    */
   StreamKey key;
 

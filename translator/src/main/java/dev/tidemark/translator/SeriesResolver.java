@@ -155,8 +155,13 @@ final class SeriesResolver {
     SeriesEntry e = series.getIfPresent(probe);
     if (e == null) {
       e = buildEntry(mc, attrs);
-      e.key = probe.copy();
-      if (cacheSimple || e.composite != null) {
+      boolean cached = cacheSimple || e.composite != null;
+      // Only the series cache and delta accumulation use the key: a cumulative gauge or counter
+      // stream that only the wire cache holds keeps none (32 bytes per stream at a million).
+      if (cached || mc.delta) {
+        e.key = probe.copy();
+      }
+      if (cached) {
         SeriesEntry prev = series.asMap().putIfAbsent(e.key, e);
         if (prev != null) {
           e = prev;
