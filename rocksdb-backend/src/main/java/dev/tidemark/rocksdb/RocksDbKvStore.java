@@ -286,7 +286,7 @@ public final class RocksDbKvStore implements KvStore {
         return;
       }
       try (org.rocksdb.WriteBatch rocksBatch = new org.rocksdb.WriteBatch()) {
-        for (WriteBatch.Op op : batch.ops()) {
+        for (WriteBatch.Op op : inInsertOrder(batch.ops())) {
           switch (op.kind()) {
             case PUT -> rocksBatch.put(op.key(), op.value());
             case DELETE -> rocksBatch.delete(op.key());
@@ -305,6 +305,44 @@ public final class RocksDbKvStore implements KvStore {
     } finally {
       lifecycle.readLock().unlock();
     }
+  }
+
+  /**
+   * Batches of at least this many operations are inserted in key order ({@link #inInsertOrder}).
+   */
+  static final int SORTED_INSERT_MIN_OPS = 8;
+
+  /**
+   * The order in which a batch's operations go into RocksDB's batch: key order (stable, so two
+   * operations on one key keep theirs) when the batch has only puts and point deletes and at least
+   * {@link #SORTED_INSERT_MIN_OPS} of them, else as given. The result is the same either way (a
+   * batch is applied atomically; only operations on the same key depend on their order), but the
+   * memtable's skip list keeps the search path of its last insert and reuses it when the next key
+   * is just after it: an append's new series come with ids in a row (ForwardIndex keys next to each
+   * other) but interleaved with their SeriesDictionary keys, which sent every insert back to the
+   * top of the skip list. A range delete is never moved, since it covers other keys.
+   */
+  static List<WriteBatch.Op> inInsertOrder(List<WriteBatch.Op> ops) {
+    if (ops.size() < SORTED_INSERT_MIN_OPS) {
+      return ops;
+    }
+    boolean sorted = true;
+    byte[] previous = null;
+    for (WriteBatch.Op op : ops) {
+      if (op.kind() == WriteBatch.Kind.DELETE_RANGE) {
+        return ops;
+      }
+      if (previous != null && Arrays.compareUnsigned(previous, op.key()) > 0) {
+        sorted = false;
+      }
+      previous = op.key();
+    }
+    if (sorted) {
+      return ops;
+    }
+    List<WriteBatch.Op> copy = new ArrayList<>(ops);
+    copy.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key())); // List.sort is stable
+    return copy;
   }
 
   /**

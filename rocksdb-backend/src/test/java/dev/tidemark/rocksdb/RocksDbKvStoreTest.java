@@ -2,6 +2,7 @@ package dev.tidemark.rocksdb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvCursor;
@@ -15,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -43,6 +45,68 @@ class RocksDbKvStoreTest {
       }
     }
     return out;
+  }
+
+  /**
+   * A large batch goes into RocksDB in key order, and what it leaves is what the same operations in
+   * their given order leave: a seeded mix of puts and point deletes on few keys (so the same key
+   * recurs within a batch), checked against a map applied in batch order.
+   */
+  @Test
+  void batchesInKeyOrderLeaveWhatTheirOperationsInOrderLeave() {
+    SplittableRandom random = new SplittableRandom(22);
+    TreeMap<String, String> model = new TreeMap<>();
+    try (RocksDbKvStore store = RocksDbKvStore.open(tmp.resolve("db"), SMALL)) {
+      for (int round = 0; round < 200; round++) {
+        WriteBatch batch = new WriteBatch();
+        int n = 1 + random.nextInt(3 * RocksDbKvStore.SORTED_INSERT_MIN_OPS);
+        for (int i = 0; i < n; i++) {
+          String key = "k" + random.nextInt(24);
+          if (random.nextInt(4) == 0) {
+            batch.delete(b(key));
+            model.remove(key);
+          } else {
+            String value = round + "." + i;
+            batch.put(b(key), b(value));
+            model.put(key, value);
+          }
+        }
+        store.write(batch);
+      }
+      for (int k = 0; k < 24; k++) {
+        String key = "k" + k;
+        byte[] stored = store.get(b(key));
+        assertThat(stored == null ? null : new String(stored, StandardCharsets.UTF_8))
+            .as(key)
+            .isEqualTo(model.get(key));
+      }
+    }
+  }
+
+  @Test
+  void insertOrderSortsOnlyLargePointBatchesAndKeepsOneKeysOrder() {
+    WriteBatch small = new WriteBatch().put(b("b"), b("1")).put(b("a"), b("2"));
+    assertThat(RocksDbKvStore.inInsertOrder(small.ops())).isSameAs(small.ops());
+
+    WriteBatch large = new WriteBatch();
+    for (int i = RocksDbKvStore.SORTED_INSERT_MIN_OPS; i > 0; i--) {
+      large.put(b("k" + i), b("v" + i));
+    }
+    large.delete(b("k3")).put(b("k3"), b("again"));
+    List<WriteBatch.Op> ordered = RocksDbKvStore.inInsertOrder(large.ops());
+    assertThat(ordered).extracting(op -> new String(op.key(), StandardCharsets.UTF_8)).isSorted();
+    assertThat(ordered)
+        .filteredOn(op -> new String(op.key(), StandardCharsets.UTF_8).equals("k3"))
+        .extracting(
+            WriteBatch.Op::kind,
+            op -> op.value() == null ? null : new String(op.value(), StandardCharsets.UTF_8))
+        .containsExactly(
+            tuple(WriteBatch.Kind.PUT, "v3"),
+            tuple(WriteBatch.Kind.DELETE, null),
+            tuple(WriteBatch.Kind.PUT, "again"));
+
+    large.deleteRange(b("k1"), b("k2"));
+    assertThat(RocksDbKvStore.inInsertOrder(large.ops())).isSameAs(large.ops());
   }
 
   @Test
