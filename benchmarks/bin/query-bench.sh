@@ -34,8 +34,8 @@
 #   PEERS_DIR        the peer harness (default: ../shared/bench/peers next to this checkout)
 #   LOADGEN_JAR      the harness' load generator (default: built by its build-loadgen.sh into DIR/peers)
 #   TIDEMARK_JAR     server jar (default: server/target/tidemark.jar, built if missing; copied to DIR)
-#   SERVER_JAVA_OPTS Tidemark JVM options (default: -Xmx4g and ./tidemark's JIT option,
-#                    -XX:CompileThresholdScaling=0.1)
+#   SERVER_JAVA_OPTS Tidemark JVM options (default: -Xmx4g; until session 13 also the launcher's
+#                    -XX:CompileThresholdScaling=0.1, which the launcher no longer passes)
 #   SERVER_ARGS      extra Tidemark options
 #
 # Tidemark is sealed after ingest (`tidemark admin flush`, then `admin compact`); Prometheus is
@@ -152,7 +152,7 @@ log "run folder $dir, dataset start_ms=$start_ms ($(date -u -d @$((start_ms / 10
 if has tidemark; then
   tm_url="http://127.0.0.1:$tm_http"
   # shellcheck disable=SC2086 # option lists
-  java ${SERVER_JAVA_OPTS:--Xmx4g -XX:CompileThresholdScaling=0.1} -jar "$dir/tidemark.jar" --data-dir "$dir/data/tidemark" \
+  java ${SERVER_JAVA_OPTS:--Xmx4g} -jar "$dir/tidemark.jar" --data-dir "$dir/data/tidemark" \
     --otlp-grpc-port "$tm_grpc" --otlp-http-port "$tm_otlp_http" --http-port "$tm_http" --admin-port "$tm_admin" \
     ${SERVER_ARGS:-} >"$dir/logs/tidemark.log" 2>&1 &
   pid[tidemark]=$!

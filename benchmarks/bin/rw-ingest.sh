@@ -44,8 +44,8 @@
 #   LOADGEN_JAR      its load generator (default: built by its build-loadgen.sh into DIR/peers)
 #   TIDEMARK_JAR     server jar (default: server/target/tidemark.jar, built if missing; copied to DIR)
 #   SERVER_JAVA_OPTS Tidemark JVM options, the same for both Tidemark runs (default: -Xmx4g, the
-#                    harness' start-tm.sh heap, and ./tidemark's -XX:CompileThresholdScaling=0.1;
-#                    otlp-ingest.sh's -XX:+AlwaysPreTouch is left out: it makes peak RSS the heap size)
+#                    harness' start-tm.sh heap; otlp-ingest.sh's -XX:+AlwaysPreTouch is left out:
+#                    it makes peak RSS the heap size)
 #   SERVER_ARGS      extra Tidemark options (both runs)
 #   GEN_JAVA_OPTS    load generator JVM options (default -Xmx6g, as the harness' ingest.sh)
 # CPU window: from the load generator's "built N requests" line (requests encoded, sending starts)
@@ -99,7 +99,7 @@ if has tm-rw || has tm-otlp; then
   [[ -f "$server_jar" ]] || (cd "$root" && mvn -B -q -ntp -pl server -am package -DskipTests)
   cp "$server_jar" "$dir/tidemark.jar"   # a private copy: other builds may rewrite target/
 fi
-server_opts="${SERVER_JAVA_OPTS:--Xmx4g -XX:CompileThresholdScaling=0.1}"
+server_opts="${SERVER_JAVA_OPTS:--Xmx4g}"
 if [[ -z "$start_ms" ]]; then start_ms=$(( ($(date +%s%3N) / 15000) * 15000 - 6 * 3600000 )); fi
 echo "$start_ms" > "$dir/start_ms"; echo "$start_ms" > "$PEERS_HOME/start_ms"
 
