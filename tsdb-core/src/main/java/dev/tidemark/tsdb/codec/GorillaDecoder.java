@@ -188,10 +188,43 @@ public final class GorillaDecoder implements ChunkDecoder {
       throw new CorruptRecordException(
           "Gorilla sample count " + n + " cannot fit in the " + bytes + " bytes after the header");
     }
+    ensureCapacity(bytes);
+    System.arraycopy(buf, p, this.buf, 0, bytes);
+    start(n, t0, bytes);
+  }
+
+  /**
+   * Points the decoder at a head stream as its encoder held it at {@code snapshot}, copying its
+   * bytes straight into the decoder's buffer (no intermediate array; the snapshot's stream was
+   * written by this codebase's encoder, so its header needs no checks). The cursor is then before
+   * the first sample.
+   */
+  public void reset(GorillaEncoder.Snapshot snapshot) {
+    this.count = 0;
+    this.index = 0;
+    this.onSample = false;
+    this.failure = null;
+    int n = snapshot.count();
+    if (n == 0) {
+      this.streamBytes = 0;
+      this.limitBits = 0;
+      this.pos = 0;
+      return;
+    }
+    int bytes = snapshot.bitsByteCount();
+    ensureCapacity(bytes);
+    snapshot.copyBitsTo(this.buf, 0);
+    start(n, snapshot.firstTimestampMillis(), bytes);
+  }
+
+  private void ensureCapacity(int bytes) {
     if (this.buf.length < bytes + PAD_BYTES) {
       this.buf = new byte[Math.max(bytes + PAD_BYTES, this.buf.length * 2)];
     }
-    System.arraycopy(buf, p, this.buf, 0, bytes);
+  }
+
+  /** The state before the first sample of a stream of {@code n > 0} samples in {@code buf}. */
+  private void start(int n, long t0, int bytes) {
     Arrays.fill(this.buf, bytes, bytes + PAD_BYTES, (byte) 0);
     this.streamBytes = bytes;
     this.limitBits = bytes * 8;

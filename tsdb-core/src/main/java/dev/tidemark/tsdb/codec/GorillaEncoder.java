@@ -270,6 +270,16 @@ public class GorillaEncoder extends BitWriter {
       return firstTimestampMillis;
     }
 
+    /** Bytes after the header ({@link #copyBitsTo}). */
+    int bitsByteCount() {
+      return bits.byteCount();
+    }
+
+    /** Copies the stream's bytes after its header (count and first timestamp) to {@code dst}. */
+    void copyBitsTo(byte[] dst, int offset) {
+      bits.copyTo(dst, offset);
+    }
+
     /** The stream's bytes as {@link GorillaEncoder#toByteArray()} gave them at the snapshot. */
     public byte[] toByteArray() {
       int header = Varints.size(count);

@@ -102,6 +102,16 @@ public final class TimeSeriesValue {
     }
 
     /**
+     * The decoder for a head stream captured by {@link GorillaEncoder#snapshot()}, positioned
+     * before the first sample; its bytes go straight into the decoder's buffer.
+     */
+    public ChunkDecoder open(GorillaEncoder.Snapshot stream) {
+      GorillaDecoder d = gorilla != null ? gorilla : (gorilla = new GorillaDecoder());
+      d.reset(stream);
+      return d;
+    }
+
+    /**
      * The decoder for a stream of encoding {@code encoding} in {@code bytes[offset, offset +
      * length)} (without the encoding id), positioned before the first sample.
      *

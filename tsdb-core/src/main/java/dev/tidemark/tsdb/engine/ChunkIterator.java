@@ -177,8 +177,7 @@ final class ChunkIterator implements SampleIterator {
       }
       boolean found = false;
       if (cs.lateCount() == 0) {
-        byte[] data = cs.data();
-        ChunkDecoder d = decoders.open(cs.encoding(), data, cs.offset(), data.length - cs.offset());
+        ChunkDecoder d = cs.open(decoders);
         if (d.seek(from)) {
           do {
             long ts = d.timestampMillis();
@@ -215,9 +214,7 @@ final class ChunkIterator implements SampleIterator {
       return false;
     }
     current = chunks.get(chunk);
-    byte[] data = current.data();
-    decoder =
-        decoders.open(current.encoding(), data, current.offset(), data.length - current.offset());
+    decoder = current.open(decoders);
     decoderHas = current.lateCount() > 0 ? decoder.next() : decoder.seek(Math.max(minT, from));
     late = 0;
     return true;

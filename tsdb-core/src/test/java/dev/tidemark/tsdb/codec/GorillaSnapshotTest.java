@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A snapshot keeps the bytes the encoder had when it was taken while the encoder goes on (appends,
  * buffer growth, {@code restart}), as the head's readers rely on after the engine's lock is
- * released. Seeded; rerun one seed with {@code -Dtidemark.seed=<seed>}.
+ * released, and a decoder loaded straight from it reads what one loaded from its bytes reads.
+ * Seeded; rerun one seed with {@code -Dtidemark.seed=<seed>}.
  */
 class GorillaSnapshotTest {
 
@@ -37,17 +38,35 @@ class GorillaSnapshotTest {
           enc.append(t, Double.doubleToRawLongBits(v));
         }
       }
+      GorillaDecoder direct = new GorillaDecoder(); // reused: a longer stream's bytes precede
       for (int i = 0; i < snapshots.size(); i++) {
         GorillaEncoder.Snapshot s = snapshots.get(i);
         assertThat(s.toByteArray()).as("seed %d snapshot %d", seed, i).isEqualTo(expected.get(i));
         GorillaDecoder d = new GorillaDecoder();
         byte[] b = s.toByteArray();
         d.reset(b, 0, b.length);
+        direct.reset(s);
+        assertThat(direct.count()).isEqualTo(d.count());
         int n = 0;
         while (d.next()) {
           n++;
+          assertThat(direct.next()).as("seed %d snapshot %d sample %d", seed, i, n).isTrue();
+          assertThat(direct.timestampMillis()).isEqualTo(d.timestampMillis());
+          assertThat(direct.valueBits()).isEqualTo(d.valueBits());
         }
+        assertThat(direct.next()).isFalse();
         assertThat(n).isEqualTo(s.count());
+        if (n > 0) {
+          long target = 1_700_000_000_000L + rnd.nextLong(16_000L * n);
+          d.reset(b, 0, b.length);
+          direct.reset(s);
+          boolean found = d.seek(target);
+          assertThat(direct.seek(target)).isEqualTo(found);
+          if (found) {
+            assertThat(direct.timestampMillis()).isEqualTo(d.timestampMillis());
+            assertThat(direct.valueBits()).isEqualTo(d.valueBits());
+          }
+        }
       }
     }
   }
