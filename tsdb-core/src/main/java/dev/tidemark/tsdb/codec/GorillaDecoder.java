@@ -113,10 +113,7 @@ public final class GorillaDecoder implements ChunkDecoder {
   @Override
   public void reset(byte[] buf, int offset, int length) {
     Objects.checkFromIndexSize(offset, length, buf.length);
-    this.count = 0;
-    this.index = 0;
-    this.onSample = false;
-    this.failure = null;
+    clearCursor();
     try {
       readHeader(buf, offset, length);
     } catch (CorruptRecordException e) {
@@ -154,9 +151,7 @@ public final class GorillaDecoder implements ChunkDecoder {
         throw new CorruptRecordException(
             "Gorilla stream of 0 samples has " + (end - p) + " trailing bytes");
       }
-      this.streamBytes = 0;
-      this.limitBits = 0;
-      this.pos = 0;
+      startEmpty();
       return;
     }
     p = Varints.readMinimal(buf, p, end, 9, varint);
@@ -200,21 +195,31 @@ public final class GorillaDecoder implements ChunkDecoder {
    * the first sample.
    */
   public void reset(GorillaEncoder.Snapshot snapshot) {
-    this.count = 0;
-    this.index = 0;
-    this.onSample = false;
-    this.failure = null;
+    clearCursor();
     int n = snapshot.count();
     if (n == 0) {
-      this.streamBytes = 0;
-      this.limitBits = 0;
-      this.pos = 0;
+      startEmpty();
       return;
     }
     int bytes = snapshot.bitsByteCount();
     ensureCapacity(bytes);
     snapshot.copyBitsTo(this.buf, 0);
     start(n, snapshot.firstTimestampMillis(), bytes);
+  }
+
+  /** No stream yet: before {@link #readHeader} or {@link #start}. */
+  private void clearCursor() {
+    this.count = 0;
+    this.index = 0;
+    this.onSample = false;
+    this.failure = null;
+  }
+
+  /** The state of a stream of 0 samples. */
+  private void startEmpty() {
+    this.streamBytes = 0;
+    this.limitBits = 0;
+    this.pos = 0;
   }
 
   private void ensureCapacity(int bytes) {
