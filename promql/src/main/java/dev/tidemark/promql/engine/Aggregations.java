@@ -46,6 +46,59 @@ final class Aggregations {
     return b.build();
   }
 
+  /**
+   * Assigns series to the groups of {@code by}/{@code without}, numbering groups in the order their
+   * first member is seen. With {@code by}, series with the same values of the grouping labels share
+   * a group: its labels are built once per group, not once per series.
+   */
+  static final class Grouper {
+    private final List<String> grouping;
+    private final boolean without;
+    private final String[] byNames;
+    private final Map<Labels, Integer> index = new HashMap<>();
+    private final Map<List<String>, Integer> byValues = new HashMap<>();
+
+    /** The groups' labels, by group number. */
+    final List<Labels> labels = new ArrayList<>();
+
+    Grouper(List<String> grouping, boolean without) {
+      this.grouping = grouping;
+      this.without = without;
+      this.byNames = without ? null : new java.util.TreeSet<>(grouping).toArray(new String[0]);
+    }
+
+    /** The group of a series with labels {@code l}: a number up to {@code labels.size()}. */
+    int groupOf(Labels l) {
+      List<String> key = null;
+      if (byNames != null) {
+        String[] values = new String[byNames.length];
+        for (int k = 0; k < values.length; k++) {
+          values[k] = l.get(byNames[k]);
+        }
+        key = Arrays.asList(values);
+        Integer known = byValues.get(key);
+        if (known != null) {
+          return known;
+        }
+      }
+      Labels g = groupLabels(l, grouping, without);
+      Integer gi = index.get(g);
+      if (gi == null) {
+        gi = labels.size();
+        index.put(g, gi);
+        labels.add(g);
+      }
+      if (key != null) {
+        byValues.put(key, gi);
+      }
+      return gi;
+    }
+
+    Labels labels(int group) {
+      return labels.get(group);
+    }
+  }
+
   static Object aggregate(Evaluator ev, AggregateExpr a) {
     AggregateOp op = a.op();
     Scal param = null;
@@ -58,44 +111,21 @@ final class Aggregations {
     } else if (op.hasParam()) {
       param = ev.evalScalar(a.param());
     }
+    Grouper grouper = new Grouper(a.grouping(), a.without());
+    if (AggregationFold.folds(op)) {
+      AggregationFold fold = new AggregationFold(ev, op, grouper);
+      long counted = ev.stream(a.expr(), fold);
+      ev.release(counted);
+      return ev.track(new Vec(fold.result()));
+    }
     Vec in = ev.evalVector(a.expr());
     int n = ev.n;
     List<StepSeries> input = in.series();
-    // group assignment
-    Map<Labels, Integer> groupIndex = new LinkedHashMap<>();
-    List<Labels> groupLabels = new ArrayList<>();
     int[] groupOf = new int[input.size()];
-    // With "by", series with the same values of the grouping labels share a group: the group's
-    // labels are built once per group, not once per series.
-    String[] byNames =
-        a.without() ? null : new java.util.TreeSet<>(a.grouping()).toArray(new String[0]);
-    Map<List<String>, Integer> byValues = new HashMap<>();
     for (int s = 0; s < input.size(); s++) {
-      List<String> key = null;
-      if (byNames != null) {
-        String[] values = new String[byNames.length];
-        for (int k = 0; k < values.length; k++) {
-          values[k] = input.get(s).labels.get(byNames[k]);
-        }
-        key = Arrays.asList(values);
-        Integer known = byValues.get(key);
-        if (known != null) {
-          groupOf[s] = known;
-          continue;
-        }
-      }
-      Labels g = groupLabels(input.get(s).labels, a.grouping(), a.without());
-      Integer gi = groupIndex.get(g);
-      if (gi == null) {
-        gi = groupLabels.size();
-        groupIndex.put(g, gi);
-        groupLabels.add(g);
-      }
-      groupOf[s] = gi;
-      if (key != null) {
-        byValues.put(key, gi);
-      }
+      groupOf[s] = grouper.groupOf(input.get(s).labels);
     }
+    List<Labels> groupLabels = grouper.labels;
     int groups = groupLabels.size();
     List<List<Integer>> members = new ArrayList<>();
     for (int g = 0; g < groups; g++) {
@@ -133,16 +163,6 @@ final class Aggregations {
           }
         }
         List<StepSeries> out = new ArrayList<>();
-        if (op == AggregateOp.SUM) {
-          for (int g = 0; g < groups; g++) {
-            StepSeries r = sum(ev, groupLabels.get(g), input, members.get(g), n);
-            if (r.count() > 0) {
-              out.add(r);
-            }
-          }
-          ev.done(in);
-          return ev.track(new Vec(out));
-        }
         double[] buf = new double[input.size()];
         for (int g = 0; g < groups; g++) {
           StepSeries r = new StepSeries(groupLabels.get(g), n);
@@ -176,42 +196,10 @@ final class Aggregations {
   }
 
   /**
-   * {@code sum} of one group, member by member over whole step arrays instead of step by step over
-   * the members (each series' values are read in order, and nothing is gathered per step): at every
-   * step the present members are added in member order with the same Kahan steps as {@link
-   * #reduce}, so the bits are the same.
+   * The value of {@code op} over one step's present members {@code v[0..cnt)}, in member order: the
+   * definition. {@code quantile} is computed here; the operators {@link AggregationFold} takes are
+   * folded member by member with the same steps, so to the same bits ({@code AggregationFoldTest}).
    */
-  static StepSeries sum(
-      Evaluator ev, Labels labels, List<StepSeries> input, List<Integer> members, int n) {
-    StepSeries r = new StepSeries(labels, n);
-    double[] sum = r.v;
-    boolean[] has = r.has;
-    double[] c = new double[n];
-    for (int m : members) {
-      ev.tick();
-      StepSeries s = input.get(m);
-      r.dropName |= s.dropName;
-      double[] v = s.v;
-      boolean[] present = s.has;
-      for (int i = 0; i < n; i++) {
-        if (present[i]) {
-          if (has[i]) {
-            sum[i] = Functions.kahanInc(v[i], sum[i], c, i);
-          } else {
-            sum[i] = v[i];
-            has[i] = true;
-          }
-        }
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      if (has[i]) {
-        sum[i] += c[i];
-      }
-    }
-    return r;
-  }
-
   static double reduce(AggregateOp op, double[] v, int cnt, double param) {
     switch (op) {
       case SUM:

@@ -127,6 +127,21 @@ final class Evaluator {
     }
   }
 
+  /**
+   * Takes the series of an instant-vector node one at a time, in the node's order, instead of a
+   * list of all of them: an aggregation folds a wide selection into its groups this way without
+   * holding it. A series passed in is the sink's to keep; its producer makes a new one for each.
+   */
+  interface SeriesSink {
+    void accept(StepSeries s);
+  }
+
+  /**
+   * Series a streamed range function reads from the store at a time: what one node holds of a wide
+   * selection (the series handles and their results) while a parent folds it.
+   */
+  static final int RANGE_BATCH = 1024;
+
   final Shared sh;
   final long start;
   final long end;
@@ -421,6 +436,33 @@ final class Evaluator {
         "unexpected expression of type " + e.type().documentedName() + ": " + e);
   }
 
+  /**
+   * Evaluates an instant-vector expression into {@code sink}, series by series. A selector and a
+   * range function read from the store as the sink takes them (a range function {@link
+   * #RANGE_BATCH} series at a time), so nothing holds the whole selection; any other expression is
+   * evaluated whole and then passed on. The series passed are counted against the query's limits as
+   * if they were all held, as Prometheus holds them (so {@code --query-max-samples} means what it
+   * means there); the count is returned for the caller to release once it has folded them.
+   */
+  long stream(Expr e, SeriesSink sink) {
+    tick();
+    Expr u = unwrap(e);
+    long before = sh.held;
+    if (u instanceof VectorSelector vs) {
+      selectVector(vs, false, sink);
+      return sh.held - before;
+    }
+    if (u instanceof Call c && Functions.RANGE.containsKey(c.function().name())) {
+      Functions.callRange(this, c, sink);
+      return sh.held - before;
+    }
+    Vec v = evalVector(e);
+    for (StepSeries s : v.series()) {
+      sink.accept(s);
+    }
+    return held(v);
+  }
+
   Scal evalScalar(Expr e) {
     Object o = eval(e);
     if (o instanceof Scal s) {
@@ -456,12 +498,18 @@ final class Evaluator {
    * series is counted against the sample limit as soon as it is read ({@link #acquire}).
    */
   Vec selectVector(VectorSelector vs, boolean timestamps) {
+    List<StepSeries> out = new ArrayList<>();
+    selectVector(vs, timestamps, out::add);
+    return new Vec(out);
+  }
+
+  /** {@link #selectVector(VectorSelector, boolean)} into a sink, series by series. */
+  void selectVector(VectorSelector vs, boolean timestamps, SeriesSink out) {
     long lb = sh.options.lookbackDelta().toMillis();
     long off = vs.offset().toMillis();
     long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers(), sh.ctx);
-    List<StepSeries> out = new ArrayList<>();
     SampleIterator it = null;
     long[] newest = new long[2];
     while (set.next()) {
@@ -474,7 +522,7 @@ final class Evaluator {
         if (it.newestIn(t - lb + 1, t, newest) && newest[1] != SampleBatch.STALE_NAN_BITS) {
           r.set(0, timestamps ? newest[0] / 1000.0 : Double.longBitsToDouble(newest[1]));
           acquire(1);
-          out.add(r);
+          out.accept(r);
         }
         continue;
       }
@@ -502,10 +550,9 @@ final class Evaluator {
       int c = r.count();
       if (c > 0) {
         acquire(c);
-        out.add(r);
+        out.accept(r);
       }
     }
-    return new Vec(out);
   }
 
   // ---------------------------------------------------------------- range vectors
@@ -632,6 +679,18 @@ final class Evaluator {
       return labels.size();
     }
 
+    void clear() {
+      labels.clear();
+      dropNames.clear();
+      data.clear();
+    }
+
+    void add(Series s) {
+      labels.add(s.labels());
+      dropNames.add(false);
+      data.add(s);
+    }
+
     Labels labels(int i) {
       return labels.get(i);
     }
@@ -639,6 +698,20 @@ final class Evaluator {
     boolean dropName(int i) {
       return dropNames.get(i);
     }
+  }
+
+  /** Sets {@code src}'s window from a matrix selector and selects its series. */
+  SeriesSet selectRange(MatrixSelector ms, RangeSource src) {
+    VectorSelector vs = ms.selector();
+    src.argPos = ms.positionRange();
+    src.rangeMs = ms.range().toMillis();
+    src.offsetMs = vs.offset().toMillis();
+    src.at = vs.at();
+    src.selectorExpr = ms;
+    long a = windowEnd(src, 0);
+    long b = windowEnd(src, n - 1);
+    return sh.querier.select(
+        Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers(), sh.ctx);
   }
 
   long windowEnd(RangeSource src, int i) {
@@ -650,21 +723,9 @@ final class Evaluator {
     RangeSource src = new RangeSource();
     src.argPos = e.positionRange();
     if (e instanceof MatrixSelector ms) {
-      VectorSelector vs = ms.selector();
-      src.rangeMs = ms.range().toMillis();
-      src.offsetMs = vs.offset().toMillis();
-      src.at = vs.at();
-      src.selectorExpr = ms;
-      long a = windowEnd(src, 0);
-      long b = windowEnd(src, n - 1);
-      SeriesSet set =
-          sh.querier.select(
-              Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers(), sh.ctx);
+      SeriesSet set = selectRange(ms, src);
       while (set.next()) {
-        Series s = set.at();
-        src.labels.add(s.labels());
-        src.dropNames.add(false);
-        src.data.add(s);
+        src.add(set.at());
       }
       return src;
     }
@@ -868,17 +929,68 @@ final class Evaluator {
 
   Vec rangeCall(
       Call c, int matrixArg, Kernel k, boolean dropName, Scal p0, Scal p1, boolean stepDependent) {
-    RangeSource src = rangeSource(c.args().get(matrixArg));
+    List<StepSeries> out = new ArrayList<>();
+    rangeCall(c, matrixArg, k, dropName, p0, p1, stepDependent, out::add);
+    return new Vec(out); // counted series by series in rangeSlice
+  }
+
+  /**
+   * {@link #rangeCall(Call, int, Kernel, boolean, Scal, Scal)} into a sink. Over a matrix selector
+   * the series are read from the store {@link #RANGE_BATCH} at a time and each batch is computed
+   * (on several threads when it is wide) and passed on in order before the next is read, so the
+   * function holds one batch of series handles and results, not the whole selection; the sink sees
+   * the series in the same order either way. A subquery's inner result is whole anyway.
+   */
+  void rangeCall(
+      Call c,
+      int matrixArg,
+      Kernel k,
+      boolean dropName,
+      Scal p0,
+      Scal p1,
+      boolean stepDependent,
+      SeriesSink sink) {
+    Expr arg = unwrap(c.args().get(matrixArg));
+    Window w = new Window();
+    if (arg instanceof MatrixSelector ms) {
+      RangeSource src = new RangeSource();
+      SeriesSet set = selectRange(ms, src);
+      boolean more = true;
+      while (more) {
+        src.clear();
+        while (src.size() < RANGE_BATCH && (more = set.next())) {
+          src.add(set.at());
+        }
+        if (src.size() > 0) {
+          rangeBatch(src, w, k, dropName, p0, p1, stepDependent, sink);
+        }
+      }
+      return;
+    }
+    RangeSource src = rangeSource(arg);
+    rangeBatch(src, w, k, dropName, p0, p1, stepDependent, sink);
+    release(src.held); // the subquery's result is no longer held (Prometheus' deferred release)
+  }
+
+  /** The series of {@code src}, computed in one slice or in parallel ones, passed on in order. */
+  private void rangeBatch(
+      RangeSource src,
+      Window w,
+      Kernel k,
+      boolean dropName,
+      Scal p0,
+      Scal p1,
+      boolean stepDependent,
+      SeriesSink sink) {
     int size = src.size();
     int parts = Math.min(sh.options.parallelism(), size / MIN_SERIES_PER_PART);
-    List<StepSeries> out;
-    if (parts <= 1) {
-      out = rangeSlice(src, new Window(), 0, size, k, dropName, p0, p1, stepDependent);
-    } else {
-      out = rangeParallel(src, parts, k, dropName, p0, p1, stepDependent);
+    List<StepSeries> out =
+        parts <= 1
+            ? rangeSlice(src, w, 0, size, k, dropName, p0, p1, stepDependent)
+            : rangeParallel(src, parts, k, dropName, p0, p1, stepDependent);
+    for (StepSeries s : out) {
+      sink.accept(s);
     }
-    release(src.held); // the subquery's result is no longer held (Prometheus' deferred release)
-    return new Vec(out); // counted series by series in rangeSlice
   }
 
   /**

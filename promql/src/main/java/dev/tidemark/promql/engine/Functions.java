@@ -107,69 +107,83 @@ final class Functions {
           "month", ZonedDateTime::getMonthValue,
           "year", ZonedDateTime::getYear);
 
-  static Object call(Evaluator ev, Call c) {
+  /**
+   * A range function ({@link #RANGE}) into {@code sink}, series by series in the selection's order:
+   * its scalar arguments are checked first, and {@code rate}/{@code increase} note a metric name
+   * that does not look like a counter's as its series pass.
+   */
+  static void callRange(Evaluator ev, Call c, Evaluator.SeriesSink sink) {
     String name = c.function().name();
     List<Expr> args = c.args();
     RangeFn rf = RANGE.get(name);
-    if (rf != null) {
-      Scal p0 = null;
-      Scal p1 = null;
-      List<Expr> others = new ArrayList<>();
-      for (int i = 0; i < args.size(); i++) {
-        if (i != rf.matrixArg()) {
-          others.add(args.get(i));
+    Scal p0 = null;
+    Scal p1 = null;
+    List<Expr> others = new ArrayList<>();
+    for (int i = 0; i < args.size(); i++) {
+      if (i != rf.matrixArg()) {
+        others.add(args.get(i));
+      }
+    }
+    if (others.size() > 0) {
+      p0 = ev.evalScalar(others.get(0));
+    }
+    if (others.size() > 1) {
+      p1 = ev.evalScalar(others.get(1));
+    }
+    if (name.equals("quantile_over_time")) {
+      for (double q : p0.v()) {
+        if (Double.isNaN(q) || q < 0 || q > 1) {
+          ev.warn(
+              "quantile value should be between 0 and 1, got " + GoFormat.g(q),
+              args.get(0).positionRange());
         }
       }
-      if (others.size() > 0) {
-        p0 = ev.evalScalar(others.get(0));
-      }
-      if (others.size() > 1) {
-        p1 = ev.evalScalar(others.get(1));
-      }
-      if (name.equals("quantile_over_time")) {
-        for (double q : p0.v()) {
-          if (Double.isNaN(q) || q < 0 || q > 1) {
-            ev.warn(
-                "quantile value should be between 0 and 1, got " + GoFormat.g(q),
-                args.get(0).positionRange());
-          }
+    }
+    if (name.equals("double_exponential_smoothing")) {
+      for (int i = 0; i < ev.n; i++) {
+        double sf = p0.v()[i];
+        double tf = p1.v()[i];
+        if (sf <= 0 || sf >= 1) {
+          throw QueryException.execution(
+              "invalid smoothing factor. Expected: 0 < sf < 1, got: " + String.format("%f", sf));
+        }
+        if (tf <= 0 || tf >= 1) {
+          throw QueryException.execution(
+              "invalid trend factor. Expected: 0 < tf < 1, got: " + String.format("%f", tf));
         }
       }
-      if (name.equals("double_exponential_smoothing")) {
-        for (int i = 0; i < ev.n; i++) {
-          double sf = p0.v()[i];
-          double tf = p1.v()[i];
-          if (sf <= 0 || sf >= 1) {
-            throw QueryException.execution(
-                "invalid smoothing factor. Expected: 0 < sf < 1, got: " + String.format("%f", sf));
-          }
-          if (tf <= 0 || tf >= 1) {
-            throw QueryException.execution(
-                "invalid trend factor. Expected: 0 < tf < 1, got: " + String.format("%f", tf));
-          }
-        }
-      }
-      Vec out =
-          ev.rangeCall(
-              c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1, name.equals("predict_linear"));
-      if (name.equals("rate") || name.equals("increase")) {
-        Set<String> seen = new HashSet<>();
-        for (StepSeries s : out.series()) {
-          String m = s.labels.get(Labels.METRIC_NAME);
-          if (m != null
-              && !m.endsWith("_total")
-              && !m.endsWith("_sum")
-              && !m.endsWith("_count")
-              && !m.endsWith("_bucket")
-              && seen.add(m)) {
-            ev.info(
-                "metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "
-                    + GoQuote.quote(m),
-                args.get(0).positionRange());
-          }
-        }
-      }
-      return out;
+    }
+    Evaluator.SeriesSink out = sink;
+    if (name.equals("rate") || name.equals("increase")) {
+      Set<String> seen = new HashSet<>();
+      out =
+          s -> {
+            String m = s.labels.get(Labels.METRIC_NAME);
+            if (m != null
+                && !m.endsWith("_total")
+                && !m.endsWith("_sum")
+                && !m.endsWith("_count")
+                && !m.endsWith("_bucket")
+                && seen.add(m)) {
+              ev.info(
+                  "metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "
+                      + GoQuote.quote(m),
+                  args.get(0).positionRange());
+            }
+            sink.accept(s);
+          };
+    }
+    ev.rangeCall(
+        c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1, name.equals("predict_linear"), out);
+  }
+
+  static Object call(Evaluator ev, Call c) {
+    String name = c.function().name();
+    List<Expr> args = c.args();
+    if (RANGE.containsKey(name)) {
+      List<StepSeries> out = new ArrayList<>();
+      callRange(ev, c, out::add);
+      return new Vec(out); // counted series by series as they were computed
     }
     DoubleUnaryOperator math = MATH.get(name);
     if (math != null) {

@@ -349,6 +349,71 @@ class PromqlEngineTest {
     }
   }
 
+  /**
+   * An aggregation folds a selection wider than a batch of the store's series ({@link
+   * Evaluator#RANGE_BATCH}) as it is read: every series counted once, none lost at a batch's edge,
+   * per group the brute-force references, and the same bits on one thread and on four.
+   */
+  @Test
+  void aggregationsOverSelectionsWiderThanABatchFoldEverySeriesOnce() {
+    int series = 2 * Evaluator.RANGE_BATCH + 37;
+    List<Data> data = randomData(new Random(77), series);
+    Engine e = load(data);
+    PromqlEngine serial = new PromqlEngine(EngineOptions.DEFAULTS.withParallelism(1));
+    PromqlEngine parallel = new PromqlEngine(EngineOptions.DEFAULTS.withParallelism(4));
+    for (long t : new long[] {37 * MIN, 80 * MIN + 13_000}) {
+      String what = "t=" + t;
+      Map<Labels, Double> count = new HashMap<>();
+      Map<Labels, Double> rates = new HashMap<>();
+      Map<Labels, Double> max = new HashMap<>();
+      for (Data d : data) {
+        Labels g = Labels.of("g", d.labels().get("g"));
+        Double v = instant(d, t);
+        if (v != null) {
+          count.merge(Labels.empty(), 1.0, Double::sum);
+          max.merge(g, v, Math::max);
+        }
+        Double rt = rate(window(d, t, 5 * MIN), t, 5 * MIN);
+        if (rt != null) {
+          rates.merge(g, rt, Double::sum);
+        }
+      }
+      assertThat(count.get(Labels.empty())).as(what).isGreaterThan(series / 2.0);
+      assertClose(vector(serial.instantQuery(e, "count(m_total)", t)), count, what);
+      assertClose(vector(serial.instantQuery(e, "max by (g) (m_total)", t)), max, what);
+      assertClose(vector(serial.instantQuery(e, "sum by (g) (rate(m_total[5m]))", t)), rates, what);
+      assertClose(
+          vector(parallel.instantQuery(e, "sum by (g) (rate(m_total[5m]))", t)), rates, what);
+    }
+    for (String q :
+        List.of(
+            "sum by (g) (rate(m_total[5m]))",
+            "avg(increase(m_total[7m]))",
+            "stddev by (g) (delta(m_total[3m]))",
+            "count(m_total)")) {
+      Value.Matrix a = (Value.Matrix) serial.rangeQuery(e, q, 0, 120 * MIN, 60_000).value();
+      Value.Matrix b = (Value.Matrix) parallel.rangeQuery(e, q, 0, 120 * MIN, 60_000).value();
+      assertThat(a.series()).as(q).isNotEmpty().hasSameSizeAs(b.series());
+      for (int i = 0; i < a.series().size(); i++) {
+        Value.Series x = a.series().get(i);
+        Value.Series y = b.series().get(i);
+        assertThat(y.labels()).as(q).isEqualTo(x.labels());
+        assertThat(y.timestamps()).as(q).isEqualTo(x.timestamps());
+        for (int j = 0; j < x.size(); j++) {
+          assertThat(Double.doubleToLongBits(y.values()[j]))
+              .as(q + " " + x.labels())
+              .isEqualTo(Double.doubleToLongBits(x.values()[j]));
+        }
+      }
+    }
+    // Folded series are counted as if held, as Prometheus holds a selection: the limit is the same.
+    PromqlEngine small = new PromqlEngine(EngineOptions.DEFAULTS.withMaxSamples(series / 2));
+    assertThatThrownBy(() -> small.instantQuery(e, "count(m_total)", 37 * MIN))
+        .hasMessage("query processing would load too many samples into memory in query execution");
+    assertThatThrownBy(() -> small.instantQuery(e, "sum(rate(m_total[5m]))", 37 * MIN))
+        .hasMessage("query processing would load too many samples into memory in query execution");
+  }
+
   @Test
   void queryOverTheSampleLimitFails() {
     List<Data> data = new ArrayList<>();

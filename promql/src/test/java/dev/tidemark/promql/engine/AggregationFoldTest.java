@@ -11,11 +11,12 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code sum}'s member-by-member path ({@link Aggregations#sum}) gives the bits of the step-by-step
- * reduction ({@link Aggregations#reduce}) on values chosen to make Kahan summation matter: huge and
- * tiny magnitudes, ±Inf, NaN payloads, ±0.0, subnormals, absent steps.
+ * Every operator {@link AggregationFold} folds series by series gives the bits of the step-by-step
+ * reduction over the members ({@link Aggregations#reduce}, the definition) on values chosen to make
+ * Kahan summation and overflow matter: huge and tiny magnitudes, ±Inf, NaN payloads, ±0.0,
+ * subnormals, absent steps.
  */
-class AggregationsSumTest {
+class AggregationFoldTest {
   static final double[] SPECIAL = {
     0.0,
     -0.0,
@@ -34,13 +35,26 @@ class AggregationsSumTest {
     3.0
   };
 
+  static final AggregateOp[] FOLDED = {
+    AggregateOp.SUM,
+    AggregateOp.AVG,
+    AggregateOp.COUNT,
+    AggregateOp.GROUP,
+    AggregateOp.MIN,
+    AggregateOp.MAX,
+    AggregateOp.STDDEV,
+    AggregateOp.STDVAR
+  };
+
   @Test
   void sameBitsAsTheStepByStepReduction() {
     long seed = Long.getLong("tidemark.seed", new SplittableRandom().nextLong());
     SplittableRandom rnd = new SplittableRandom(seed);
-    Evaluator ev = Evaluator.top(null, EngineOptions.DEFAULTS, new QueryControl(), "sum", 0, 0, 1);
-    for (int round = 0; round < 500; round++) {
+    for (int round = 0; round < 2000; round++) {
+      AggregateOp op = FOLDED[rnd.nextInt(FOLDED.length)];
       int n = 1 + rnd.nextInt(20);
+      Evaluator ev =
+          Evaluator.top(null, EngineOptions.DEFAULTS, new QueryControl(), "agg", 0, n - 1, 1);
       int series = 1 + rnd.nextInt(12);
       List<StepSeries> input = new ArrayList<>();
       List<Integer> members = new ArrayList<>();
@@ -60,7 +74,13 @@ class AggregationsSumTest {
           members.add(s);
         }
       }
-      StepSeries got = Aggregations.sum(ev, Labels.empty(), input, members, n);
+      AggregationFold fold =
+          new AggregationFold(ev, op, new Aggregations.Grouper(List.of(), false));
+      for (int m : members) {
+        fold.accept(input.get(m));
+      }
+      List<StepSeries> result = fold.result();
+      StepSeries got = result.isEmpty() ? new StepSeries(Labels.empty(), n) : result.get(0);
       double[] buf = new double[series];
       for (int i = 0; i < n; i++) {
         int cnt = 0;
@@ -69,7 +89,9 @@ class AggregationsSumTest {
             buf[cnt++] = input.get(m).v[i];
           }
         }
-        assertThat(got.has[i]).as("seed %d round %d step %d", seed, round, i).isEqualTo(cnt > 0);
+        assertThat(got.has[i])
+            .as("seed %d round %d %s step %d", seed, round, op, i)
+            .isEqualTo(cnt > 0);
         if (cnt > 0) {
           // doubleToLongBits, not the raw bits: which NaN's payload survives `a + b` with two NaNs
           // depends on the operand order the JIT picks (the JLS leaves it open; x86 keeps the
@@ -77,9 +99,8 @@ class AggregationsSumTest {
           // bit. (CI failed on seed -7768325864419504379: 0x7ff8000000000123 vs
           // 0x7ff8000000000000.)
           assertThat(Double.doubleToLongBits(got.v[i]))
-              .as("seed %d round %d step %d", seed, round, i)
-              .isEqualTo(
-                  Double.doubleToLongBits(Aggregations.reduce(AggregateOp.SUM, buf, cnt, 0)));
+              .as("seed %d round %d %s step %d", seed, round, op, i)
+              .isEqualTo(Double.doubleToLongBits(Aggregations.reduce(op, buf, cnt, 0)));
         }
       }
     }
