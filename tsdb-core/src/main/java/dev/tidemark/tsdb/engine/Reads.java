@@ -129,16 +129,16 @@ final class Reads implements Querier {
    */
   @Override
   public SeriesSet select(long minT, long maxT, List<LabelMatcher> matchers, QueryContext ctx) {
-    return SeriesSet.of(collect(minT, maxT, matchers, true, 0, ctx));
+    return collect(minT, maxT, matchers, true, 0, ctx);
   }
 
   @Override
   public List<Labels> series(
       long minT, long maxT, List<LabelMatcher> matchers, int limit, QueryContext ctx) {
-    List<Series> found = collect(minT, maxT, matchers, false, limit, ctx);
-    List<Labels> out = new ArrayList<>(found.size());
-    for (Series s : found) {
-      out.add(s.labels());
+    SeriesSet found = collect(minT, maxT, matchers, false, limit, ctx);
+    List<Labels> out = new ArrayList<>();
+    while (found.next()) {
+      out.add(found.at().labels());
     }
     return out;
   }
@@ -164,7 +164,7 @@ final class Reads implements Querier {
     }
   }
 
-  private List<Series> collect(
+  private SeriesSet collect(
       long minT,
       long maxT,
       List<LabelMatcher> matchers,
@@ -176,11 +176,10 @@ final class Reads implements Querier {
     // Under the read lock only what the head holds now: the series and, for samples, a
     // constant-time capture of each; the joins by labels and the copies of the streams run after
     // it (docs/architecture.md, Read path).
-    List<HeadHit> headHits = new ArrayList<>();
+    HeadHits headHits = new HeadHits();
     // The head buckets that gave hits: with one and no stored bucket, nothing needs joining.
     HeadBucket[] hitBucket = new HeadBucket[1];
     boolean[] hitsInSeveral = new boolean[1];
-    List<Found> unjoined = new ArrayList<>(0);
     StoredHits[][] stored = new StoredHits[1][];
     visitBuckets(
         minT,
@@ -204,7 +203,7 @@ final class Reads implements Querier {
                 hitsInSeveral[0] |= hitBucket[0] != null;
                 hitBucket[0] = hb;
               }
-              headHits.add(new HeadHit(hs, withSamples ? hs.captureLocked() : null));
+              headHits.add(hs, withSamples ? hs.captureLocked() : null);
               if (limit > 0 && ++inBucket >= limit) {
                 return;
               }
@@ -215,28 +214,35 @@ final class Reads implements Querier {
           // A bucket holds a series once: the hits of one head bucket, with no stored bucket to
           // join, are distinct series (no map of a million label sets for a query over the head).
           boolean join = !keys.isEmpty() || hitsInSeveral[0];
-          for (HeadHit h : headHits) {
-            Found f;
-            if (join) {
-              f = found.computeIfAbsent(h.series.labels, Found::new);
+          if (!join) {
+            stored[0] = new StoredHits[0];
+            return; // one head bucket's hits: handed out lazily, below
+          }
+          for (int i = 0; i < headHits.size; i++) {
+            HeadSeries hs = headHits.series[i];
+            HeadSeries.Capture capture = headHits.captures[i];
+            Found f = found.computeIfAbsent(hs.labels, Found::new);
+            if (capture == null) {
+              f.add(hs.bucket.bucket, hs.metadata, null);
             } else {
-              f = new Found(h.series.labels);
-              unjoined.add(f);
-            }
-            if (h.capture == null) {
-              f.add(h.series.bucket.bucket, h.series.metadata, null);
-            } else {
-              for (ChunkSource c : h.capture.chunks()) { // the frozen part first
-                f.add(h.series.bucket.bucket, h.series.metadata, c);
+              for (ChunkSource c : capture.chunks()) { // the frozen part first
+                f.add(hs.bucket.bucket, hs.metadata, c);
               }
             }
           }
           headHits.clear();
           stored[0] =
-              limit > 0 && found.size() + unjoined.size() >= limit
+              limit > 0 && found.size() >= limit
                   ? new StoredHits[0]
                   : selectStored(snap, keys, matchers, withSamples, limit, ctx);
         });
+    if (headHits.size > 0) { // the hits of one head bucket and nothing else: distinct series
+      headHits.sortByLabels();
+      if (limit > 0 && headHits.size > limit) {
+        headHits.size = limit; // sorted among themselves, as the contract says
+      }
+      return new HeadSeriesSet(headHits, minT, maxT, withSamples, ctx);
+    }
     // Join across buckets by labels. Stored buckets' labels are interned (LabelCache), so a series
     // met in several of them compares by reference.
     for (StoredHits h : stored[0]) {
@@ -246,8 +252,7 @@ final class Reads implements Querier {
             .add(h.bucket, h.metadata[i], h.chunks == null ? null : h.chunks[i]);
       }
     }
-    Found[] sorted =
-        unjoined.isEmpty() ? found.values().toArray(new Found[0]) : unjoined.toArray(new Found[0]);
+    Found[] sorted = found.values().toArray(new Found[0]);
     Arrays.sort(sorted, (a, b) -> a.labels.compareTo(b.labels));
     List<Series> out = new ArrayList<>(sorted.length);
     ChunkIterator probe = null;
@@ -278,7 +283,7 @@ final class Reads implements Querier {
       }
       out.add(new FoundSeries(f.labels, f.metadata, f.chunks, minT, maxT));
     }
-    return out;
+    return SeriesSet.of(out);
   }
 
   /**
@@ -297,10 +302,111 @@ final class Reads implements Querier {
   }
 
   /**
-   * A head series a select found, with its samples' capture if it wants them. Its labels, metadata
-   * and bucket are immutable, so it may be read after the lock.
+   * The head series a select found, with their samples' captures if it wants them: two parallel
+   * arrays, not an object per hit, since a select over a million series holds them until the query
+   * has walked them. A series' labels, metadata and bucket are immutable, so they may be read after
+   * the lock.
    */
-  private record HeadHit(HeadSeries series, HeadSeries.Capture capture) {}
+  private static final class HeadHits {
+    HeadSeries[] series = new HeadSeries[16];
+    HeadSeries.Capture[] captures = new HeadSeries.Capture[16];
+    int size;
+
+    void add(HeadSeries hs, HeadSeries.Capture capture) {
+      if (size == series.length) {
+        int grown = series.length + (series.length >> 1);
+        series = Arrays.copyOf(series, grown);
+        captures = Arrays.copyOf(captures, grown);
+      }
+      series[size] = hs;
+      captures[size++] = capture;
+    }
+
+    void clear() {
+      series = new HeadSeries[0];
+      captures = new HeadSeries.Capture[0];
+      size = 0;
+    }
+
+    /** In label order (the series of one head bucket have distinct labels). */
+    void sortByLabels() {
+      it.unimi.dsi.fastutil.Arrays.quickSort(
+          0,
+          size,
+          (a, b) -> series[a].labels.compareTo(series[b].labels),
+          (a, b) -> {
+            HeadSeries t = series[a];
+            series[a] = series[b];
+            series[b] = t;
+            HeadSeries.Capture c = captures[a];
+            captures[a] = captures[b];
+            captures[b] = c;
+          });
+    }
+  }
+
+  /**
+   * The series of one head bucket's hits, made as they are walked: a {@link FoundSeries} and its
+   * chunks exist only for the series at hand and those a caller keeps, and a hit is let go once
+   * walked, so a query folding a wide selection as it reads it holds the hits it has not reached
+   * yet (two references each), not a graph per series.
+   */
+  private static final class HeadSeriesSet implements SeriesSet {
+    private final HeadHits hits;
+    private final long minT;
+    private final long maxT;
+    private final boolean withSamples;
+    private final QueryContext ctx;
+    private int i = -1;
+    private Series current;
+    private ChunkIterator probe;
+    private final long[] probed = new long[2];
+
+    HeadSeriesSet(HeadHits hits, long minT, long maxT, boolean withSamples, QueryContext ctx) {
+      this.hits = hits;
+      this.minT = minT;
+      this.maxT = maxT;
+      this.withSamples = withSamples;
+      this.ctx = ctx;
+    }
+
+    @Override
+    public boolean next() {
+      current = null;
+      while (++i < hits.size) {
+        if (((i + 1) & (CHECK_SERIES_EVERY - 1)) == 0) {
+          ctx.check();
+        }
+        HeadSeries hs = hits.series[i];
+        HeadSeries.Capture capture = hits.captures[i];
+        hits.series[i] = null;
+        hits.captures[i] = null;
+        List<ChunkSource> chunks =
+            capture == null ? List.of() : Arrays.asList(capture.chunks()); // frozen part first
+        if (withSamples && !surelyHasSampleInside(chunks, minT, maxT)) {
+          probe =
+              probe == null
+                  ? new ChunkIterator(chunks, minT, maxT)
+                  : probe.reset(chunks, minT, maxT);
+          if (!probe.newestIn(minT, maxT, probed)) {
+            continue; // no sample inside the range
+          }
+        }
+        current = new FoundSeries(hs.labels, hs.metadata, chunks, minT, maxT);
+        return true;
+      }
+      i = hits.size;
+      return false;
+    }
+
+    @Override
+    public Series at() {
+      if (current == null) {
+        throw new IllegalStateException("no current series");
+      }
+      return current;
+    }
+  }
 
   /** What a select found in one stored bucket: parallel arrays, in series id order. */
   private static final class StoredHits {
