@@ -685,6 +685,26 @@ final class Evaluator {
       data.clear();
     }
 
+    /** A subquery's inner series as points at {@code child}'s steps, if it has any. */
+    void addPoints(StepSeries ss, Evaluator child) {
+      int c = ss.count();
+      if (c == 0) {
+        return;
+      }
+      long[] ts = new long[c];
+      double[] vs = new double[c];
+      int k = 0;
+      for (int i = 0; i < child.n; i++) {
+        if (ss.has[i]) {
+          ts[k] = child.times[i];
+          vs[k++] = ss.v[i];
+        }
+      }
+      labels.add(ss.labels);
+      dropNames.add(ss.dropName);
+      data.add(new Object[] {ts, vs});
+    }
+
     void add(Series s) {
       labels.add(s.labels());
       dropNames.add(false);
@@ -745,6 +765,13 @@ final class Evaluator {
     }
     Evaluator child = new Evaluator(sh, innerStart, innerEnd, step);
     long before = sh.held;
+    if (unwrap(sq.expr()) instanceof VectorSelector) {
+      // A selector's series are distinct: each becomes its points as it is read, without the
+      // inner vector of all of them first.
+      child.stream(sq.expr(), ss -> src.addPoints(ss, child));
+      src.held = Math.max(0, sh.held - before);
+      return src;
+    }
     Object r = child.eval(sq.expr());
     src.held = Math.max(0, sh.held - before);
     List<StepSeries> series;
@@ -758,22 +785,7 @@ final class Evaluator {
       series = mergeSameLabels(((Vec) r).series(), false);
     }
     for (StepSeries ss : series) {
-      int c = ss.count();
-      if (c == 0) {
-        continue;
-      }
-      long[] ts = new long[c];
-      double[] vs = new double[c];
-      int k = 0;
-      for (int i = 0; i < child.n; i++) {
-        if (ss.has[i]) {
-          ts[k] = child.times[i];
-          vs[k++] = ss.v[i];
-        }
-      }
-      src.labels.add(ss.labels);
-      src.dropNames.add(ss.dropName);
-      src.data.add(new Object[] {ts, vs});
+      src.addPoints(ss, child);
     }
     return src;
   }
