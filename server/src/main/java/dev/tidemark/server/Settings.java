@@ -92,10 +92,13 @@ final class Settings {
                   "bearer token every admin call must carry; without one the admin API is open to"
                       + " whoever reaches the port"),
           // ---- the store
-          duration("retention", Duration.ofHours(1), "at least 1h")
+          duration("retention", EngineConfig.MIN_RETENTION, EngineConfig.MIN_RETENTION_TEXT)
               .byDefault(EngineConfig.DEFAULT_RETENTION)
               .sets(Builder::retention)
-              .describedAs("how long data is kept (at least `1h`)"),
+              .describedAs(
+                  "how long data is kept (at least `"
+                      + EngineConfig.MIN_RETENTION.toHours()
+                      + "h`)"),
           duration("out-of-order-window", Duration.ZERO, null)
               .byDefault(EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW)
               .sets(Builder::outOfOrderWindow)

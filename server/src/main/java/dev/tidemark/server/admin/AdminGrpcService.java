@@ -37,6 +37,7 @@ import dev.tidemark.tsdb.append.StorageUnavailableException;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.LabelMatcher;
@@ -498,12 +499,14 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
           } else {
             d = Duration.ofMillis(request.getRetentionMs());
           }
-          if (d.compareTo(Duration.ofHours(1)) < 0) {
+          String problem = EngineConfig.retentionProblem(d);
+          if (problem != null) {
             throw new IllegalArgumentException(
                 "invalid retention "
                     + ConfigValues.formatDuration(d.isNegative() ? Duration.ZERO : d)
                     + (d.isNegative() ? " (negative)" : "")
-                    + ": must be at least 1h");
+                    + ": "
+                    + problem);
           }
           Duration previous = engine.retention();
           engine.setRetention(d);

@@ -190,7 +190,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    * Changes the retention for the next {@link #applyRetention()} (scheduled or on demand) and for
    * the {@code TOO_OLD} check of later appends. Not persisted: a restart uses the configuration.
    *
-   * @throws IllegalArgumentException below one hour
+   * @throws IllegalArgumentException below {@link EngineConfig#MIN_RETENTION}
    */
   public void setRetention(Duration retention) {
     this.retention.setRetention(retention);

@@ -11,7 +11,8 @@ import java.util.Objects;
  *
  * @param outOfOrderWindow how far behind the newest sample of its series a sample may be (default
  *     {@link #DEFAULT_OUT_OF_ORDER_WINDOW})
- * @param retention how long data is kept (default {@link #DEFAULT_RETENTION})
+ * @param retention how long data is kept, at least {@link #MIN_RETENTION} (default {@link
+ *     #DEFAULT_RETENTION})
  * @param maxFutureSkew how far ahead of the clock a sample may be (default {@link
  *     #DEFAULT_MAX_FUTURE_SKEW})
  * @param fsync whether {@code append} waits for a power-loss-safe sync (group commit)
@@ -66,6 +67,18 @@ public record EngineConfig(
 
   public static final Duration DEFAULT_OUT_OF_ORDER_WINDOW = Duration.ofMinutes(30);
   public static final Duration DEFAULT_RETENTION = Duration.ofDays(15);
+
+  /**
+   * The shortest retention: one hour, the size of the buckets ingestion writes (retention drops
+   * whole buckets). The one home of this rule: this config, {@link Engine#setRetention}, the
+   * server's {@code retention} setting and the admin API's {@code SetRetention} all check through
+   * {@link #retentionProblem}, or this constant and {@link #MIN_RETENTION_TEXT}.
+   */
+  public static final Duration MIN_RETENTION = Duration.ofHours(1);
+
+  /** {@link #MIN_RETENTION} as messages and help texts say it: {@code at least 1h}. */
+  public static final String MIN_RETENTION_TEXT = "at least " + MIN_RETENTION.toHours() + "h";
+
   public static final Duration DEFAULT_MAX_FUTURE_SKEW = Duration.ofMinutes(10);
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
 
@@ -117,10 +130,7 @@ public record EngineConfig(
     requireNonNegative("compactionDelay", compactionDelay);
     compactionLevels = List.copyOf(Objects.requireNonNull(compactionLevels, "compactionLevels"));
     checkLevels(compactionLevels);
-    Objects.requireNonNull(retention, "retention");
-    if (retention.compareTo(Duration.ofHours(1)) < 0) {
-      throw new IllegalArgumentException("retention must be at least 1h, was " + retention);
-    }
+    checkRetention(retention);
     if (maxHeadBytes <= 0) {
       throw new IllegalArgumentException("maxHeadBytes must be positive, was " + maxHeadBytes);
     }
@@ -170,6 +180,28 @@ public record EngineConfig(
       codes[i] = 1 + Long.numberOfTrailingZeros(compactionLevels.get(i).toHours());
     }
     return codes;
+  }
+
+  /**
+   * Why {@code retention} cannot be the retention ({@code must be at least 1h}), or null if it can
+   * ({@link #MIN_RETENTION}).
+   */
+  public static String retentionProblem(Duration retention) {
+    return retention.compareTo(MIN_RETENTION) < 0 ? "must be " + MIN_RETENTION_TEXT : null;
+  }
+
+  /**
+   * {@code retention}, checked by {@link #retentionProblem}.
+   *
+   * @throws IllegalArgumentException {@code retention must be at least 1h, was PT30M}
+   */
+  static Duration checkRetention(Duration retention) {
+    Objects.requireNonNull(retention, "retention");
+    String problem = retentionProblem(retention);
+    if (problem != null) {
+      throw new IllegalArgumentException("retention " + problem + ", was " + retention);
+    }
+    return retention;
   }
 
   private static void requireNonNegative(String name, Duration d) {

@@ -129,12 +129,9 @@ final class Retention {
    * Changes the retention for the next {@link #applyRetention()} (scheduled or on demand) and for
    * the {@code TOO_OLD} check of later appends. Not persisted: a restart uses the configuration.
    *
-   * @throws IllegalArgumentException below one hour
+   * @throws IllegalArgumentException below {@link EngineConfig#MIN_RETENTION}
    */
   void setRetention(Duration retention) {
-    if (retention.compareTo(Duration.ofHours(1)) < 0) {
-      throw new IllegalArgumentException("retention must be at least 1h, was " + retention);
-    }
-    head.retentionMillis = retention.toMillis();
+    head.retentionMillis = EngineConfig.checkRetention(retention).toMillis();
   }
 }
