@@ -19,10 +19,10 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
@@ -102,19 +102,19 @@ public final class ServerConfig {
 
   private ServerConfig(Builder b, InetAddress address) {
     given = Map.copyOf(b.given);
-    dataDir = b.dataDir;
-    listenAddress = b.listenAddress;
+    dataDir = b.get(Settings.DATA_DIR);
+    listenAddress = b.get(Settings.LISTEN_ADDRESS);
     listenInetAddress = address;
-    otlpGrpcPort = b.otlpGrpcPort;
-    otlpHttpPort = b.otlpHttpPort;
-    httpPort = b.httpPort;
-    adminPort = b.adminPort;
-    adminToken = b.adminToken;
+    otlpGrpcPort = b.get(Settings.OTLP_GRPC_PORT);
+    otlpHttpPort = b.get(Settings.OTLP_HTTP_PORT);
+    httpPort = b.get(Settings.HTTP_PORT);
+    adminPort = b.get(Settings.ADMIN_PORT);
+    adminToken = b.get(Settings.ADMIN_TOKEN);
     engineConfig = b.engineConfig;
     rocksDbConfig = b.rocksDbConfig;
     receiverConfig = b.receiverConfig;
     translatorConfig = b.translatorConfig;
-    shutdownTimeout = b.shutdownTimeout;
+    shutdownTimeout = b.get(Settings.SHUTDOWN_TIMEOUT);
     queryConfig = b.queryConfig;
   }
 
@@ -417,39 +417,14 @@ public final class ServerConfig {
    * {@link #set} for text from a file or the command line. Not thread-safe; build once.
    */
   public static final class Builder {
-    // Every field starts at its setting's declared default (the constructor); see Settings.ALL.
-    private Path dataDir;
-    private String listenAddress;
-    private int otlpGrpcPort;
-    private int otlpHttpPort;
-    private int httpPort;
-    private int adminPort;
-    private String adminToken;
-    private Duration retention;
-    private Duration outOfOrderWindow;
-    private Duration maxFutureSkew;
-    private boolean fsync;
-    private long maxHeadBytes;
-    private long blockCacheBytes;
-    private List<Duration> compactionLevels;
-    private Duration compactionDelay;
-    private Duration compactionInterval;
-    private long labelCacheBytes;
-    private int headFreezeSamples;
-    private int maxActiveSeries;
-    private long maxGrpcMessageBytes;
-    private long maxHttpBodyBytes;
-    private long maxInFlightBytes;
-    private Duration retryAfter;
-    private Duration shutdownTimeout;
+    /**
+     * The value of every setting of {@link Settings#ALL} that has no target of its own, under its
+     * declaration: there is no field per setting. The constructor puts every default; the typed
+     * setters below, {@link #set} and {@link #build()} go through {@link #put} and {@link #get}.
+     */
+    private final Map<Setting<?>, Object> values = new HashMap<>();
+
     private final TranslatorConfig.Builder translator = TranslatorConfig.builder();
-    private Duration queryTimeout;
-    private long queryMaxSamples;
-    private long queryMaxSamplesTotal;
-    private int queryMaxConcurrency;
-    private int queryMaxQueued;
-    private Duration queryLookbackDelta;
-    private boolean queryExperimentalFunctions;
     private final Map<String, String> sources = new LinkedHashMap<>();
     private final Map<String, String> given = new LinkedHashMap<>();
 
@@ -466,40 +441,53 @@ public final class ServerConfig {
       }
     }
 
-    public Builder dataDir(Path v) {
-      dataDir = Objects.requireNonNull(v, "dataDir");
+    /**
+     * Sets {@code setting} to {@code value}, already parsed and checked as one value ({@link
+     * Setting#parse}); null only where the setting allows it ({@link Setting#nullable()}).
+     */
+    <T> Builder put(Setting<T> setting, T value) {
+      if (value == null && !setting.nullable()) {
+        throw new NullPointerException(setting.name());
+      }
+      values.put(setting, value);
       return this;
+    }
+
+    /** The value of {@code setting}: given, or its default. */
+    @SuppressWarnings("unchecked") // put() stores only a T under a Setting<T>
+    <T> T get(Setting<T> setting) {
+      return (T) values.get(setting);
+    }
+
+    // ---- typed setters for code and tests: each stores the value under its declaration
+
+    public Builder dataDir(Path v) {
+      return put(Settings.DATA_DIR, v);
     }
 
     public Builder listenAddress(String v) {
-      listenAddress = Objects.requireNonNull(v, "listenAddress");
-      return this;
+      return put(Settings.LISTEN_ADDRESS, v);
     }
 
     public Builder otlpGrpcPort(int v) {
-      otlpGrpcPort = v;
-      return this;
+      return put(Settings.OTLP_GRPC_PORT, v);
     }
 
     public Builder otlpHttpPort(int v) {
-      otlpHttpPort = v;
-      return this;
+      return put(Settings.OTLP_HTTP_PORT, v);
     }
 
     public Builder httpPort(int v) {
-      httpPort = v;
-      return this;
+      return put(Settings.HTTP_PORT, v);
     }
 
     public Builder adminPort(int v) {
-      adminPort = v;
-      return this;
+      return put(Settings.ADMIN_PORT, v);
     }
 
     /** The admin bearer token; null (the default) leaves the admin API open. */
     public Builder adminToken(String v) {
-      adminToken = v;
-      return this;
+      return put(Settings.ADMIN_TOKEN, v);
     }
 
     /** Every port 0: the system picks free ones (tests). */
@@ -508,130 +496,106 @@ public final class ServerConfig {
     }
 
     public Builder retention(Duration v) {
-      retention = Objects.requireNonNull(v, "retention");
-      return this;
+      return put(Settings.RETENTION, v);
     }
 
     public Builder outOfOrderWindow(Duration v) {
-      outOfOrderWindow = Objects.requireNonNull(v, "outOfOrderWindow");
-      return this;
+      return put(Settings.OUT_OF_ORDER_WINDOW, v);
     }
 
     public Builder maxFutureSkew(Duration v) {
-      maxFutureSkew = Objects.requireNonNull(v, "maxFutureSkew");
-      return this;
+      return put(Settings.MAX_FUTURE_SKEW, v);
     }
 
     public Builder fsync(boolean v) {
-      fsync = v;
-      return this;
+      return put(Settings.FSYNC, v);
     }
 
     public Builder maxHeadBytes(long v) {
-      maxHeadBytes = v;
-      return this;
+      return put(Settings.HEAD_MEMORY_LIMIT, v);
     }
 
     public Builder compactionLevels(List<Duration> v) {
-      compactionLevels = List.copyOf(v);
-      return this;
+      return put(Settings.COMPACTION_LEVELS, List.copyOf(v));
     }
 
     public Builder compactionDelay(Duration v) {
-      compactionDelay = Objects.requireNonNull(v, "compactionDelay");
-      return this;
+      return put(Settings.COMPACTION_DELAY, v);
     }
 
     public Builder compactionInterval(Duration v) {
-      compactionInterval = Objects.requireNonNull(v, "compactionInterval");
-      return this;
+      return put(Settings.COMPACTION_INTERVAL, v);
     }
 
     public Builder headFreezeSamples(int v) {
-      headFreezeSamples = v;
-      return this;
+      return put(Settings.HEAD_FREEZE_SAMPLES, v);
     }
 
     /** Most distinct series in the head; new ones beyond are refused one by one; 0: no limit. */
     public Builder maxActiveSeries(int v) {
-      maxActiveSeries = v;
-      return this;
+      return put(Settings.MAX_ACTIVE_SERIES, v);
     }
 
     public Builder labelCacheBytes(long v) {
-      labelCacheBytes = v;
-      return this;
+      return put(Settings.LABEL_CACHE_SIZE, v);
     }
 
     public Builder blockCacheBytes(long v) {
-      blockCacheBytes = v;
-      return this;
+      return put(Settings.BLOCK_CACHE_SIZE, v);
     }
 
     public Builder maxGrpcMessageBytes(long v) {
-      maxGrpcMessageBytes = v;
-      return this;
+      return put(Settings.OTLP_GRPC_MAX_MESSAGE_SIZE, v);
     }
 
     public Builder maxHttpBodyBytes(long v) {
-      maxHttpBodyBytes = v;
-      return this;
+      return put(Settings.OTLP_HTTP_MAX_BODY_SIZE, v);
     }
 
     public Builder maxInFlightBytes(long v) {
-      maxInFlightBytes = v;
-      return this;
+      return put(Settings.OTLP_MAX_IN_FLIGHT_SIZE, v);
     }
 
     public Builder retryAfter(Duration v) {
-      retryAfter = Objects.requireNonNull(v, "retryAfter");
-      return this;
+      return put(Settings.OTLP_RETRY_AFTER, v);
     }
 
     public Builder shutdownTimeout(Duration v) {
-      shutdownTimeout = Objects.requireNonNull(v, "shutdownTimeout");
-      return this;
+      return put(Settings.SHUTDOWN_TIMEOUT, v);
     }
 
     /** {@link QueryConfig#timeout()}. */
     public Builder queryTimeout(Duration v) {
-      queryTimeout = Objects.requireNonNull(v, "queryTimeout");
-      return this;
+      return put(Settings.QUERY_TIMEOUT, v);
     }
 
     /** {@link QueryConfig#maxSamples()}. */
     public Builder queryMaxSamples(long v) {
-      queryMaxSamples = v;
-      return this;
+      return put(Settings.QUERY_MAX_SAMPLES, v);
     }
 
     public Builder queryMaxSamplesTotal(long v) {
-      queryMaxSamplesTotal = v;
-      return this;
+      return put(Settings.QUERY_MAX_SAMPLES_TOTAL, v);
     }
 
     /** {@link QueryConfig#maxConcurrency()}. */
     public Builder queryMaxConcurrency(int v) {
-      queryMaxConcurrency = v;
-      return this;
+      return put(Settings.QUERY_MAX_CONCURRENCY, v);
     }
 
     /** {@link QueryConfig#maxQueued()}. */
     public Builder queryMaxQueued(int v) {
-      queryMaxQueued = v;
-      return this;
+      return put(Settings.QUERY_MAX_QUEUED, v);
     }
 
     /** {@link QueryConfig#lookbackDelta()}. */
     public Builder queryLookbackDelta(Duration v) {
-      queryLookbackDelta = Objects.requireNonNull(v, "queryLookbackDelta");
-      return this;
+      return put(Settings.QUERY_LOOKBACK_DELTA, v);
     }
 
     /** {@link QueryConfig#experimentalFunctions()}. */
     public Builder queryExperimentalFunctions(boolean v) {
-      queryExperimentalFunctions = v;
-      return this;
+      return put(Settings.QUERY_EXPERIMENTAL_FUNCTIONS, v);
     }
 
     /** Edits the translator's settings ({@code maxFutureSkew} is taken from this builder). */
@@ -673,8 +637,8 @@ public final class ServerConfig {
       return this;
     }
 
-    private String sourceOf(String name) {
-      String s = sources.get(Settings.named(name).name());
+    private String sourceOf(Setting<?> setting) {
+      String s = sources.get(setting.name());
       return s == null ? "" : " (" + s + ")";
     }
 
@@ -684,6 +648,7 @@ public final class ServerConfig {
      * @throws ConfigException naming the first bad or contradicting setting
      */
     public ServerConfig build() {
+      String listenAddress = get(Settings.LISTEN_ADDRESS);
       InetAddress address;
       try {
         address = InetAddress.getByName(listenAddress.strip());
@@ -692,31 +657,39 @@ public final class ServerConfig {
             "invalid listen-address '"
                 + listenAddress
                 + "'"
-                + sourceOf("listen-address")
+                + sourceOf(Settings.LISTEN_ADDRESS)
                 + ": not an IP address or a known host name");
       }
-      checkPort("otlp-grpc-port", otlpGrpcPort);
-      checkPort("otlp-http-port", otlpHttpPort);
-      checkPort("http-port", httpPort);
-      checkPort("admin-port", adminPort);
-      distinctPorts("otlp-grpc-port", otlpGrpcPort, "otlp-http-port", otlpHttpPort);
-      distinctPorts("otlp-grpc-port", otlpGrpcPort, "http-port", httpPort);
-      distinctPorts("otlp-http-port", otlpHttpPort, "http-port", httpPort);
-      distinctPorts("admin-port", adminPort, "otlp-grpc-port", otlpGrpcPort);
-      distinctPorts("admin-port", adminPort, "otlp-http-port", otlpHttpPort);
-      distinctPorts("admin-port", adminPort, "http-port", httpPort);
+      List<Setting<Integer>> ports =
+          List.of(
+              Settings.OTLP_GRPC_PORT,
+              Settings.OTLP_HTTP_PORT,
+              Settings.HTTP_PORT,
+              Settings.ADMIN_PORT);
+      for (Setting<Integer> port : ports) {
+        checkPort(port);
+      }
+      distinctPorts(Settings.OTLP_GRPC_PORT, Settings.OTLP_HTTP_PORT);
+      distinctPorts(Settings.OTLP_GRPC_PORT, Settings.HTTP_PORT);
+      distinctPorts(Settings.OTLP_HTTP_PORT, Settings.HTTP_PORT);
+      distinctPorts(Settings.ADMIN_PORT, Settings.OTLP_GRPC_PORT);
+      distinctPorts(Settings.ADMIN_PORT, Settings.OTLP_HTTP_PORT);
+      distinctPorts(Settings.ADMIN_PORT, Settings.HTTP_PORT);
+      String adminToken = get(Settings.ADMIN_TOKEN);
       if (adminToken != null) {
         String why = tokenProblem(adminToken);
         if (why != null) {
-          throw new ConfigException("invalid admin-token" + sourceOf("admin-token") + ": " + why);
+          throw new ConfigException(
+              "invalid admin-token" + sourceOf(Settings.ADMIN_TOKEN) + ": " + why);
         }
       }
+      long maxGrpcMessageBytes = get(Settings.OTLP_GRPC_MAX_MESSAGE_SIZE);
       if (maxGrpcMessageBytes <= 0 || maxGrpcMessageBytes > Integer.MAX_VALUE) {
         throw new ConfigException(
             "invalid otlp-grpc-max-message-size '"
                 + ConfigValues.formatSize(maxGrpcMessageBytes)
                 + "'"
-                + sourceOf("otlp-grpc-max-message-size")
+                + sourceOf(Settings.OTLP_GRPC_MAX_MESSAGE_SIZE)
                 + ": must be between 1B and 2GiB - 1B (gRPC's limit is an int)");
       }
       engineConfig =
@@ -724,17 +697,17 @@ public final class ServerConfig {
               "engine",
               () ->
                   EngineConfig.builder()
-                      .retention(retention)
-                      .outOfOrderWindow(outOfOrderWindow)
-                      .maxFutureSkew(maxFutureSkew)
-                      .fsync(fsync)
-                      .maxHeadBytes(maxHeadBytes)
-                      .compactionLevels(compactionLevels)
-                      .compactionDelay(compactionDelay)
-                      .compactionInterval(compactionInterval)
-                      .labelCacheBytes(labelCacheBytes)
-                      .headFreezeSamples(headFreezeSamples)
-                      .maxActiveSeries(maxActiveSeries)
+                      .retention(get(Settings.RETENTION))
+                      .outOfOrderWindow(get(Settings.OUT_OF_ORDER_WINDOW))
+                      .maxFutureSkew(get(Settings.MAX_FUTURE_SKEW))
+                      .fsync(get(Settings.FSYNC))
+                      .maxHeadBytes(get(Settings.HEAD_MEMORY_LIMIT))
+                      .compactionLevels(get(Settings.COMPACTION_LEVELS))
+                      .compactionDelay(get(Settings.COMPACTION_DELAY))
+                      .compactionInterval(get(Settings.COMPACTION_INTERVAL))
+                      .labelCacheBytes(get(Settings.LABEL_CACHE_SIZE))
+                      .headFreezeSamples(get(Settings.HEAD_FREEZE_SAMPLES))
+                      .maxActiveSeries(get(Settings.MAX_ACTIVE_SERIES))
                       .readParallelism(QueryConfig.defaultQueryThreads())
                       .clock(Clock.systemUTC())
                       .build());
@@ -743,7 +716,7 @@ public final class ServerConfig {
               "RocksDB",
               () ->
                   RocksDbConfig.builder()
-                      .blockCacheBytes(blockCacheBytes)
+                      .blockCacheBytes(get(Settings.BLOCK_CACHE_SIZE))
                       .fsyncOnWrite(
                           false) // the engine syncs itself (group commit) when fsync is on
                       .build());
@@ -752,20 +725,24 @@ public final class ServerConfig {
               "receiver",
               () ->
                   new ReceiverConfig(
-                      (int) maxGrpcMessageBytes, maxHttpBodyBytes, maxInFlightBytes, retryAfter));
-      translatorConfig = wrap("translator", () -> translator.maxFutureSkew(maxFutureSkew).build());
+                      (int) maxGrpcMessageBytes,
+                      get(Settings.OTLP_HTTP_MAX_BODY_SIZE),
+                      get(Settings.OTLP_MAX_IN_FLIGHT_SIZE),
+                      get(Settings.OTLP_RETRY_AFTER)));
+      translatorConfig =
+          wrap("translator", () -> translator.maxFutureSkew(get(Settings.MAX_FUTURE_SKEW)).build());
       queryConfig =
           wrap(
               "query",
               () ->
                   new QueryConfig(
-                      queryTimeout,
-                      queryMaxSamples,
-                      queryMaxConcurrency,
-                      queryMaxQueued,
-                      queryLookbackDelta,
-                      queryExperimentalFunctions,
-                      queryMaxSamplesTotal));
+                      get(Settings.QUERY_TIMEOUT),
+                      get(Settings.QUERY_MAX_SAMPLES),
+                      get(Settings.QUERY_MAX_CONCURRENCY),
+                      get(Settings.QUERY_MAX_QUEUED),
+                      get(Settings.QUERY_LOOKBACK_DELTA),
+                      get(Settings.QUERY_EXPERIMENTAL_FUNCTIONS),
+                      get(Settings.QUERY_MAX_SAMPLES_TOTAL)));
       return new ServerConfig(this, address);
     }
 
@@ -783,26 +760,28 @@ public final class ServerConfig {
       return null;
     }
 
-    private void checkPort(String name, int port) {
+    private void checkPort(Setting<Integer> setting) {
+      int port = get(setting);
       if (port < 0 || port > 65535) {
         throw new ConfigException(
             "invalid "
-                + name
+                + setting.name()
                 + " '"
                 + port
                 + "'"
-                + sourceOf(name)
+                + sourceOf(setting)
                 + ": must be between 0 and 65535");
       }
     }
 
-    private void distinctPorts(String a, int pa, String b, int pb) {
-      if (pa != 0 && pa == pb) {
+    private void distinctPorts(Setting<Integer> a, Setting<Integer> b) {
+      int pa = get(a);
+      if (pa != 0 && pa == get(b)) {
         throw new ConfigException(
-            a
+            a.name()
                 + sourceOf(a)
                 + " and "
-                + b
+                + b.name()
                 + sourceOf(b)
                 + " are both "
                 + pa

@@ -29,12 +29,16 @@ import java.util.stream.Collectors;
  *       ({@link #shownDefault()}), derived from the value unless the declaration says it in words;
  *   <li>the parser: how a raw value becomes the typed value, with its range checks and messages
  *       ({@link SettingValue});
- *   <li>the target: the {@link ServerConfig.Builder} setter the value goes to.
+ *   <li>where the value goes: the {@link ServerConfig.Builder} keeps it under this declaration (its
+ *       typed setters and {@link ServerConfig.Builder#build()} read and write it there, so the
+ *       builder declares no field of its own), unless the declaration names a target ({@link
+ *       Draft#sets}): the translator's settings go straight into its own builder.
  * </ul>
  *
- * <p>Declarations read as one chain: {@code Setting.duration("retention", Duration.ofHours(1), "at
- * least 1h").byDefault(EngineConfig.DEFAULT_RETENTION).sets(Builder::retention).describedAs("how
- * long data is kept (at least `1h`)")}. Immutable once {@link Draft#describedAs} has built it.
+ * <p>Declarations read as one chain: {@code Setting.duration("retention",
+ * EngineConfig.MIN_RETENTION, EngineConfig.MIN_RETENTION_TEXT)
+ * .byDefault(EngineConfig.DEFAULT_RETENTION).describedAs("how long data is kept (at least `1h`)")}.
+ * Immutable once {@link Draft#describedAs} has built it.
  *
  * @param <T> the parsed value's type
  */
@@ -52,6 +56,7 @@ final class Setting<T> {
   private final boolean computedDefault;
   private final String shownDefault;
   private final BiConsumer<ServerConfig.Builder, T> target;
+  private final boolean nullable;
   private final List<String> choices;
 
   private Setting(Draft<T> d, String description) {
@@ -62,7 +67,8 @@ final class Setting<T> {
     this.format = d.format;
     this.defaultValue = Objects.requireNonNull(d.defaultValue, name + ": no default");
     this.computedDefault = d.computedDefault;
-    this.target = Objects.requireNonNull(d.target, name + ": no target");
+    this.target = d.target != null ? d.target : (b, v) -> b.put(this, v);
+    this.nullable = !d.computedDefault && d.defaultValue.get() == null;
     this.choices = d.choices;
     this.shownDefault = d.shownDefault != null ? d.shownDefault : derivedShownDefault();
     if (description.isBlank() || description.contains("\n") || description.contains("|")) {
@@ -116,6 +122,11 @@ final class Setting<T> {
   /** The default's value; for a computed default, its value in this JVM. */
   T defaultValue() {
     return defaultValue.get();
+  }
+
+  /** Whether the value may be null: only a setting whose default is null ({@code admin-token}). */
+  boolean nullable() {
+    return nullable;
   }
 
   /** Whether the default depends on the machine (the heap size), so no literal can show it. */
@@ -314,7 +325,10 @@ final class Setting<T> {
       return this;
     }
 
-    /** The builder setter the parsed value goes to. */
+    /**
+     * Where the parsed value goes instead of the {@link ServerConfig.Builder}'s own store: a setter
+     * of the builder of the component that owns the setting (the translator's).
+     */
     Draft<T> sets(BiConsumer<ServerConfig.Builder, T> setter) {
       target = Objects.requireNonNull(setter);
       return this;

@@ -28,6 +28,7 @@ import dev.tidemark.translator.TranslatorConfig.LeFormat;
 import dev.tidemark.translator.TranslatorConfig.StartTimeMode;
 import dev.tidemark.translator.TranslatorConfig.ZeroTimestampPolicy;
 import dev.tidemark.tsdb.engine.EngineConfig;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,8 +40,11 @@ import java.util.function.BiConsumer;
  * Every server setting, each declared once, in documentation order: the order of {@code --help} and
  * of the README's settings table. {@link Main} builds the command-line options from this list,
  * {@link ServerConfig.Builder} reads YAML keys and starts from the defaults through it, and tests
- * compare it with {@code --help} and with the README. To add a setting: a builder setter, one
- * declaration here, one README row (the README test prints the row to paste).
+ * compare it with {@code --help} and with the README. A declaration is the setting's only home
+ * (name, type, default, checks, description): {@link ServerConfig.Builder} keeps the value under
+ * it, and {@link ServerConfig.Builder#build()} reads it from there. To add a setting: one constant
+ * here, listed in {@link #ALL}; its use in {@code build()}; one README row (the README test prints
+ * the row to paste); a typed builder setter only if code or tests need one.
  *
  * <p>What is checked here is one value at a time (syntax, range); what involves several settings
  * (distinct ports) or a whole component's rules is checked when {@link
@@ -50,144 +54,246 @@ final class Settings {
 
   private static final TranslatorConfig TRANSLATOR_DEFAULTS = TranslatorConfig.defaults();
 
+  static final Setting<Path> DATA_DIR =
+      path("data-dir", "DIR")
+          .byDefault(ServerConfig.DEFAULT_DATA_DIR)
+          .shown("`./data`")
+          .describedAs("folder of the embedded RocksDB store");
+
+  static final Setting<String> LISTEN_ADDRESS =
+      text("listen-address", "ADDR")
+          .byDefault(ServerConfig.DEFAULT_LISTEN_ADDRESS)
+          .describedAs(
+              "address every port binds; `"
+                  + ServerConfig.ALL_INTERFACES
+                  + "` (or `--listen-all`)"
+                  + " **exposes every port on all interfaces**");
+
+  static final Setting<Integer> OTLP_GRPC_PORT =
+      port("otlp-grpc-port")
+          .byDefault(ServerConfig.DEFAULT_OTLP_GRPC_PORT)
+          .describedAs("OTLP/gRPC (`0` picks a free port)");
+
+  static final Setting<Integer> OTLP_HTTP_PORT =
+      port("otlp-http-port")
+          .byDefault(ServerConfig.DEFAULT_OTLP_HTTP_PORT)
+          .describedAs("OTLP/HTTP, `POST /v1/metrics`");
+
+  static final Setting<Integer> HTTP_PORT =
+      port("http-port")
+          .byDefault(ServerConfig.DEFAULT_HTTP_PORT)
+          .describedAs(
+              "HTTP: `/metrics`, `/-/healthy`, `/-/ready` and the query API (`--query-*`)");
+
+  static final Setting<Integer> ADMIN_PORT =
+      port("admin-port")
+          .byDefault(ServerConfig.DEFAULT_ADMIN_PORT)
+          .describedAs("admin gRPC API (`tidemark admin`), with gRPC health and reflection");
+
+  static final Setting<String> ADMIN_TOKEN =
+      token("admin-token", "TOKEN")
+          .byDefault(null)
+          .shown(Setting.NONE + " (env `" + ServerConfig.ADMIN_TOKEN_ENV + "`)")
+          .describedAs(
+              "bearer token every admin call must carry; without one the admin API is open to"
+                  + " whoever reaches the port");
+
+  static final Setting<Duration> RETENTION =
+      duration("retention", EngineConfig.MIN_RETENTION, EngineConfig.MIN_RETENTION_TEXT)
+          .byDefault(EngineConfig.DEFAULT_RETENTION)
+          .describedAs(
+              "how long data is kept (at least `" + EngineConfig.MIN_RETENTION.toHours() + "h`)");
+
+  static final Setting<Duration> OUT_OF_ORDER_WINDOW =
+      duration("out-of-order-window", Duration.ZERO, null)
+          .byDefault(EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW)
+          .describedAs("how far behind its series' newest sample a sample may arrive");
+
+  static final Setting<Duration> MAX_FUTURE_SKEW =
+      duration("max-future-skew", Duration.ZERO, null)
+          .byDefault(EngineConfig.DEFAULT_MAX_FUTURE_SKEW)
+          .describedAs("how far ahead of the clock a sample may be");
+
+  static final Setting<Boolean> FSYNC =
+      flag("fsync")
+          .byDefault(false)
+          .describedAs(
+              "`false`: an acknowledged export survives a crash of the process (RocksDB WAL);"
+                  + " `true`: also power loss (fsync with group commit before the answer)");
+
+  static final Setting<Long> HEAD_MEMORY_LIMIT =
+      size("head-memory-limit")
+          .computedDefault(ServerConfig::defaultMaxHeadBytes)
+          .shown(capOrHeapShare(ServerConfig.MAX_DEFAULT_HEAD_BYTES, "half"))
+          .describedAs(
+              "in-memory head budget; beyond it new series are refused one by one (partial"
+                  + " success, `series limit reached` naming the budget) while series already"
+                  + " in the head are still stored");
+
+  static final Setting<Integer> HEAD_FREEZE_SAMPLES =
+      integer("head-freeze-samples", 0, Integer.MAX_VALUE)
+          .byDefault(EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES)
+          .describedAs(
+              "samples a head series keeps in its appendable encoding before the background"
+                  + " thread re-encodes them, denser, in the sealed one (30 % less head memory"
+                  + " for some CPU); `0` never");
+
+  static final Setting<Integer> MAX_ACTIVE_SERIES =
+      integer("max-active-series", 0, Integer.MAX_VALUE)
+          .computedDefault(ServerConfig::defaultMaxActiveSeries)
+          .shown(
+              "`"
+                  + ServerConfig.MAX_DEFAULT_ACTIVE_SERIES
+                  + "` or max heap / 4 KiB, whichever is smaller")
+          .describedAs(
+              "most distinct series in the head; a sample of a series new to it beyond this"
+                  + " is refused on its own (the rest of its request is stored), series"
+                  + " already in the head never; `0` no limit");
+
+  static final Setting<Long> BLOCK_CACHE_SIZE =
+      size("block-cache-size")
+          .byDefault(RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES)
+          .describedAs("RocksDB block cache");
+
+  static final Setting<List<Duration>> COMPACTION_LEVELS =
+      durationList("compaction-levels", "DURATION,...")
+          .byDefault(EngineConfig.DEFAULT_COMPACTION_LEVELS)
+          .describedAs(
+              "bucket sizes sealed one-hour buckets are merged into in the background: `1h`"
+                  + " first, then larger powers of two hours; `1h` alone turns compaction off");
+
+  static final Setting<Duration> COMPACTION_DELAY =
+      duration("compaction-delay", Duration.ZERO, null)
+          .byDefault(EngineConfig.DEFAULT_COMPACTION_DELAY)
+          .describedAs(
+              "how far behind the clock and the newest sample a group of buckets must end before"
+                  + " it is compacted (never less than the out-of-order window)");
+
+  static final Setting<Duration> COMPACTION_INTERVAL =
+      duration("compaction-interval", Duration.ZERO, null)
+          .byDefault(EngineConfig.DEFAULT_COMPACTION_INTERVAL)
+          .describedAs("how often the compactor looks for due groups; `0` turns it off");
+
+  static final Setting<Long> LABEL_CACHE_SIZE =
+      sizeOrZero("label-cache-size")
+          .computedDefault(ServerConfig::defaultLabelCacheBytes)
+          .shown(capOrHeapShare(EngineConfig.DEFAULT_LABEL_CACHE_BYTES, "an eighth"))
+          .describedAs(
+              "decoded series labels of stored buckets kept for queries (estimated heap bytes);"
+                  + " `0` turns the cache off");
+
+  static final Setting<Long> OTLP_GRPC_MAX_MESSAGE_SIZE =
+      size("otlp-grpc-max-message-size")
+          .byDefault((long) ReceiverConfig.DEFAULT_MAX_GRPC_MESSAGE_BYTES)
+          .describedAs("largest gRPC message, after decompression");
+
+  static final Setting<Long> OTLP_HTTP_MAX_BODY_SIZE =
+      size("otlp-http-max-body-size")
+          .byDefault(ReceiverConfig.DEFAULT_MAX_HTTP_BODY_BYTES)
+          .describedAs("largest HTTP body, after decompression");
+
+  static final Setting<Long> OTLP_MAX_IN_FLIGHT_SIZE =
+      size("otlp-max-in-flight-size")
+          .computedDefault(ServerConfig::defaultMaxInFlightBytes)
+          .shown(capOrHeapShare(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES, "a quarter"))
+          .describedAs("request bytes processed at once; beyond it `UNAVAILABLE`/503");
+
+  static final Setting<Duration> OTLP_RETRY_AFTER =
+      duration("otlp-retry-after", Duration.ofSeconds(1), "at least 1s")
+          .byDefault(ReceiverConfig.DEFAULT_RETRY_AFTER)
+          .describedAs("retry delay suggested to overloaded clients (at least `1s`)");
+
+  static final Setting<Duration> SHUTDOWN_TIMEOUT =
+      duration("shutdown-timeout", Duration.ZERO, null)
+          .byDefault(ServerConfig.DEFAULT_SHUTDOWN_TIMEOUT)
+          .describedAs("how long a stop waits for in-flight requests");
+
+  static final Setting<Duration> QUERY_TIMEOUT =
+      duration("query-timeout", Duration.ofMillis(1), "positive")
+          .byDefault(QueryConfig.DEFAULTS.timeout())
+          .describedAs(
+              "longest a query may take, waiting for a slot included; a request's `timeout` can"
+                  + " only shorten it");
+
+  static final Setting<Long> QUERY_MAX_SAMPLES =
+      count("query-max-samples", 1, Long.MAX_VALUE)
+          .computedDefault(ServerConfig::defaultQueryMaxSamples)
+          .shown(
+              "`"
+                  + QueryConfig.DEFAULT_MAX_SAMPLES
+                  + "` or max heap / 64 bytes (a quarter of it at 16 bytes a sample),"
+                  + " whichever is smaller")
+          .describedAs("most samples one query may hold in memory at once");
+
+  static final Setting<Long> QUERY_MAX_SAMPLES_TOTAL =
+      count("query-max-samples-total", 1, Long.MAX_VALUE)
+          .computedDefault(QueryConfig::defaultMaxSamplesTotal)
+          .shown(
+              "max heap / 64 bytes (a quarter of it at 16 bytes a sample): `100663296` with a"
+                  + " 6 GiB heap")
+          .describedAs(
+              "most samples all queries together may hold in memory at once; a query that"
+                  + " would pass it fails as one over `--query-max-samples` does (422,"
+                  + " Prometheus' text naming the shared limit), so queries cannot take the"
+                  + " heap ingestion needs");
+
+  static final Setting<Integer> QUERY_MAX_CONCURRENCY =
+      integer("query-max-concurrency", 1, Integer.MAX_VALUE)
+          .computedDefault(QueryConfig::defaultQueryThreads)
+          .shown("the processors but one, at least `1`")
+          .describedAs(
+              "queries evaluated at once (each on one thread and its helpers up to the same"
+                  + " count); the others wait for a slot, so ingestion always keeps a core");
+
+  static final Setting<Integer> QUERY_MAX_QUEUED =
+      integer("query-max-queued", 0, Integer.MAX_VALUE)
+          .byDefault(QueryConfig.DEFAULTS.maxQueued())
+          .describedAs("queries waiting for a slot; one more is answered 503 at once");
+
+  static final Setting<Duration> QUERY_LOOKBACK_DELTA =
+      duration("query-lookback-delta", Duration.ofMillis(1), "positive")
+          .byDefault(QueryConfig.DEFAULTS.lookbackDelta())
+          .describedAs(
+              "how far back an instant selector looks for a sample; a request's `lookback_delta`"
+                  + " overrides it");
+
+  static final Setting<Boolean> QUERY_EXPERIMENTAL_FUNCTIONS =
+      flag("query-experimental-functions")
+          .byDefault(QueryConfig.DEFAULTS.experimentalFunctions())
+          .describedAs(
+              "accept Prometheus' experimental PromQL functions"
+                  + " (`--enable-feature=promql-experimental-functions`)");
+
   /** Every setting, in documentation order. */
   static final List<Setting<?>> ALL =
       List.of(
           // ---- where data lives, where the server listens
-          path("data-dir", "DIR")
-              .byDefault(ServerConfig.DEFAULT_DATA_DIR)
-              .shown("`./data`")
-              .sets(Builder::dataDir)
-              .describedAs("folder of the embedded RocksDB store"),
-          text("listen-address", "ADDR")
-              .byDefault(ServerConfig.DEFAULT_LISTEN_ADDRESS)
-              .sets(Builder::listenAddress)
-              .describedAs(
-                  "address every port binds; `"
-                      + ServerConfig.ALL_INTERFACES
-                      + "` (or `--listen-all`)"
-                      + " **exposes every port on all interfaces**"),
-          port("otlp-grpc-port")
-              .byDefault(ServerConfig.DEFAULT_OTLP_GRPC_PORT)
-              .sets(Builder::otlpGrpcPort)
-              .describedAs("OTLP/gRPC (`0` picks a free port)"),
-          port("otlp-http-port")
-              .byDefault(ServerConfig.DEFAULT_OTLP_HTTP_PORT)
-              .sets(Builder::otlpHttpPort)
-              .describedAs("OTLP/HTTP, `POST /v1/metrics`"),
-          port("http-port")
-              .byDefault(ServerConfig.DEFAULT_HTTP_PORT)
-              .sets(Builder::httpPort)
-              .describedAs(
-                  "HTTP: `/metrics`, `/-/healthy`, `/-/ready` and the query API (`--query-*`)"),
-          port("admin-port")
-              .byDefault(ServerConfig.DEFAULT_ADMIN_PORT)
-              .sets(Builder::adminPort)
-              .describedAs("admin gRPC API (`tidemark admin`), with gRPC health and reflection"),
-          token("admin-token", "TOKEN")
-              .byDefault(null)
-              .shown(Setting.NONE + " (env `" + ServerConfig.ADMIN_TOKEN_ENV + "`)")
-              .sets(Builder::adminToken)
-              .describedAs(
-                  "bearer token every admin call must carry; without one the admin API is open to"
-                      + " whoever reaches the port"),
+          DATA_DIR,
+          LISTEN_ADDRESS,
+          OTLP_GRPC_PORT,
+          OTLP_HTTP_PORT,
+          HTTP_PORT,
+          ADMIN_PORT,
+          ADMIN_TOKEN,
           // ---- the store
-          duration("retention", EngineConfig.MIN_RETENTION, EngineConfig.MIN_RETENTION_TEXT)
-              .byDefault(EngineConfig.DEFAULT_RETENTION)
-              .sets(Builder::retention)
-              .describedAs(
-                  "how long data is kept (at least `"
-                      + EngineConfig.MIN_RETENTION.toHours()
-                      + "h`)"),
-          duration("out-of-order-window", Duration.ZERO, null)
-              .byDefault(EngineConfig.DEFAULT_OUT_OF_ORDER_WINDOW)
-              .sets(Builder::outOfOrderWindow)
-              .describedAs("how far behind its series' newest sample a sample may arrive"),
-          duration("max-future-skew", Duration.ZERO, null)
-              .byDefault(EngineConfig.DEFAULT_MAX_FUTURE_SKEW)
-              .sets(Builder::maxFutureSkew)
-              .describedAs("how far ahead of the clock a sample may be"),
-          flag("fsync")
-              .byDefault(false)
-              .sets(Builder::fsync)
-              .describedAs(
-                  "`false`: an acknowledged export survives a crash of the process (RocksDB WAL);"
-                      + " `true`: also power loss (fsync with group commit before the answer)"),
-          size("head-memory-limit")
-              .computedDefault(ServerConfig::defaultMaxHeadBytes)
-              .shown(capOrHeapShare(ServerConfig.MAX_DEFAULT_HEAD_BYTES, "half"))
-              .sets(Builder::maxHeadBytes)
-              .describedAs(
-                  "in-memory head budget; beyond it new series are refused one by one (partial"
-                      + " success, `series limit reached` naming the budget) while series already"
-                      + " in the head are still stored"),
-          integer("head-freeze-samples", 0, Integer.MAX_VALUE)
-              .byDefault(EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES)
-              .sets(Builder::headFreezeSamples)
-              .describedAs(
-                  "samples a head series keeps in its appendable encoding before the background"
-                      + " thread re-encodes them, denser, in the sealed one (30 % less head memory"
-                      + " for some CPU); `0` never"),
-          integer("max-active-series", 0, Integer.MAX_VALUE)
-              .computedDefault(ServerConfig::defaultMaxActiveSeries)
-              .shown(
-                  "`"
-                      + ServerConfig.MAX_DEFAULT_ACTIVE_SERIES
-                      + "` or max heap / 4 KiB, whichever is smaller")
-              .sets(Builder::maxActiveSeries)
-              .describedAs(
-                  "most distinct series in the head; a sample of a series new to it beyond this"
-                      + " is refused on its own (the rest of its request is stored), series"
-                      + " already in the head never; `0` no limit"),
-          size("block-cache-size")
-              .byDefault(RocksDbConfig.DEFAULT_BLOCK_CACHE_BYTES)
-              .sets(Builder::blockCacheBytes)
-              .describedAs("RocksDB block cache"),
-          durationList("compaction-levels", "DURATION,...")
-              .byDefault(EngineConfig.DEFAULT_COMPACTION_LEVELS)
-              .sets(Builder::compactionLevels)
-              .describedAs(
-                  "bucket sizes sealed one-hour buckets are merged into in the background: `1h`"
-                      + " first, then larger powers of two hours; `1h` alone turns compaction off"),
-          duration("compaction-delay", Duration.ZERO, null)
-              .byDefault(EngineConfig.DEFAULT_COMPACTION_DELAY)
-              .sets(Builder::compactionDelay)
-              .describedAs(
-                  "how far behind the clock and the newest sample a group of buckets must end before"
-                      + " it is compacted (never less than the out-of-order window)"),
-          duration("compaction-interval", Duration.ZERO, null)
-              .byDefault(EngineConfig.DEFAULT_COMPACTION_INTERVAL)
-              .sets(Builder::compactionInterval)
-              .describedAs("how often the compactor looks for due groups; `0` turns it off"),
-          sizeOrZero("label-cache-size")
-              .computedDefault(ServerConfig::defaultLabelCacheBytes)
-              .shown(capOrHeapShare(EngineConfig.DEFAULT_LABEL_CACHE_BYTES, "an eighth"))
-              .sets(Builder::labelCacheBytes)
-              .describedAs(
-                  "decoded series labels of stored buckets kept for queries (estimated heap bytes);"
-                      + " `0` turns the cache off"),
+          RETENTION,
+          OUT_OF_ORDER_WINDOW,
+          MAX_FUTURE_SKEW,
+          FSYNC,
+          HEAD_MEMORY_LIMIT,
+          HEAD_FREEZE_SAMPLES,
+          MAX_ACTIVE_SERIES,
+          BLOCK_CACHE_SIZE,
+          COMPACTION_LEVELS,
+          COMPACTION_DELAY,
+          COMPACTION_INTERVAL,
+          LABEL_CACHE_SIZE,
           // ---- the OTLP receivers
-          size("otlp-grpc-max-message-size")
-              .byDefault((long) ReceiverConfig.DEFAULT_MAX_GRPC_MESSAGE_BYTES)
-              .sets(Builder::maxGrpcMessageBytes)
-              .describedAs("largest gRPC message, after decompression"),
-          size("otlp-http-max-body-size")
-              .byDefault(ReceiverConfig.DEFAULT_MAX_HTTP_BODY_BYTES)
-              .sets(Builder::maxHttpBodyBytes)
-              .describedAs("largest HTTP body, after decompression"),
-          size("otlp-max-in-flight-size")
-              .computedDefault(ServerConfig::defaultMaxInFlightBytes)
-              .shown(capOrHeapShare(ReceiverConfig.DEFAULT_MAX_IN_FLIGHT_BYTES, "a quarter"))
-              .sets(Builder::maxInFlightBytes)
-              .describedAs("request bytes processed at once; beyond it `UNAVAILABLE`/503"),
-          duration("otlp-retry-after", Duration.ofSeconds(1), "at least 1s")
-              .byDefault(ReceiverConfig.DEFAULT_RETRY_AFTER)
-              .sets(Builder::retryAfter)
-              .describedAs("retry delay suggested to overloaded clients (at least `1s`)"),
-          duration("shutdown-timeout", Duration.ZERO, null)
-              .byDefault(ServerConfig.DEFAULT_SHUTDOWN_TIMEOUT)
-              .sets(Builder::shutdownTimeout)
-              .describedAs("how long a stop waits for in-flight requests"),
+          OTLP_GRPC_MAX_MESSAGE_SIZE,
+          OTLP_HTTP_MAX_BODY_SIZE,
+          OTLP_MAX_IN_FLIGHT_SIZE,
+          OTLP_RETRY_AFTER,
+          SHUTDOWN_TIMEOUT,
           // ---- the translation of OTLP into Prometheus series (docs/otlp-translation.md)
           choice("translation-strategy", "STRATEGY", TranslationStrategy.class)
               .byDefault(TRANSLATOR_DEFAULTS.translationStrategy())
@@ -280,55 +386,13 @@ final class Settings {
               .sets(translator(TranslatorConfig.Builder::leFormat))
               .describedAs("`le`/`quantile` values: `go` (`1`, `0.5`) or `openmetrics` (`1.0`)"),
           // ---- the Prometheus query API on --http-port (QueryConfig; Prometheus' --query.* flags)
-          duration("query-timeout", Duration.ofMillis(1), "positive")
-              .byDefault(QueryConfig.DEFAULTS.timeout())
-              .sets(Builder::queryTimeout)
-              .describedAs(
-                  "longest a query may take, waiting for a slot included; a request's `timeout` can"
-                      + " only shorten it"),
-          count("query-max-samples", 1, Long.MAX_VALUE)
-              .computedDefault(ServerConfig::defaultQueryMaxSamples)
-              .shown(
-                  "`"
-                      + QueryConfig.DEFAULT_MAX_SAMPLES
-                      + "` or max heap / 64 bytes (a quarter of it at 16 bytes a sample),"
-                      + " whichever is smaller")
-              .sets(Builder::queryMaxSamples)
-              .describedAs("most samples one query may hold in memory at once"),
-          count("query-max-samples-total", 1, Long.MAX_VALUE)
-              .computedDefault(QueryConfig::defaultMaxSamplesTotal)
-              .shown(
-                  "max heap / 64 bytes (a quarter of it at 16 bytes a sample): `100663296` with a"
-                      + " 6 GiB heap")
-              .sets(Builder::queryMaxSamplesTotal)
-              .describedAs(
-                  "most samples all queries together may hold in memory at once; a query that"
-                      + " would pass it fails as one over `--query-max-samples` does (422,"
-                      + " Prometheus' text naming the shared limit), so queries cannot take the"
-                      + " heap ingestion needs"),
-          integer("query-max-concurrency", 1, Integer.MAX_VALUE)
-              .computedDefault(QueryConfig::defaultQueryThreads)
-              .shown("the processors but one, at least `1`")
-              .sets(Builder::queryMaxConcurrency)
-              .describedAs(
-                  "queries evaluated at once (each on one thread and its helpers up to the same"
-                      + " count); the others wait for a slot, so ingestion always keeps a core"),
-          integer("query-max-queued", 0, Integer.MAX_VALUE)
-              .byDefault(QueryConfig.DEFAULTS.maxQueued())
-              .sets(Builder::queryMaxQueued)
-              .describedAs("queries waiting for a slot; one more is answered 503 at once"),
-          duration("query-lookback-delta", Duration.ofMillis(1), "positive")
-              .byDefault(QueryConfig.DEFAULTS.lookbackDelta())
-              .sets(Builder::queryLookbackDelta)
-              .describedAs(
-                  "how far back an instant selector looks for a sample; a request's `lookback_delta`"
-                      + " overrides it"),
-          flag("query-experimental-functions")
-              .byDefault(QueryConfig.DEFAULTS.experimentalFunctions())
-              .sets(Builder::queryExperimentalFunctions)
-              .describedAs(
-                  "accept Prometheus' experimental PromQL functions"
-                      + " (`--enable-feature=promql-experimental-functions`)"));
+          QUERY_TIMEOUT,
+          QUERY_MAX_SAMPLES,
+          QUERY_MAX_SAMPLES_TOTAL,
+          QUERY_MAX_CONCURRENCY,
+          QUERY_MAX_QUEUED,
+          QUERY_LOOKBACK_DELTA,
+          QUERY_EXPERIMENTAL_FUNCTIONS);
 
   private static final Map<String, Setting<?>> BY_NAME = byName();
 
