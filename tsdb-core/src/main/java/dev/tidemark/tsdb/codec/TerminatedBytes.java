@@ -15,7 +15,7 @@ package dev.tidemark.tsdb.codec;
  *
  * <p>Stateless and thread-safe.
  */
-public final class TerminatedBytes {
+final class TerminatedBytes {
 
   /** The byte that ends an encoded field. */
   public static final int TERMINATOR = 0x00;

@@ -19,7 +19,7 @@ import java.nio.charset.StandardCharsets;
  * <p>Not thread-safe. The reader does not copy the array; the caller must not change it while
  * reading.
  */
-public final class ValueReader {
+final class ValueReader {
 
   private static final ThreadLocal<CharsetDecoder> UTF8_DECODER =
       ThreadLocal.withInitial(

@@ -13,7 +13,7 @@ import java.util.Arrays;
  *
  * <p>Not thread-safe. The array handed out by {@link #finish()} belongs to the caller.
  */
-public final class ValueWriter {
+final class ValueWriter {
 
   /** The largest length a {@code u16} length prefix can express. */
   public static final int MAX_U16 = 0xFFFF;
