@@ -2,18 +2,47 @@
  * End-to-end tests against the built server jar ({@code server/target/tidemark.jar}) started as a
  * separate process ({@link dev.tidemark.it.ServerProcess}), run by maven-failsafe-plugin in {@code
  * mvn verify}. After a server stopped, its data folder is read back through the engine ({@link
- * dev.tidemark.it.StoredData}).
+ * dev.tidemark.it.StoredData}). {@code IndexIT} keeps this list whole: one line per test class.
  *
  * <ul>
- *   <li>{@code OtelSdkIT}: the real OpenTelemetry Java SDK over OTLP/gRPC and http/protobuf,
- *       cumulative and delta, every series read back with its exact name, labels and values;
- *   <li>{@code CrashIT}: SIGKILL (and SIGTERM) of a server receiving exports; acknowledged exports
- *       survive, unanswered ones are all or nothing;
+ *   <li>{@code AdminIT}: every admin RPC and {@code tidemark admin} command; deletes survive
+ *       SIGKILL and a restart, a checkpoint serves as the original did, the token is enforced,
+ *       selectors matching everything are refused;
+ *   <li>{@code AppendAtomicityIT}: a point over the format's limits is refused on its own as the
+ *       first write into an hour; its neighbours, the hour and a restart after SIGKILL are intact;
+ *   <li>{@code BackPressureIT}: past the head memory budget, new series are refused one by one in
+ *       partial success while series already in the head are stored, over gRPC and HTTP;
  *   <li>{@code BadInputIT}: undecodable, oversized and per-point-invalid input gets the documented
  *       status, and the valid points of the same request are stored;
- *   <li>{@code BackPressureIT}: over the head memory budget, retryable refusals that store nothing;
- *   <li>{@code StartupIT}: the startup line and clear errors for a locked folder, a port in use, a
- *       bad setting.
+ *   <li>{@code CompactionCrashIT}: SIGKILL during bucket compaction, repeated, loses and duplicates
+ *       nothing and leaves a store that verifies clean;
+ *   <li>{@code CrashIT}: SIGKILL (and SIGTERM) of a server receiving exports; acknowledged exports
+ *       survive, unanswered ones are all or nothing;
+ *   <li>{@code HostileClientIT}: slow connections, gzip bombs, malformed requests and garbage on
+ *       every port leave a small-heap server serving normal clients;
+ *   <li>{@code IndexIT}: this list names every test class of the package;
+ *   <li>{@code NativeLibraryCacheIT}: RocksDB's native library is extracted once into the cache
+ *       folder and reused, never copied into the temporary folder at each start;
+ *   <li>{@code OtelSdkIT}: the real OpenTelemetry Java SDK over OTLP/gRPC and http/protobuf,
+ *       cumulative and delta, every series read back with its exact name, labels and values;
+ *   <li>{@code OverloadIT}: senders beyond the in-flight budget are refused retryably with nothing
+ *       stored, every acknowledged request is stored whole and survives SIGKILL;
+ *   <li>{@code QueryApiIT}: the Prometheus HTTP API as Grafana or promtool use it: every endpoint,
+ *       parameter form, error type, gzip, concurrency limit, timeout and client disconnect;
+ *   <li>{@code RemoteWriteCrashIT}: SIGKILL during remote write 1.0 loses no sample answered 204
+ *       and stores nothing that was not sent;
+ *   <li>{@code RemoteWriteIT}: remote write 1.0 and 2.0 and Prometheus' OTLP path, read back
+ *       through the query and metadata APIs as Prometheus answers;
+ *   <li>{@code SeriesLimitIT}: past {@code --max-active-series}, a new series' point is refused on
+ *       its own (OTLP partial success, remote write's answer) and counted in {@code /metrics};
+ *   <li>{@code StartupIT}: the startup line, and one-line errors with the documented exit codes for
+ *       a locked folder, a port in use and a bad setting;
+ *   <li>{@code VerifyIT}: {@code tidemark verify} finds the damage of issue #9's append bug, {@code
+ *       --repair} fixes it, and a server on the repaired store serves every readable sample.
  * </ul>
+ *
+ * <p>Helpers: {@code ServerProcess} (start, stop, kill the jar), {@code StoredData} (read a folder
+ * back), {@code ServerLogs}, {@code Otlp} (requests), {@code OtelSdkQueries}, {@code AdminRpc} and
+ * {@code AdminCli} (the admin API and CLI).
  */
 package dev.tidemark.it;
