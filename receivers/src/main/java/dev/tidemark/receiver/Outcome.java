@@ -4,7 +4,8 @@ import java.util.Locale;
 
 /**
  * How one OTLP request ended; the {@code outcome} label of {@code tidemark_otlp_requests_total}.
- * Each receiver maps an outcome to its protocol's status (the table is in {@link OtlpIngestor}).
+ * Each receiver maps an outcome to its protocol's status (the table is in {@link
+ * dev.tidemark.receiver.otlp.OtlpIngestor}).
  */
 public enum Outcome {
   /** Every data point accepted (the response may still carry warnings). */

@@ -1,11 +1,11 @@
 package dev.tidemark.receiver;
 
-import static dev.tidemark.receiver.Otlp.gauge;
-import static dev.tidemark.receiver.Otlp.request;
+import static dev.tidemark.receiver.otlp.Otlp.gauge;
+import static dev.tidemark.receiver.otlp.Otlp.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.tidemark.receiver.OtlpIngestor.Exchange;
-import dev.tidemark.receiver.OtlpIngestor.Protocol;
+import dev.tidemark.receiver.otlp.OtlpIngestor.Exchange;
+import dev.tidemark.receiver.otlp.OtlpIngestor.Protocol;
 import dev.tidemark.tsdb.append.RejectReason;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import java.io.ByteArrayOutputStream;

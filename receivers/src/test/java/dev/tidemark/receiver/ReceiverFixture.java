@@ -1,5 +1,7 @@
 package dev.tidemark.receiver;
 
+import dev.tidemark.receiver.otlp.Otlp;
+import dev.tidemark.receiver.otlp.OtlpIngestor;
 import dev.tidemark.translator.Translator;
 import dev.tidemark.translator.TranslatorConfig;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;

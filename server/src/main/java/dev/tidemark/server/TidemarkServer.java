@@ -2,7 +2,7 @@ package dev.tidemark.server;
 
 import dev.tidemark.receiver.HeapGuard;
 import dev.tidemark.receiver.InFlightBytes;
-import dev.tidemark.receiver.OtlpIngestor;
+import dev.tidemark.receiver.otlp.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
 import dev.tidemark.receiver.http.PlainTextErrorHandler;

@@ -1,19 +1,19 @@
 package dev.tidemark.receiver.grpc;
 
-import static dev.tidemark.receiver.Otlp.counter;
-import static dev.tidemark.receiver.Otlp.dp;
-import static dev.tidemark.receiver.Otlp.gauge;
-import static dev.tidemark.receiver.Otlp.request;
+import static dev.tidemark.receiver.otlp.Otlp.counter;
+import static dev.tidemark.receiver.otlp.Otlp.dp;
+import static dev.tidemark.receiver.otlp.Otlp.gauge;
+import static dev.tidemark.receiver.otlp.Otlp.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.RetryInfo;
-import dev.tidemark.receiver.Otlp;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.receiver.ReceiverFixture;
+import dev.tidemark.receiver.otlp.Otlp;
 import dev.tidemark.tsdb.append.RejectReason;
 import io.grpc.BindableService;
 import io.grpc.CallOptions;

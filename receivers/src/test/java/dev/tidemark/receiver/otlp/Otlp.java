@@ -1,4 +1,4 @@
-package dev.tidemark.receiver;
+package dev.tidemark.receiver.otlp;
 
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.common.v1.AnyValue;

@@ -1,14 +1,17 @@
-package dev.tidemark.receiver;
+package dev.tidemark.receiver.otlp;
 
-import static dev.tidemark.receiver.Otlp.counter;
-import static dev.tidemark.receiver.Otlp.dp;
-import static dev.tidemark.receiver.Otlp.gauge;
-import static dev.tidemark.receiver.Otlp.request;
+import static dev.tidemark.receiver.otlp.Otlp.counter;
+import static dev.tidemark.receiver.otlp.Otlp.dp;
+import static dev.tidemark.receiver.otlp.Otlp.gauge;
+import static dev.tidemark.receiver.otlp.Otlp.request;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.tidemark.receiver.OtlpIngestor.Exchange;
-import dev.tidemark.receiver.OtlpIngestor.Protocol;
+import dev.tidemark.receiver.Outcome;
+import dev.tidemark.receiver.ReceiverConfig;
+import dev.tidemark.receiver.ReceiverFixture;
+import dev.tidemark.receiver.otlp.OtlpIngestor.Exchange;
+import dev.tidemark.receiver.otlp.OtlpIngestor.Protocol;
 import dev.tidemark.translator.RejectionReason;
 import dev.tidemark.tsdb.append.RejectReason;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;

@@ -1,6 +1,11 @@
-package dev.tidemark.receiver;
+package dev.tidemark.receiver.otlp;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import dev.tidemark.receiver.ErrorMessages;
+import dev.tidemark.receiver.InFlightBytes;
+import dev.tidemark.receiver.Outcome;
+import dev.tidemark.receiver.RateLimitedLogger;
+import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.translator.RejectionReason;
 import dev.tidemark.translator.TranslationResult;
 import dev.tidemark.translator.Translator;

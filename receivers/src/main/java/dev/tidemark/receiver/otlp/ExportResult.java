@@ -1,5 +1,6 @@
-package dev.tidemark.receiver;
+package dev.tidemark.receiver.otlp;
 
+import dev.tidemark.receiver.Outcome;
 import dev.tidemark.translator.TranslationResult;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import java.util.Objects;
