@@ -1,50 +1,29 @@
 package dev.tidemark.receiver.remotewrite;
 
-import com.dynatrace.hash4j.hashing.Hasher64;
-import com.dynatrace.hash4j.hashing.Hashing;
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.InFlightBytes;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.RateLimitedLogger;
-import dev.tidemark.translator.FamilyMetadata;
 import dev.tidemark.translator.MetadataRegistry;
-import dev.tidemark.translator.PromType;
 import dev.tidemark.tsdb.append.AppendResult;
 import dev.tidemark.tsdb.append.Appender;
 import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.append.StorageUnavailableException;
-import dev.tidemark.tsdb.codec.Varints;
-import dev.tidemark.tsdb.model.LabelStrings;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
-import dev.tidemark.tsdb.model.MetricType;
-import dev.tidemark.tsdb.model.Temporality;
-import io.prometheus.metrics.core.datapoints.CounterDataPoint;
-import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
-import io.prometheus.metrics.core.metrics.Counter;
-import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.prometheus.metrics.model.snapshots.Unit;
 import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
-import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
-import java.util.Set;
 
 /**
- * The protocol core of the Prometheus remote-write receiver (1.0 and 2.0): decoding ({@link
- * WriteDecoder}), series resolution, the write through the {@link Appender}, the answer's outcome
- * and message, metadata and metrics. The HTTP handler reads the body, decompresses it and maps the
+ * The protocol core of the Prometheus remote-write receiver (1.0 and 2.0): one request's passage
+ * ({@link Exchange}) and the write, through the parts beside it, one concern each: decoding and the
+ * 2.0 symbol table ({@link WriteDecoder}), series and their validation ({@link SeriesCache}, {@link
+ * KnownSeries}, {@link SeriesText}), metadata ({@link WriteMetadata}), native histograms and
+ * exemplars ({@link NonFloatSamples}), the answer's refusals ({@link Refusals}) and the metrics
+ * ({@link RemoteWriteMetrics}). The HTTP handler reads the body, decompresses it and maps the
  * {@link WriteResult} to a status.
  *
  * <p><b>Semantics</b> (Prometheus' receiver, {@code storage/remote/write_handler.go}, with its 2.0
@@ -102,29 +81,15 @@ public final class RemoteWriteIngestor {
     }
   }
 
-  /** Lines of refusals listed in one answer; the rest are counted. */
-  static final int MAX_LISTED_ERRORS = 10;
-
-  static final double[] DURATION_BUCKETS = {
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
-  };
-
   private static final System.Logger LOG = System.getLogger(RemoteWriteIngestor.class.getName());
-  private static final Hasher64 XXH3 = Hashing.xxh3_64();
-  private static final RejectReason[] REASONS = RejectReason.values();
 
   private final Appender appender;
-  private final MetadataRegistry metadata;
   private final InFlightBytes inFlight;
   private final RateLimitedLogger warnings = new RateLimitedLogger(LOG);
-  private final Cache<RunKey, Known> cache;
+  private final WriteMetadata metadata;
+  private final SeriesCache series;
+  private final RemoteWriteMetrics metrics;
   private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
-
-  private final CounterDataPoint[] received = new CounterDataPoint[2];
-  private final CounterDataPoint[] written = new CounterDataPoint[2];
-  private final CounterDataPoint[][] refused = new CounterDataPoint[2][];
-  private final CounterDataPoint[][] requests = new CounterDataPoint[2][];
-  private final DistributionDataPoint[] duration = new DistributionDataPoint[2];
 
   /**
    * @param appender where samples go (the engine)
@@ -140,91 +105,10 @@ public final class RemoteWriteIngestor {
       int seriesCacheSize,
       PrometheusRegistry registry) {
     this.appender = Objects.requireNonNull(appender, "appender");
-    this.metadata = Objects.requireNonNull(metadata, "metadata");
+    this.metadata = new WriteMetadata(Objects.requireNonNull(metadata, "metadata"));
     this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
-    this.cache = Caffeine.newBuilder().maximumSize(seriesCacheSize).executor(Runnable::run).build();
-    Counter receivedC =
-        Counter.builder()
-            .name("tidemark_remote_write_samples_received_total")
-            .help("Remote-write samples in requests that could be decoded.")
-            .labelNames("version")
-            .register(registry);
-    Counter writtenC =
-        Counter.builder()
-            .name("tidemark_remote_write_samples_written_total")
-            .help("Remote-write samples written durably.")
-            .labelNames("version")
-            .register(registry);
-    Counter refusedC =
-        Counter.builder()
-            .name("tidemark_remote_write_samples_refused_total")
-            .help(
-                "Remote-write samples refused (reported to the sender in a 400 answer), by"
-                    + " reason.")
-            .labelNames("version", "reason")
-            .register(registry);
-    Counter requestsC =
-        Counter.builder()
-            .name("tidemark_remote_write_requests_total")
-            .help("Remote-write requests by outcome.")
-            .labelNames("version", "outcome")
-            .register(registry);
-    Histogram durationH =
-        Histogram.builder()
-            .name("tidemark_remote_write_request_duration_seconds")
-            .help("Remote-write request latency, from receipt to acknowledgement.")
-            .unit(Unit.SECONDS)
-            .labelNames("version")
-            .classicOnly()
-            .classicUpperBounds(DURATION_BUCKETS)
-            .register(registry);
-    for (Version v : Version.values()) {
-      int i = v.ordinal();
-      received[i] = receivedC.labelValues(v.label());
-      written[i] = writtenC.labelValues(v.label());
-      duration[i] = durationH.labelValues(v.label());
-      Refusal[] rs = Refusal.values();
-      refused[i] = new CounterDataPoint[rs.length];
-      for (Refusal r : rs) {
-        refused[i][r.ordinal()] = refusedC.labelValues(v.label(), r.label);
-      }
-      Outcome[] os = Outcome.values();
-      requests[i] = new CounterDataPoint[os.length];
-      for (Outcome o : os) {
-        requests[i][o.ordinal()] = requestsC.labelValues(v.label(), o.label());
-      }
-    }
-  }
-
-  /** Why samples were refused: the {@code reason} label. */
-  enum Refusal {
-    INVALID_LABELS("invalid_labels"),
-    OUT_OF_ORDER("out_of_order"),
-    DUPLICATE("duplicate"),
-    TOO_OLD("too_old"),
-    TOO_FAR_IN_FUTURE("too_far_in_future"),
-    INVALID("invalid"),
-    LIMIT_EXCEEDED("limit_exceeded"),
-    SERIES_LIMIT("series_limit"),
-    NATIVE_HISTOGRAM("native_histogram");
-
-    final String label;
-
-    Refusal(String label) {
-      this.label = label;
-    }
-
-    static Refusal of(RejectReason r) {
-      return switch (r) {
-        case OUT_OF_ORDER -> OUT_OF_ORDER;
-        case DUPLICATE -> DUPLICATE;
-        case TOO_OLD -> TOO_OLD;
-        case TOO_FAR_IN_FUTURE -> TOO_FAR_IN_FUTURE;
-        case INVALID -> INVALID;
-        case LIMIT_EXCEEDED -> LIMIT_EXCEEDED;
-        case SERIES_LIMIT -> SERIES_LIMIT;
-      };
-    }
+    this.series = new SeriesCache(seriesCacheSize, this.metadata);
+    this.metrics = new RemoteWriteMetrics(registry);
   }
 
   /**
@@ -337,9 +221,7 @@ public final class RemoteWriteIngestor {
       inFlight.release(held);
       held = 0;
       Outcome o = outcome == null ? Outcome.INTERNAL_ERROR : outcome;
-      int v = version.ordinal();
-      requests[v][o.ordinal()].inc();
-      duration[v].observe((System.nanoTime() - startNanos) / 1e9);
+      metrics.request(version, o, (System.nanoTime() - startNanos) / 1e9);
     }
   }
 
@@ -362,57 +244,49 @@ public final class RemoteWriteIngestor {
           version,
           true);
     }
-    int v = version.ordinal();
-    Errors errors = sc.errors;
-    errors.reset();
+    Refusals refusals = sc.refusals;
+    refusals.reset();
     try {
       if (version == Version.V1) {
-        offerV1Metadata(d);
+        metadata.offerV1(d);
       }
       SampleBatch batch = sc.batch;
       batch.clear();
       int[] seriesOf = sc.seriesOf(d.samples);
-      Known[] known = sc.known(d.series);
+      KnownSeries[] known = sc.known(d.series);
       for (int s = 0; s < d.series; s++) {
         int n = d.sampleEnd[s] - d.sampleStart[s];
-        Known k = d.badRef[s] == null ? resolve(sc, d, s, version) : null;
+        KnownSeries k = d.badRef[s] == null ? series.resolve(sc.probe, d, s) : null;
         known[s] = k;
         if (k == null || k.labels == null) {
           String why =
               d.badRef[s] != null
                   ? "invalid series: " + d.badRef[s]
                   : "invalid metric name or labels, got " + (k == null ? "{}" : k.invalid);
-          errors.add(Refusal.INVALID_LABELS, why, n + d.histograms[s]);
+          refusals.add(Refusals.Reason.INVALID_LABELS, why, n + d.histograms[s]);
           continue;
         }
-        if (version == Version.V2 && n == 0 && d.histograms[s] == 0) {
-          errors.add(
+        if (version == Version.V2 && NonFloatSamples.emptyV2(d, s)) {
+          refusals.add(
               null,
               "TimeSeries must contain at least one sample or histogram for series " + k.text(),
               0);
           continue;
         }
-        if (d.histograms[s] > 0) {
-          errors.add(
-              Refusal.NATIVE_HISTOGRAM,
-              "native histograms are not supported: "
-                  + d.histograms[s]
-                  + " dropped for series "
-                  + k.text(),
-              d.histograms[s]);
-        }
-        MetricMetadata meta = version == Version.V2 ? k.v2Meta(d, s, metadata) : k.v1Meta(metadata);
+        NonFloatSamples.refuseHistograms(d, s, k, refusals);
+        MetricMetadata meta = version == Version.V2 ? metadata.forV2(k, d, s) : metadata.forV1(k);
+        Labels labels = k.labels;
         for (int i = d.sampleStart[s]; i < d.sampleEnd[s]; i++) {
           seriesOf[batch.size()] = s;
           if (d.bits[i] == SampleBatch.STALE_NAN_BITS) {
-            batch.addStaleMarker(k.labels, meta, d.ts[i]);
+            batch.addStaleMarker(labels, meta, d.ts[i]);
           } else {
-            batch.add(k.labels, meta, d.ts[i], Double.longBitsToDouble(d.bits[i]));
+            batch.add(labels, meta, d.ts[i], Double.longBitsToDouble(d.bits[i]));
           }
           batch.endPoint();
         }
       }
-      received[v].inc(d.samples);
+      metrics.received(version, d.samples);
       long ok = 0;
       if (batch.size() > 0) {
         AppendResult r = appender.append(batch);
@@ -420,31 +294,17 @@ public final class RemoteWriteIngestor {
           RejectReason why = r.pointReason(p);
           if (why == null) {
             ok++;
-            continue;
+          } else {
+            refusals.add(
+                why, r.pointDetail(p), known[seriesOf[p]].text(), batch.timestampMillis(p));
           }
-          Known k = known[seriesOf[p]];
-          String detail = r.pointDetail(p);
-          errors.add(
-              Refusal.of(why),
-              prometheusWording(why)
-                  + (detail != null ? " (" + detail + ")" : "")
-                  + " for series "
-                  + k.text()
-                  + " at "
-                  + batch.timestampMillis(p),
-              1);
         }
       }
-      written[v].inc(ok);
-      for (int i = 0; i < errors.byReason.length; i++) {
-        if (errors.byReason[i] > 0) {
-          refused[v][i].inc(errors.byReason[i]);
-        }
-      }
-      if (errors.count == 0) {
+      metrics.written(version, ok, refusals);
+      if (refusals.none()) {
         return new WriteResult(Outcome.SUCCESS, null, ok, version, true);
       }
-      String message = errors.message();
+      String message = refusals.message();
       warnings.log(
           "partial",
           Level.WARNING,
@@ -460,396 +320,6 @@ public final class RemoteWriteIngestor {
     }
   }
 
-  /** The engine's reasons in Prometheus' words ({@code storage.Err...}). */
-  static String prometheusWording(RejectReason r) {
-    return switch (r) {
-      case TOO_FAR_IN_FUTURE -> "out of bounds: timestamp is too far in the future";
-      case INVALID -> "out of bounds: invalid sample";
-      default -> r.description(); // already Prometheus' words
-    };
-  }
-
-  // ---------------------------------------------------------------- series
-
-  /** The known series for series {@code s}'s label run, or a new entry (valid or not). */
-  private Known resolve(Scratch sc, WriteDecoder d, int s, Version version) {
-    int from = d.runStart[s];
-    int to = d.runEnd[s];
-    long h = XXH3.hashBytesToLong(d.runs, from, to - from);
-    RunKey probe = sc.probe.set(h, to - from);
-    Known k = cache.getIfPresent(probe);
-    if (k != null && Arrays.equals(k.run, 0, k.run.length, d.runs, from, to)) {
-      return k;
-    }
-    Known created = Known.of(Arrays.copyOfRange(d.runs, from, to), d.labelCount[s], metadata);
-    if (created.labels != null && k == null) {
-      cache.put(new RunKey(h, to - from), created);
-    }
-    return created;
-  }
-
-  /** Offers a 1.0 request's metadata entries to the registry. */
-  private void offerV1Metadata(WriteDecoder d) {
-    for (int m = 0; m < d.metadata; m++) {
-      int[] r = d.mdRanges;
-      int at = m * 6;
-      String family = utf8OrNull(d.src, r[at], r[at + 1] - r[at]);
-      if (family == null || family.isEmpty()) {
-        continue;
-      }
-      String help = utf8OrNull(d.src, r[at + 2], r[at + 3] - r[at + 2]);
-      String unit = utf8OrNull(d.src, r[at + 4], r[at + 5] - r[at + 4]);
-      metadata.offer(new FamilyMetadata(family, promType(d.mdType[m]), unit, help));
-    }
-  }
-
-  /** The Prometheus type of a metadata enum number (the same numbers in 1.0 and 2.0). */
-  static PromType promType(int type) {
-    return switch (type) {
-      case 1 -> PromType.COUNTER;
-      case 2 -> PromType.GAUGE;
-      case 3 -> PromType.HISTOGRAM;
-      case 4 -> PromType.GAUGEHISTOGRAM;
-      case 5 -> PromType.SUMMARY;
-      case 6 -> PromType.INFO;
-      case 7 -> PromType.STATESET;
-      default -> PromType.UNKNOWN;
-    };
-  }
-
-  /** What is stored with a series of this remote-write type and unit. */
-  static MetricMetadata seriesMetadata(PromType type, String unit) {
-    return switch (type) {
-      case COUNTER -> new MetricMetadata(MetricType.SUM, unit, Temporality.CUMULATIVE, true);
-      case GAUGE -> new MetricMetadata(MetricType.GAUGE, unit, Temporality.UNSPECIFIED, false);
-      case HISTOGRAM ->
-          new MetricMetadata(MetricType.HISTOGRAM, unit, Temporality.CUMULATIVE, false);
-      case SUMMARY -> new MetricMetadata(MetricType.SUMMARY, unit, Temporality.UNSPECIFIED, false);
-      default ->
-          unit.isEmpty()
-              ? MetricMetadata.UNKNOWN
-              : new MetricMetadata(MetricType.UNKNOWN, unit, Temporality.UNSPECIFIED, false);
-    };
-  }
-
-  /**
-   * The family a histogram's or summary's series belongs to: the name without {@code _bucket},
-   * {@code _sum} or {@code _count}; the name itself if it has none of them.
-   */
-  static String familyOf(String name) {
-    for (String suffix : new String[] {"_bucket", "_sum", "_count"}) {
-      if (name.endsWith(suffix)) {
-        return name.substring(0, name.length() - suffix.length());
-      }
-    }
-    return name;
-  }
-
-  static String utf8OrNull(byte[] b, int off, int len) {
-    if (len == 0) {
-      return "";
-    }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(b, off, len))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
-  }
-
-  /** Cache key: the run's hash and length (the entry holds the bytes that decide). */
-  static final class RunKey {
-    private long hash;
-    private int length;
-
-    RunKey(long hash, int length) {
-      this.hash = hash;
-      this.length = length;
-    }
-
-    RunKey set(long h, int l) {
-      hash = h;
-      length = l;
-      return this;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof RunKey k && k.hash == hash && k.length == length;
-    }
-
-    @Override
-    public int hashCode() {
-      return (int) (hash ^ (hash >>> 32));
-    }
-  }
-
-  /**
-   * A label run seen before: its bytes, its labels (null if invalid, with {@link #invalid} saying
-   * what they were) and what is stored with it.
-   */
-  static final class Known {
-    final byte[] run;
-    final Labels labels;
-    final String invalid;
-
-    /**
-     * 1.0: from the registry (see {@link #v1Meta(MetadataRegistry)}); 2.0: the last metadata seen
-     * (below).
-     */
-    private volatile MetricMetadata meta;
-
-    /** 1.0: the registry's size when {@link #meta} was looked up while still unknown. */
-    private volatile int lookedUpAt;
-
-    private volatile V2Meta v2;
-    private String text;
-
-    private Known(byte[] run, Labels labels, String invalid, MetricMetadata meta) {
-      this.run = run;
-      this.labels = labels;
-      this.invalid = invalid;
-      this.meta = meta;
-    }
-
-    /**
-     * 1.0: what to store with the series. Senders send metadata apart from samples (Prometheus
-     * every minute), so a series first seen before its family's metadata looks again whenever the
-     * registry has grown; once found, it stays.
-     */
-    MetricMetadata v1Meta(MetadataRegistry registry) {
-      MetricMetadata m = meta;
-      if (m == MetricMetadata.UNKNOWN) {
-        int size = registry.size();
-        if (size != lookedUpAt) {
-          m = v1Meta(labels.metricName(), registry);
-          meta = m;
-          lookedUpAt = size;
-        }
-      }
-      return m;
-    }
-
-    /** Decodes and validates a run (as Prometheus' {@code labels.IsValid} with UTF-8 names). */
-    static Known of(byte[] run, int count, MetadataRegistry registry) {
-      long[] v = new long[1];
-      List<String> pairs = new ArrayList<>(2 * count);
-      boolean valid = true;
-      boolean hasName = false;
-      Set<String> names = new HashSet<>();
-      String duplicate = null;
-      int p = 0;
-      while (p < run.length) {
-        String[] nv = new String[2];
-        for (int j = 0; j < 2; j++) {
-          p = Varints.read(run, p, run.length, v);
-          int l = (int) v[0];
-          String str = utf8OrNull(run, p, l);
-          if (str == null) {
-            valid = false;
-            str = new String(run, p, l, StandardCharsets.UTF_8);
-          }
-          nv[j] = str;
-          p += l;
-        }
-        if (nv[0].isEmpty()) {
-          valid = false;
-        }
-        if (nv[0].equals(Labels.METRIC_NAME)) {
-          hasName = !nv[1].isEmpty();
-        }
-        if (!names.add(nv[0]) && duplicate == null) {
-          duplicate = nv[0];
-        }
-        pairs.add(nv[0]);
-        pairs.add(nv[1]);
-      }
-      if (!valid || !hasName) {
-        return new Known(run, null, text(pairs), null);
-      }
-      if (duplicate != null) {
-        return new Known(run, null, text(pairs) + ", duplicated label " + duplicate, null);
-      }
-      Labels.Builder b = Labels.builder();
-      for (int i = 0; i < pairs.size(); i += 2) {
-        b.add(LabelStrings.share(pairs.get(i)), LabelStrings.share(pairs.get(i + 1)));
-      }
-      Labels labels = b.build();
-      Known k = new Known(run, labels, null, v1Meta(labels.metricName(), registry));
-      k.lookedUpAt = registry.size();
-      return k;
-    }
-
-    /** 1.0 series metadata: from the registry, by the family the name belongs to. */
-    private static MetricMetadata v1Meta(String name, MetadataRegistry registry) {
-      FamilyMetadata f = registry.get(name).or(() -> registry.get(familyOf(name))).orElse(null);
-      return f == null ? MetricMetadata.UNKNOWN : seriesMetadata(f.type(), f.unit());
-    }
-
-    /**
-     * 2.0: the metadata for this request's type/help/unit of series {@code s}, remembered until it
-     * changes; a change is offered to the registry.
-     */
-    MetricMetadata v2Meta(WriteDecoder d, int s, MetadataRegistry registry) {
-      int type = d.metaType[s];
-      int hr = d.helpRef[s];
-      int ur = d.unitRef[s];
-      byte[] src = d.src;
-      int hFrom = hr < d.symbols ? d.symStart[hr] : 0;
-      int hTo = hr < d.symbols ? d.symEnd[hr] : 0;
-      int uFrom = ur < d.symbols ? d.symStart[ur] : 0;
-      int uTo = ur < d.symbols ? d.symEnd[ur] : 0;
-      V2Meta m = v2;
-      if (m != null
-          && m.type == type
-          && Arrays.equals(m.help, 0, m.help.length, src, hFrom, hTo)
-          && Arrays.equals(m.unit, 0, m.unit.length, src, uFrom, uTo)) {
-        return m.meta;
-      }
-      byte[] help = Arrays.copyOfRange(src, hFrom, hTo);
-      byte[] unitBytes = Arrays.copyOfRange(src, uFrom, uTo);
-      String unit = utf8OrNull(unitBytes, 0, unitBytes.length);
-      String helpText = utf8OrNull(help, 0, help.length);
-      PromType promType = promType(type);
-      MetricMetadata meta = seriesMetadata(promType, unit == null ? "" : unit);
-      v2 = new V2Meta(type, help, unitBytes, meta);
-      if (type != 0 || help.length > 0 || unitBytes.length > 0) {
-        String name = labels.metricName();
-        boolean derived =
-            promType == PromType.HISTOGRAM
-                || promType == PromType.GAUGEHISTOGRAM
-                || promType == PromType.SUMMARY;
-        registry.offer(
-            new FamilyMetadata(
-                derived ? familyOf(name) : name,
-                promType,
-                unit == null ? "" : unit,
-                helpText == null ? "" : helpText));
-      }
-      return meta;
-    }
-
-    /** The labels in Prometheus' notation, for messages. */
-    String text() {
-      String t = text;
-      if (t == null) {
-        List<String> pairs = new ArrayList<>();
-        for (int i = 0; i < labels.size(); i++) {
-          pairs.add(labels.name(i));
-          pairs.add(labels.value(i));
-        }
-        t = text(pairs);
-        text = t;
-      }
-      return t;
-    }
-
-    /** {@code {__name__="up", job="a"}}: as Prometheus' {@code labels.Labels.String()}. */
-    static String text(List<String> pairs) {
-      StringBuilder sb = new StringBuilder("{");
-      for (int i = 0; i < pairs.size(); i += 2) {
-        if (i > 0) {
-          sb.append(", ");
-        }
-        String n = pairs.get(i);
-        if (isLegacyName(n)) {
-          sb.append(n);
-        } else {
-          quote(sb, n);
-        }
-        sb.append('=');
-        quote(sb, pairs.get(i + 1));
-      }
-      return sb.append('}').toString();
-    }
-
-    private static boolean isLegacyName(String n) {
-      if (n.isEmpty()) {
-        return false;
-      }
-      for (int i = 0; i < n.length(); i++) {
-        char c = n.charAt(i);
-        boolean ok =
-            c == '_'
-                || (c >= 'a' && c <= 'z')
-                || (c >= 'A' && c <= 'Z')
-                || (i > 0 && c >= '0' && c <= '9');
-        if (!ok) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    private static void quote(StringBuilder sb, String s) {
-      sb.append('"');
-      for (int i = 0; i < s.length(); i++) {
-        char c = s.charAt(i);
-        switch (c) {
-          case '\\' -> sb.append("\\\\");
-          case '"' -> sb.append("\\\"");
-          case '\n' -> sb.append("\\n");
-          case '\r' -> sb.append("\\r");
-          case '\t' -> sb.append("\\t");
-          default -> {
-            if (c < 0x20 || c == 0x7f) {
-              sb.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
-            } else {
-              sb.append(c);
-            }
-          }
-        }
-      }
-      sb.append('"');
-    }
-  }
-
-  private record V2Meta(int type, byte[] help, byte[] unit, MetricMetadata meta) {}
-
-  /** Refusals of one request: counted by reason, the first few listed. */
-  static final class Errors {
-    final long[] byReason = new long[Refusal.values().length];
-    final StringBuilder listed = new StringBuilder();
-    int count;
-
-    void reset() {
-      Arrays.fill(byReason, 0);
-      listed.setLength(0);
-      count = 0;
-    }
-
-    void add(Refusal reason, String line, long samples) {
-      if (reason != null) {
-        byReason[reason.ordinal()] += samples;
-      }
-      if (count < MAX_LISTED_ERRORS) {
-        if (count > 0) {
-          listed.append('\n');
-        }
-        listed.append(line);
-      }
-      count++;
-    }
-
-    String message() {
-      if (count <= MAX_LISTED_ERRORS) {
-        return listed.toString();
-      }
-      return listed
-          + "\n(and "
-          + (count - MAX_LISTED_ERRORS)
-          + " more errors; "
-          + count
-          + " in all, the first "
-          + MAX_LISTED_ERRORS
-          + " listed)";
-    }
-  }
-
   /** Per-thread reusable state. */
   static final class Scratch {
     /** Past these, a request's scratch is dropped after it (the common request fits). */
@@ -859,10 +329,10 @@ public final class RemoteWriteIngestor {
 
     final WriteDecoder decoder = new WriteDecoder();
     final SampleBatch batch = new SampleBatch(1024);
-    final RunKey probe = new RunKey(0, 0);
-    final Errors errors = new Errors();
+    final SeriesCache.RunKey probe = new SeriesCache.RunKey(0, 0);
+    final Refusals refusals = new Refusals();
     private int[] seriesOf = new int[1024];
-    Known[] knownScratch = new Known[256];
+    KnownSeries[] knownScratch = new KnownSeries[256];
 
     int[] seriesOf(int samples) {
       if (seriesOf.length < samples) {
@@ -871,9 +341,9 @@ public final class RemoteWriteIngestor {
       return seriesOf;
     }
 
-    Known[] known(int series) {
+    KnownSeries[] known(int series) {
       if (knownScratch.length < series) {
-        knownScratch = new Known[Math.max(series, knownScratch.length * 2)];
+        knownScratch = new KnownSeries[Math.max(series, knownScratch.length * 2)];
       }
       return knownScratch;
     }
