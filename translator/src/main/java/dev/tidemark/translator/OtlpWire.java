@@ -2,28 +2,30 @@ package dev.tidemark.translator;
 
 import com.dynatrace.hash4j.hashing.Hasher64;
 import com.dynatrace.hash4j.hashing.Hashing;
+import dev.tidemark.translator.wire.WireReader;
 import dev.tidemark.tsdb.codec.Bytes;
-import dev.tidemark.tsdb.codec.Varints;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The protobuf wire format of {@code ExportMetricsServiceRequest}, read in place: a validating walk
- * ({@link #isValid}) and the primitive readers the in-place translation uses.
+ * ({@link #isValid}) and the reader the in-place translation uses ({@link Reader}: the shared
+ * {@link WireReader} and the walk's memory of attribute runs).
  *
  * <p>{@link #isValid} accepts only what protobuf-java's {@code
  * ExportMetricsServiceRequest.parseFrom} accepts (it may refuse a little more: nesting deeper than
- * {@link #MAX_DEPTH}, below protobuf's limit of 100). It follows the generated parsers: a field is
- * known only with its declared wire type (any other tag is an unknown field and skipped by its wire
- * type, groups included); every {@code string} field must be valid UTF-8 (no overlong forms,
- * surrogates or code points above U+10FFFF); {@code repeated} scalars may come packed or unpacked,
- * and a packed run must hold whole elements; tag 0, wire types 6 and 7, an end-group tag outside
- * its group, lengths below 0 or past the end, and varints longer than 10 bytes are errors. Where
- * this walk refuses, the caller asks protobuf-java for the verdict and its message, so a stricter
- * walk costs time, never a different answer.
+ * {@link #MAX_DEPTH}, below protobuf's limit of 100; a tag or a length prefix whose varint holds
+ * more than 32 bits, which protobuf-java truncates and {@link WireReader} refuses). It follows the
+ * generated parsers: a field is known only with its declared wire type (any other tag is an unknown
+ * field and skipped by its wire type, groups included); every {@code string} field must be valid
+ * UTF-8 (no overlong forms, surrogates or code points above U+10FFFF); {@code repeated} scalars may
+ * come packed or unpacked, and a packed run must hold whole elements; tag 0, wire types 6 and 7, an
+ * end-group tag outside its group, lengths below 0 or past the end, and varints longer than 10
+ * bytes are errors. Where this walk refuses, the caller asks protobuf-java for the verdict and its
+ * message, so a stricter walk costs time, never a different answer.
  */
 final class OtlpWire {
-  static final int MAX_DEPTH = 64;
+  static final int MAX_DEPTH = WireReader.MAX_DEPTH;
   private static final Hasher64 XXH3_64 = Hashing.xxh3_64();
 
   // Message types of the schema the walk knows.
@@ -60,26 +62,17 @@ final class OtlpWire {
   private static final int PACKED_FIXED64 = -6;
   private static final int PACKED_VARINT = -7;
 
-  static final int WT_VARINT = 0;
-  static final int WT_FIXED64 = 1;
-  static final int WT_LEN = 2;
-  static final int WT_START_GROUP = 3;
-  static final int WT_END_GROUP = 4;
-  static final int WT_FIXED32 = 5;
-
-  /** Thrown by the readers on malformed input; no stack trace (the caller falls back). */
-  static final class Malformed extends RuntimeException {
-    static final Malformed INSTANCE = new Malformed();
-
-    private Malformed() {
-      super("malformed protobuf", null, false, false);
-    }
-  }
+  static final int WT_VARINT = WireReader.WT_VARINT;
+  static final int WT_FIXED64 = WireReader.WT_FIXED64;
+  static final int WT_LEN = WireReader.WT_LEN;
+  static final int WT_START_GROUP = WireReader.WT_START_GROUP;
+  static final int WT_END_GROUP = WireReader.WT_END_GROUP;
+  static final int WT_FIXED32 = WireReader.WT_FIXED32;
 
   private OtlpWire() {}
 
   static int tag(int field, int wireType) {
-    return field << 3 | wireType;
+    return WireReader.tag(field, wireType);
   }
 
   /** What {@code tag} holds in message type {@code type}: a sub-message type or a kind above. */
@@ -355,14 +348,14 @@ final class OtlpWire {
       r.runs = 0;
       message(r, REQUEST, off + len, 0);
       return true;
-    } catch (Malformed e) {
+    } catch (WireReader.Malformed e) {
       return false;
     }
   }
 
   private static void message(Reader r, int type, int end, int depth) {
     if (depth > MAX_DEPTH) {
-      throw Malformed.INSTANCE;
+      throw new WireReader.Malformed("nested over " + MAX_DEPTH + " deep at byte " + r.pos);
     }
     int attributeTag = attributeTag(type);
     while (r.pos < end) {
@@ -380,7 +373,7 @@ final class OtlpWire {
         case STRING -> {
           int n = r.length(end);
           if (!isValidUtf8(r.buf, r.pos, r.pos + n)) {
-            throw Malformed.INSTANCE;
+            throw new WireReader.Malformed("invalid UTF-8 in a string at byte " + r.pos);
           }
           r.pos += n;
         }
@@ -393,7 +386,7 @@ final class OtlpWire {
         case PACKED_FIXED64 -> {
           int n = r.length(end);
           if ((n & 7) != 0) {
-            throw Malformed.INSTANCE;
+            throw new WireReader.Malformed("packed fixed64 of " + n + " bytes at byte " + r.pos);
           }
           r.pos += n;
         }
@@ -510,10 +503,11 @@ final class OtlpWire {
     return true;
   }
 
-  /** A cursor over wire bytes; every read checks its bounds and throws {@link Malformed}. */
-  static final class Reader {
-    byte[] buf;
-    int pos;
+  /**
+   * The shared {@link WireReader} with what the validating walk remembers: the known-run table it
+   * consults and the attribute runs it hashed.
+   */
+  static final class Reader extends WireReader {
     AtomicReferenceArray<byte[]> known;
 
     /** No known-run lookup for attribute fields before this position (a run that missed). */
@@ -531,9 +525,6 @@ final class OtlpWire {
     private long[] runHashes = new long[0];
     int runs;
     private int runCursor;
-
-    /** The slot {@link Varints#read} reads into. */
-    private final long[] varint = new long[1];
 
     void addRun(int at, int len, long h) {
       if (runs == runAt.length) {
@@ -566,89 +557,7 @@ final class OtlpWire {
     }
 
     Reader(byte[] buf, int pos, int limit) {
-      this.buf = buf;
-      this.pos = pos;
-    }
-
-    void reset(byte[] b, int p) {
-      buf = b;
-      pos = p;
-    }
-
-    /** A tag (field number ≥ 1, wire type 0–5 except an end-group outside a group). */
-    int tag(int end) {
-      long t = varint(end);
-      int tag = (int) t;
-      if ((tag >>> 3) == 0) {
-        throw Malformed.INSTANCE;
-      }
-      return tag;
-    }
-
-    /** A varint as protobuf-java reads it (at most 10 bytes, bits past the 64th dropped). */
-    long varint(int end) {
-      int p = Varints.read(buf, pos, end, varint);
-      if (p < 0) {
-        throw Malformed.INSTANCE;
-      }
-      pos = p;
-      return varint[0];
-    }
-
-    long fixed64(int end) {
-      if (end - pos < 8) {
-        throw Malformed.INSTANCE;
-      }
-      long v = Bytes.getLongLe(buf, pos);
-      pos += 8;
-      return v;
-    }
-
-    /** A length prefix (read as protobuf's readRawVarint32 does) that fits before {@code end}. */
-    int length(int end) {
-      int n = (int) varint(end);
-      if (n < 0 || n > end - pos) {
-        throw Malformed.INSTANCE;
-      }
-      return n;
-    }
-
-    /** Skips one unknown field whose tag was just read. */
-    void skip(int tag, int end, int depth) {
-      switch (tag & 7) {
-        case WT_VARINT -> varint(end);
-        case WT_FIXED64 -> fixed64(end);
-        case WT_LEN -> {
-          int skipLen = length(end);
-          pos += skipLen;
-        }
-        case WT_FIXED32 -> {
-          if (end - pos < 4) {
-            throw Malformed.INSTANCE;
-          }
-          pos += 4;
-        }
-        case WT_START_GROUP -> {
-          if (depth >= MAX_DEPTH) {
-            throw Malformed.INSTANCE;
-          }
-          int field = tag >>> 3;
-          while (true) {
-            if (pos >= end) {
-              throw Malformed.INSTANCE;
-            }
-            int t = tag(end);
-            if ((t & 7) == WT_END_GROUP) {
-              if ((t >>> 3) != field) {
-                throw Malformed.INSTANCE;
-              }
-              return;
-            }
-            skip(t, end, depth + 1);
-          }
-        }
-        default -> throw Malformed.INSTANCE; // end group outside a group, wire types 6 and 7
-      }
+      super(buf, pos);
     }
   }
 }

@@ -1,6 +1,6 @@
 package dev.tidemark.receiver.remotewrite;
 
-import dev.tidemark.tsdb.codec.Bytes;
+import dev.tidemark.translator.wire.WireReader;
 import dev.tidemark.tsdb.codec.Varints;
 import java.util.Arrays;
 
@@ -16,12 +16,13 @@ import java.util.Arrays;
  * request's metadata entries as byte ranges of the request. A run is the same bytes for the same
  * labels in the same order whichever version carried them, which is what the series cache keys on.
  *
- * <p>Protobuf rules followed: fields in any order, unknown fields skipped by wire type, a known
- * field with another wire type is an error (as the generated Go decoders say), the last occurrence
- * of a scalar wins, every occurrence of a repeated field adds an element, {@code labels_refs}
- * packed or not. String bytes are not checked for UTF-8 here: a series with invalid UTF-8 is
- * refused on its own by the caller, as Prometheus does, instead of failing the request. Groups
- * (wire types 3 and 4, which no sender uses) are refused.
+ * <p>The wire is read with the shared {@link WireReader} (the OTLP walk's reader too). Protobuf
+ * rules followed: fields in any order, unknown fields skipped by wire type, a known field with
+ * another wire type is an error (as the generated Go decoders say), the last occurrence of a scalar
+ * wins, every occurrence of a repeated field adds an element, {@code labels_refs} packed or not.
+ * String bytes are not checked for UTF-8 here: a series with invalid UTF-8 is refused on its own by
+ * the caller, as Prometheus does, instead of failing the request. Groups (wire types 3 and 4, which
+ * no sender uses) are refused.
  *
  * <p>Not thread-safe; one per thread, reused: steady-state decoding allocates nothing.
  */
@@ -102,10 +103,8 @@ final class WriteDecoder {
 
   // ---- scratch ----
 
-  private final long[] v = new long[1];
-
-  /** Where the bytes of the field {@link #delimited} read start. */
-  private int at;
+  /** The cursor over {@link #src}. */
+  private final WireReader r = new WireReader();
 
   private int[] refs = new int[64];
   private int[] seriesFrom = new int[64];
@@ -115,87 +114,82 @@ final class WriteDecoder {
 
   /** Decodes a {@code prometheus.WriteRequest}. */
   void decodeV1(byte[] buf, int off, int len) throws Malformed {
-    reset(buf);
-    int end = off + len;
-    int p = off;
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
-      if (field == 1 || field == 3) {
-        int to =
-            delimited(wt, p, end, field == 1 ? "WriteRequest.timeseries" : "WriteRequest.metadata");
-        if (field == 1) {
-          timeSeriesV1(at, to);
+    reset(buf, off);
+    try {
+      int end = off + len;
+      while (r.pos < end) {
+        int tag = r.tag(end);
+        int field = tag >>> 3;
+        if (field == 1 || field == 3) {
+          int to =
+              delimited(tag, end, field == 1 ? "WriteRequest.timeseries" : "WriteRequest.metadata");
+          if (field == 1) {
+            timeSeriesV1(to);
+          } else {
+            metadataV1(to);
+          }
         } else {
-          metadataV1(at, to);
+          r.skip(tag, end);
         }
-        p = to;
-      } else {
-        p = skip(p, end, wt, field);
       }
+    } catch (WireReader.Malformed e) {
+      throw new Malformed(e.getMessage());
     }
   }
 
-  private void timeSeriesV1(int p, int end) throws Malformed {
+  private void timeSeriesV1(int end) {
     int s = newSeries();
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
+    while (r.pos < end) {
+      int tag = r.tag(end);
+      int field = tag >>> 3;
       switch (field) {
         case 1 -> {
-          int to = delimited(wt, p, end, "TimeSeries.labels");
-          labelV1(at, to);
+          labelV1(delimited(tag, end, "TimeSeries.labels"));
           labelCount[s]++;
-          p = to;
         }
-        case 2 -> {
-          int to = delimited(wt, p, end, "TimeSeries.samples");
-          sample(at, to);
-          p = to;
-        }
+        case 2 -> sample(delimited(tag, end, "TimeSeries.samples"));
         case 3, 4 -> {
-          p = delimited(wt, p, end, field == 3 ? "TimeSeries.exemplars" : "TimeSeries.histograms");
+          r.pos =
+              delimited(tag, end, field == 3 ? "TimeSeries.exemplars" : "TimeSeries.histograms");
           if (field == 3) {
             exemplars[s]++;
           } else {
             histograms[s]++;
           }
         }
-        default -> p = skip(p, end, wt, field);
+        default -> r.skip(tag, end);
       }
     }
     closeSeries(s);
   }
 
   /** A Label message: appends name and value (the last occurrence of each wins) to the run. */
-  private void labelV1(int p, int end) throws Malformed {
+  private void labelV1(int end) {
     int nameAt = 0;
     int nameLen = 0;
     int valueAt = 0;
     int valueLen = 0;
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
+    while (r.pos < end) {
+      int tag = r.tag(end);
+      int field = tag >>> 3;
       if (field == 1 || field == 2) {
-        p = delimited(wt, p, end, field == 1 ? "Label.name" : "Label.value");
+        int to = delimited(tag, end, field == 1 ? "Label.name" : "Label.value");
         if (field == 1) {
-          nameAt = at;
-          nameLen = p - at;
+          nameAt = r.pos;
+          nameLen = to - r.pos;
         } else {
-          valueAt = at;
-          valueLen = p - at;
+          valueAt = r.pos;
+          valueLen = to - r.pos;
         }
+        r.pos = to;
       } else {
-        p = skip(p, end, wt, field);
+        r.skip(tag, end);
       }
     }
     appendLabel(src, nameAt, nameLen, valueAt, valueLen);
   }
 
-  private void metadataV1(int p, int end) throws Malformed {
+  private void metadataV1(int end) {
     if (metadata == mdType.length) {
       mdType = Arrays.copyOf(mdType, metadata * 2);
       mdRanges = Arrays.copyOf(mdRanges, metadata * 12);
@@ -203,23 +197,22 @@ final class WriteDecoder {
     int m = metadata++;
     mdType[m] = 0;
     Arrays.fill(mdRanges, m * 6, m * 6 + 6, 0);
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
+    while (r.pos < end) {
+      int tag = r.tag(end);
+      int field = tag >>> 3;
       switch (field) {
         case 1 -> {
-          expect(wt, VARINT, "MetricMetadata.type");
-          p = varint(p, end);
-          mdType[m] = (int) v[0];
+          expect(tag, WireReader.WT_VARINT, "MetricMetadata.type");
+          mdType[m] = (int) r.varint(end);
         }
         case 2, 4, 5 -> {
-          p = delimited(wt, p, end, "MetricMetadata field " + field);
+          int to = delimited(tag, end, "MetricMetadata field " + field);
           int slot = m * 6 + (field == 2 ? 0 : field == 4 ? 2 : 4);
-          mdRanges[slot] = at;
-          mdRanges[slot + 1] = p;
+          mdRanges[slot] = r.pos;
+          mdRanges[slot + 1] = to;
+          r.pos = to;
         }
-        default -> p = skip(p, end, wt, field);
+        default -> r.skip(tag, end);
       }
     }
   }
@@ -228,82 +221,75 @@ final class WriteDecoder {
 
   /** Decodes an {@code io.prometheus.write.v2.Request}. */
   void decodeV2(byte[] buf, int off, int len) throws Malformed {
-    reset(buf);
-    int end = off + len;
-    int p = off;
-    int tsCount = 0;
-    // Symbols first (they may follow the series on the wire), series ranges remembered.
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
-      if (field == 4 || field == 5) {
-        p = delimited(wt, p, end, field == 4 ? "Request.symbols" : "Request.timeseries");
-        if (field == 4) {
-          if (symbols == symStart.length) {
-            symStart = Arrays.copyOf(symStart, symbols * 2);
-            symEnd = Arrays.copyOf(symEnd, symbols * 2);
+    reset(buf, off);
+    try {
+      int end = off + len;
+      int tsCount = 0;
+      // Symbols first (they may follow the series on the wire), series ranges remembered.
+      while (r.pos < end) {
+        int tag = r.tag(end);
+        int field = tag >>> 3;
+        if (field == 4 || field == 5) {
+          int to = delimited(tag, end, field == 4 ? "Request.symbols" : "Request.timeseries");
+          if (field == 4) {
+            if (symbols == symStart.length) {
+              symStart = Arrays.copyOf(symStart, symbols * 2);
+              symEnd = Arrays.copyOf(symEnd, symbols * 2);
+            }
+            symStart[symbols] = r.pos;
+            symEnd[symbols++] = to;
+          } else {
+            if (tsCount == seriesFrom.length) {
+              seriesFrom = Arrays.copyOf(seriesFrom, tsCount * 2);
+              seriesTo = Arrays.copyOf(seriesTo, tsCount * 2);
+            }
+            seriesFrom[tsCount] = r.pos;
+            seriesTo[tsCount++] = to;
           }
-          symStart[symbols] = at;
-          symEnd[symbols++] = p;
+          r.pos = to;
         } else {
-          if (tsCount == seriesFrom.length) {
-            seriesFrom = Arrays.copyOf(seriesFrom, tsCount * 2);
-            seriesTo = Arrays.copyOf(seriesTo, tsCount * 2);
-          }
-          seriesFrom[tsCount] = at;
-          seriesTo[tsCount++] = p;
+          r.skip(tag, end);
         }
-      } else {
-        p = skip(p, end, wt, field);
       }
-    }
-    for (int i = 0; i < tsCount; i++) {
-      timeSeriesV2(seriesFrom[i], seriesTo[i]);
+      for (int i = 0; i < tsCount; i++) {
+        r.pos = seriesFrom[i];
+        timeSeriesV2(seriesTo[i]);
+      }
+    } catch (WireReader.Malformed e) {
+      throw new Malformed(e.getMessage());
     }
   }
 
-  private void timeSeriesV2(int p, int end) throws Malformed {
+  private void timeSeriesV2(int end) {
     int s = newSeries();
     int nrefs = 0;
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
+    while (r.pos < end) {
+      int tag = r.tag(end);
+      int field = tag >>> 3;
       switch (field) {
         case 1 -> {
-          if (wt == LEN) { // packed
-            p = length(p, end);
-            int e = p + (int) v[0];
-            while (p < e) {
-              p = varint(p, e);
-              nrefs = addRef(nrefs, v[0]);
+          if ((tag & 7) == WireReader.WT_LEN) { // packed
+            int e = r.length(end) + r.pos;
+            while (r.pos < e) {
+              nrefs = addRef(nrefs, r.varint(e));
             }
           } else {
-            expect(wt, VARINT, "TimeSeries.labels_refs");
-            p = varint(p, end);
-            nrefs = addRef(nrefs, v[0]);
+            expect(tag, WireReader.WT_VARINT, "TimeSeries.labels_refs");
+            nrefs = addRef(nrefs, r.varint(end));
           }
         }
-        case 2 -> {
-          int to = delimited(wt, p, end, "TimeSeries.samples");
-          sample(at, to);
-          p = to;
-        }
+        case 2 -> sample(delimited(tag, end, "TimeSeries.samples"));
         case 3, 4 -> {
-          p = delimited(wt, p, end, field == 3 ? "TimeSeries.histograms" : "TimeSeries.exemplars");
+          r.pos =
+              delimited(tag, end, field == 3 ? "TimeSeries.histograms" : "TimeSeries.exemplars");
           if (field == 3) {
             histograms[s]++;
           } else {
             exemplars[s]++;
           }
         }
-        case 5 -> {
-          int to = delimited(wt, p, end, "TimeSeries.metadata");
-          metadataV2(s, at, to);
-          p = to;
-        }
-        default -> p = skip(p, end, wt, field);
+        case 5 -> metadataV2(s, delimited(tag, end, "TimeSeries.metadata"));
+        default -> r.skip(tag, end);
       }
     }
     // Labels from the references, in wire order.
@@ -362,15 +348,14 @@ final class WriteDecoder {
     return n + 1;
   }
 
-  private void metadataV2(int s, int p, int end) throws Malformed {
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
+  private void metadataV2(int s, int end) {
+    while (r.pos < end) {
+      int tag = r.tag(end);
+      int field = tag >>> 3;
       if (field == 1 || field == 3 || field == 4) {
-        expect(wt, VARINT, "Metadata field " + field);
-        p = varint(p, end);
-        int val = v[0] > Integer.MAX_VALUE ? -1 : (int) v[0];
+        expect(tag, WireReader.WT_VARINT, "Metadata field " + field);
+        long v = r.varint(end);
+        int val = v > Integer.MAX_VALUE ? -1 : (int) v;
         if (field == 1) {
           metaType[s] = val;
         } else if (field == 3) {
@@ -379,7 +364,7 @@ final class WriteDecoder {
           unitRef[s] = val;
         }
       } else {
-        p = skip(p, end, wt, field);
+        r.skip(tag, end);
       }
     }
   }
@@ -387,26 +372,20 @@ final class WriteDecoder {
   // ---------------------------------------------------------------- shared
 
   /** A Sample message (1.0 and 2.0 share fields 1 and 2; 2.0's start_timestamp is skipped). */
-  private void sample(int p, int end) throws Malformed {
+  private void sample(int end) {
     long t = 0;
     long b = 0;
-    while (p < end) {
-      p = tag(p, end);
-      int field = (int) (v[0] >>> 3);
-      int wt = (int) (v[0] & 7);
+    while (r.pos < end) {
+      int tag = r.tag(end);
+      int field = tag >>> 3;
       if (field == 1) {
-        expect(wt, I64, "Sample.value");
-        if (end - p < 8) {
-          throw new Malformed("truncated Sample.value");
-        }
-        b = Bytes.getLongLe(src, p);
-        p += 8;
+        expect(tag, WireReader.WT_FIXED64, "Sample.value");
+        b = r.fixed64(end);
       } else if (field == 2) {
-        expect(wt, VARINT, "Sample.timestamp");
-        p = varint(p, end);
-        t = v[0];
+        expect(tag, WireReader.WT_VARINT, "Sample.timestamp");
+        t = r.varint(end);
       } else {
-        p = skip(p, end, wt, field);
+        r.skip(tag, end);
       }
     }
     if (samples == ts.length) {
@@ -417,8 +396,9 @@ final class WriteDecoder {
     bits[samples++] = b;
   }
 
-  private void reset(byte[] buf) {
+  private void reset(byte[] buf, int off) {
     src = buf;
+    r.reset(buf, off);
     series = 0;
     runsLength = 0;
     samples = 0;
@@ -472,77 +452,22 @@ final class WriteDecoder {
     runsLength += valueLen;
   }
 
-  // ---------------------------------------------------------------- wire primitives
-
-  private int tag(int p, int end) throws Malformed {
-    p = varint(p, end);
-    if (v[0] >>> 3 == 0 || v[0] > 0xFFFF_FFFFL) {
-      throw new Malformed("illegal tag " + Long.toUnsignedString(v[0]) + " at byte " + p);
-    }
-    return p;
-  }
-
-  private int varint(int p, int end) throws Malformed {
-    int q = Varints.read(src, p, end, v);
-    if (q < 0) {
-      throw new Malformed(
-          (q == Varints.TRUNCATED ? "truncated varint" : "varint over 10 bytes") + " at byte " + p);
-    }
-    return q;
-  }
-
-  /** Reads a length and checks that many bytes follow; the length is in {@code v[0]}. */
-  private int length(int p, int end) throws Malformed {
-    p = varint(p, end);
-    if (v[0] < 0 || v[0] > end - p) {
-      throw new Malformed(
-          "length "
-              + Long.toUnsignedString(v[0])
-              + " at byte "
-              + p
-              + " runs past the end of its message");
-    }
-    return p;
-  }
+  // ---------------------------------------------------------------- fields
 
   /**
-   * A length-delimited field: checks its wire type and length. Its bytes are {@code [at, returned
-   * end)}; read {@link #at} before anything else decodes.
+   * A length-delimited field whose tag was just read: checks its wire type and length. Its bytes
+   * are {@code [r.pos, returned end)}; the caller moves {@code r.pos} past them or reads them.
    */
-  private int delimited(int wt, int p, int end, String field) throws Malformed {
-    expect(wt, LEN, field);
-    at = length(p, end);
-    return at + (int) v[0];
+  private int delimited(int tag, int end, String field) {
+    expect(tag, WireReader.WT_LEN, field);
+    int n = r.length(end);
+    return r.pos + n;
   }
 
-  private static void expect(int wt, int wanted, String field) throws Malformed {
-    if (wt != wanted) {
-      throw new Malformed("wrong wire type " + wt + " for " + field);
-    }
-  }
-
-  private int skip(int p, int end, int wt, int field) throws Malformed {
-    switch (wt) {
-      case VARINT -> {
-        return varint(p, end);
-      }
-      case I64 -> {
-        if (end - p < 8) {
-          throw new Malformed("truncated fixed64 field " + field);
-        }
-        return p + 8;
-      }
-      case LEN -> {
-        p = length(p, end);
-        return p + (int) v[0];
-      }
-      case I32 -> {
-        if (end - p < 4) {
-          throw new Malformed("truncated fixed32 field " + field);
-        }
-        return p + 4;
-      }
-      default -> throw new Malformed("unsupported wire type " + wt + " for field " + field);
+  /** A known field must come with its declared wire type (as the generated Go decoders say). */
+  private static void expect(int tag, int wanted, String field) {
+    if ((tag & 7) != wanted) {
+      throw new WireReader.Malformed("wrong wire type " + (tag & 7) + " for " + field);
     }
   }
 }
