@@ -10,8 +10,6 @@ import com.google.rpc.RetryInfo;
 import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
-import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
-import dev.tidemark.receiver.http.BoundedBody.Overloaded;
 import dev.tidemark.receiver.otlp.ExportResult;
 import dev.tidemark.receiver.otlp.OtlpIngestor;
 import dev.tidemark.receiver.otlp.OtlpIngestor.Exchange;
@@ -78,11 +76,11 @@ import org.eclipse.jetty.util.Callback;
  *
  * <p>Every message is plain English: no Java class name (see {@link
  * dev.tidemark.receiver.ErrorMessages}). The response is gzipped only if the request sent {@code
- * Accept-Encoding: gzip} (and the body is not empty). Before answering, whatever is left of the
- * request body is read and discarded, also without blocking (at most {@link
- * ReceiverConfig#maxHttpBodyBytes()} more bytes, outside admission control) so that a client
- * answered early (405, 413, 415, 503) reads the answer instead of a broken pipe; a longer body
- * makes Jetty close the connection after the answer.
+ * Accept-Encoding: gzip} (and the body is not empty). A client answered early (405, 413, 415, 503)
+ * gets the answer at once; after it, whatever is left of the request body is read and discarded,
+ * also without blocking (at most {@link ReceiverConfig#maxHttpBodyBytes()} more bytes, outside
+ * admission control), so that a client still sending reads the answer instead of a broken pipe; a
+ * longer body makes Jetty close the connection after the answer ({@link BodyReader}).
  *
  * <p><b>Threading.</b> The handler declares {@code BLOCKING} invocation (the {@link
  * Handler.Abstract} default), so Jetty calls it on its thread pool, never on a selector thread.
@@ -162,62 +160,39 @@ public final class OtlpHttpHandler extends Handler.Abstract {
   }
 
   /**
-   * One request: header checks, then non-blocking body reads ({@link #run()} is the demand
-   * callback), then decoding and the export on the thread that read the last bytes, then the
-   * answer. Its steps run one after the other, never at once (Jetty calls a demand callback only
-   * after the previous read returned null); Jetty's demand hand-off orders their memory effects.
+   * One request: header checks, then the body read by its {@link BodyReader} (non-blocking), then
+   * decoding and the export on the thread that read the last bytes, then the answer. Its steps run
+   * one after the other, never at once (Jetty calls a demand callback only after the previous read
+   * returned null); Jetty's demand hand-off orders their memory effects.
    */
-  private final class Call implements Runnable {
+  private final class Call implements BodyReader.Ends<Reply> {
     private final Request request;
     private final Response response;
-    private final Callback callback;
     private final Encoding encoding;
     private final Exchange ex;
-    private BoundedBody body;
-    private GzipDecoder gzip;
-
-    /** The body was read to its end, or its reading failed: nothing to drain. */
-    private boolean bodyDone;
+    private final BodyReader<Reply> reader;
+    private boolean gzipped;
 
     Call(Request request, Response response, Callback callback) {
       this.request = request;
       this.response = response;
-      this.callback = callback;
       this.encoding = Encoding.of(request.getHeaders().get(HttpHeader.CONTENT_TYPE));
       this.ex = ingestor.begin(OtlpIngestor.Protocol.HTTP);
+      this.reader = new BodyReader<>(request, callback, maxBodyBytes, this);
     }
 
     void start() {
       Reply reply;
       try {
         reply = checkHeaders();
-        if (reply == null) {
-          run();
-          return;
-        }
-      } catch (OutOfMemoryError e) {
-        reply = error(ex.outOfMemory(e), encoding);
       } catch (RuntimeException | Error e) {
-        reply = error(ex.internalError(e), encoding);
+        reply = failed(e);
       }
-      answer(reply);
-    }
-
-    /** Reads what the connection has; registers for more, or answers once the outcome is known. */
-    @Override
-    public void run() {
-      Reply reply;
-      try {
-        reply = readAvailable();
-        if (reply == null) {
-          return; // demand registered: no thread waits for the client
-        }
-      } catch (OutOfMemoryError e) {
-        reply = error(ex.outOfMemory(e), encoding);
-      } catch (RuntimeException | Error e) {
-        reply = error(ex.internalError(e), encoding);
+      if (reply == null) {
+        reader.read(gzipped, ex::reserve);
+      } else {
+        reader.answer(reply);
       }
-      answer(reply);
     }
 
     /** A refusal decided from the request line and headers alone, or null to read the body. */
@@ -243,8 +218,8 @@ public final class OtlpHttpHandler extends Handler.Abstract {
                     + JSON),
             null);
       }
-      Boolean gzipped = gzip(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
-      if (gzipped == null) {
+      Boolean gz = gzip(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
+      if (gz == null) {
         return error(
                 ex.fail(
                     Outcome.UNSUPPORTED_MEDIA_TYPE,
@@ -254,62 +229,23 @@ public final class OtlpHttpHandler extends Handler.Abstract {
                 encoding)
             .header(HttpHeader.ACCEPT_ENCODING, "gzip, identity");
       }
-      long contentLength = request.getLength();
-      if (!gzipped && contentLength > maxBodyBytes) {
-        return tooLarge(ex, encoding, contentLength);
-      }
-      int firstSegment =
-          !gzipped && contentLength >= 0
-              ? (int) Math.min(contentLength, BoundedBody.FIRST_SEGMENT_BYTES)
-              : BoundedBody.FIRST_SEGMENT_BYTES;
-      body = new BoundedBody(maxBodyBytes, firstSegment, ex::reserve);
-      if (gzipped) {
-        gzip = new GzipDecoder(body);
-      }
+      gzipped = gz;
       return null;
     }
 
-    /**
-     * The answer once the body is read (or refused), or null after registering for more content.
-     */
-    private Reply readAvailable() {
-      try {
-        while (true) {
-          Content.Chunk chunk = request.read();
-          if (chunk == null) {
-            request.demand(this);
-            return null;
-          }
-          if (Content.Chunk.isFailure(chunk)) {
-            bodyDone = true;
-            return readFailure(chunk.getFailure(), !chunk.isLast());
-          }
-          boolean last = chunk.isLast();
-          try {
-            ByteBuffer bytes = chunk.getByteBuffer();
-            if (gzip != null) {
-              gzip.write(bytes);
-            } else {
-              body.write(bytes);
-            }
-          } finally {
-            chunk.release();
-          }
-          if (last) {
-            bodyDone = true;
-            if (gzip != null) {
-              gzip.finish();
-            }
-            return ingest();
-          }
-        }
-      } catch (BodyTooLarge e) {
-        return tooLarge(ex, encoding, -1);
-      } catch (Overloaded e) {
-        return error(ex.overloaded(), encoding);
-      } catch (ZipException e) {
-        return error(ex.fail(Outcome.INVALID, "invalid gzip body: " + e.getMessage()), encoding);
-      }
+    @Override
+    public Reply tooLarge(long declaredLength) {
+      return OtlpHttpHandler.this.tooLarge(ex, encoding, declaredLength);
+    }
+
+    @Override
+    public Reply overloaded() {
+      return error(ex.overloaded(), encoding);
+    }
+
+    @Override
+    public Reply invalidGzip(ZipException e) {
+      return error(ex.fail(Outcome.INVALID, "invalid gzip body: " + e.getMessage()), encoding);
     }
 
     /**
@@ -319,29 +255,26 @@ public final class OtlpHttpHandler extends Handler.Abstract {
      * nothing was written, and the same request can pass when sent again, while OTLP exporters drop
      * a request answered 400. (Jetty reports a chunked body whose framing the client broke as the
      * same early end of stream, so it is answered 503 too.)
-     *
-     * @param transientFailure the failure chunk was not the last one: Jetty delivers an idle
-     *     timeout that way
      */
-    private Reply readFailure(Throwable failure, boolean transientFailure) {
+    @Override
+    public Reply unreadable(String why) {
       return error(
-          ex.fail(
-              Outcome.BODY_UNREADABLE,
-              "cannot read the request body: "
-                  + BodyDrain.readFailure(request, failure, transientFailure)
-                  + "; retry"),
+          ex.fail(Outcome.BODY_UNREADABLE, "cannot read the request body: " + why + "; retry"),
           encoding);
     }
 
+    @Override
+    public Reply failed(Throwable t) {
+      return t instanceof OutOfMemoryError oom
+          ? error(ex.outOfMemory(oom), encoding)
+          : error(ex.internalError(t), encoding);
+    }
+
     /** Decodes the complete body and exports it; returns once the accepted samples are durable. */
-    private Reply ingest() {
-      if (gzip != null) {
-        gzip.close();
-        gzip = null;
-      }
+    @Override
+    public Reply complete(BoundedBody body) {
       long length = body.length();
       ByteString bytes = body.bytes();
-      body = null; // the decoded message is all translation needs
       if (encoding == Encoding.PROTOBUF) {
         // Decoded in place, straight into the translator (one copy of the body into one array).
         byte[] raw = bytes.toByteArray();
@@ -390,25 +323,11 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       return error(result, encoding);
     }
 
-    /**
-     * Closes the exchange (releasing its in-flight bytes), then drains what is left of the body if
-     * it is not too long, then sends {@code reply}.
-     */
-    private void answer(Reply reply) {
-      if (gzip != null) {
-        gzip.close();
-        gzip = null;
-      }
-      body = null;
+    /** Closes the exchange (releasing its in-flight bytes), then writes {@code reply}. */
+    @Override
+    public void send(Reply reply, Callback done) {
       ex.close();
-      // Drain up to the limit even when the body is longer: a client still sending then reads the
-      // answer from its socket instead of a reset (answering a long body at once made the
-      // connection close under the client's writes, and it saw no answer at all).
-      if (!bodyDone) {
-        new BodyDrain(request, maxBodyBytes, () -> send(request, response, callback, reply)).run();
-      } else {
-        send(request, response, callback, reply);
-      }
+      write(request, response, done, reply);
     }
   }
 
@@ -548,18 +467,6 @@ public final class OtlpHttpHandler extends Handler.Abstract {
       reply.header(HttpHeader.RETRY_AFTER, retryAfterSeconds);
     }
     return reply;
-  }
-
-  /**
-   * Sends {@code reply}, completing {@code callback}; a failure to build or write it fails the
-   * callback (Jetty then aborts the exchange) instead of escaping into a demand callback.
-   */
-  private static void send(Request request, Response response, Callback callback, Reply reply) {
-    try {
-      write(request, response, callback, reply);
-    } catch (RuntimeException | Error e) {
-      callback.failed(e);
-    }
   }
 
   private static void write(Request request, Response response, Callback callback, Reply reply) {

@@ -3,8 +3,6 @@ package dev.tidemark.receiver.http;
 import dev.tidemark.receiver.BufferPool;
 import dev.tidemark.receiver.Outcome;
 import dev.tidemark.receiver.ReceiverConfig;
-import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
-import dev.tidemark.receiver.http.BoundedBody.Overloaded;
 import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor;
 import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor.Exchange;
 import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor.Version;
@@ -13,10 +11,10 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -51,8 +49,10 @@ import org.xerial.snappy.Snappy;
  * X-Prometheus-Remote-Write-Samples-Written}, {@code -Histograms-Written} (always 0: native
  * histograms are not stored) and {@code -Exemplars-Written} (always 0).
  *
- * <p><b>Threading</b>: as {@link OtlpHttpHandler}: no thread waits for a silent client; the thread
- * that reads the last bytes decodes and writes, and answers once the written samples are durable.
+ * <p><b>Threading</b>: as {@link OtlpHttpHandler}, through the same {@link BodyReader}: no thread
+ * waits for a silent client; the thread that reads the last bytes decodes and writes, and answers
+ * once the written samples are durable; an answer decided before the body is whole is sent at once,
+ * and the rest of the body drained after it.
  */
 public final class RemoteWriteHandler extends Handler.Abstract {
   public static final String PATH = "/api/v1/write";
@@ -130,51 +130,32 @@ public final class RemoteWriteHandler extends Handler.Abstract {
     return Version.V1;
   }
 
-  private final class Call implements Runnable {
+  /** One request: header checks, the body read by its {@link BodyReader}, the write, the answer. */
+  private final class Call implements BodyReader.Ends<WriteResult> {
     private final Request request;
     private final Response response;
-    private final Callback callback;
     private final Exchange ex;
-    private BoundedBody body;
-    private boolean bodyDone;
+    private final BodyReader<WriteResult> reader;
 
     Call(Request request, Response response, Callback callback) {
       this.request = request;
       this.response = response;
-      this.callback = callback;
       this.ex = ingestor.begin(Version.V1);
+      this.reader = new BodyReader<>(request, callback, maxBodyBytes, this);
     }
 
     void start() {
       WriteResult r;
       try {
         r = checkHeaders();
-        if (r == null) {
-          run();
-          return;
-        }
-      } catch (OutOfMemoryError e) {
-        r = ex.fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
       } catch (RuntimeException | Error e) {
-        r = ex.fail(Outcome.INTERNAL_ERROR, "internal error");
+        r = failed(e);
       }
-      answer(r);
-    }
-
-    @Override
-    public void run() {
-      WriteResult r;
-      try {
-        r = readAvailable();
-        if (r == null) {
-          return; // demand registered
-        }
-      } catch (OutOfMemoryError e) {
-        r = ex.fail(Outcome.OVERLOADED, "receiver out of memory; retry later");
-      } catch (RuntimeException | Error e) {
-        r = ex.fail(Outcome.INTERNAL_ERROR, "internal error");
+      if (r == null) {
+        reader.read(false, ex::reserve);
+      } else {
+        reader.answer(r);
       }
-      answer(r);
     }
 
     private WriteResult checkHeaders() {
@@ -195,63 +176,49 @@ public final class RemoteWriteHandler extends Handler.Abstract {
             enc
                 + " encoding (compression) is not accepted by this server; only snappy is acceptable");
       }
-      long contentLength = request.getLength();
-      if (contentLength > maxBodyBytes) {
-        return tooLarge(contentLength + " bytes");
-      }
-      int first =
-          contentLength >= 0
-              ? (int) Math.max(1, Math.min(contentLength, BoundedBody.FIRST_SEGMENT_BYTES))
-              : BoundedBody.FIRST_SEGMENT_BYTES;
-      body = new BoundedBody(maxBodyBytes, first, ex::reserve);
       return null;
     }
 
-    private WriteResult readAvailable() {
-      try {
-        while (true) {
-          Content.Chunk chunk = request.read();
-          if (chunk == null) {
-            request.demand(this);
-            return null;
-          }
-          if (Content.Chunk.isFailure(chunk)) {
-            bodyDone = true;
-            return readFailure(chunk.getFailure(), !chunk.isLast());
-          }
-          boolean last = chunk.isLast();
-          try {
-            body.write(chunk.getByteBuffer());
-          } finally {
-            chunk.release();
-          }
-          if (last) {
-            bodyDone = true;
-            return ingest();
-          }
-        }
-      } catch (BodyTooLarge e) {
-        return tooLarge("more than " + maxBodyBytes + " bytes");
-      } catch (Overloaded e) {
-        return ex.overloaded();
-      }
+    @Override
+    public WriteResult tooLarge(long declaredLength) {
+      return tooLarge(
+          declaredLength >= 0 ? declaredLength + " bytes" : "more than " + maxBodyBytes + " bytes");
     }
 
-    private WriteResult readFailure(Throwable failure, boolean transientFailure) {
+    @Override
+    public WriteResult overloaded() {
+      return ex.overloaded();
+    }
+
+    @Override
+    public WriteResult invalidGzip(ZipException e) {
+      throw new IllegalStateException("remote write bodies are never read as gzip", e);
+    }
+
+    @Override
+    public WriteResult unreadable(String why) {
       return ex.fail(
-          Outcome.BODY_UNREADABLE,
-          "cannot read the request body: "
-              + BodyDrain.readFailure(request, failure, transientFailure)
-              + "; retry later");
+          Outcome.BODY_UNREADABLE, "cannot read the request body: " + why + "; retry later");
     }
 
-    private WriteResult ingest() {
+    @Override
+    public WriteResult failed(Throwable t) {
+      return t instanceof OutOfMemoryError
+          ? ex.fail(Outcome.OVERLOADED, "receiver out of memory; retry later")
+          : ex.fail(Outcome.INTERNAL_ERROR, "internal error");
+    }
+
+    @Override
+    public WriteResult complete(BoundedBody body) {
+      return ingest(body);
+    }
+
+    private WriteResult ingest(BoundedBody body) {
       byte[] compressed = body.contiguous();
       int compressedLength = (int) body.length();
       if (compressed == null) {
         compressed = body.bytes().toByteArray(); // several segments (no Content-Length) or none
       }
-      body = null;
       int length;
       try {
         length = Snappy.uncompressedLength(compressed, 0, compressedLength);
@@ -288,25 +255,14 @@ public final class RemoteWriteHandler extends Handler.Abstract {
           "request body of " + size + " exceeds the limit of " + maxBodyBytes + " bytes");
     }
 
-    private void answer(WriteResult r) {
-      body = null;
+    /** Closes the exchange (releasing its in-flight bytes), then writes {@code r}. */
+    @Override
+    public void send(WriteResult r, Callback done) {
       ex.close();
-      if (!bodyDone) {
-        new BodyDrain(request, maxBodyBytes, () -> send(r)).run();
-      } else {
-        send(r);
-      }
+      write(r, done);
     }
 
-    private void send(WriteResult r) {
-      try {
-        write(r);
-      } catch (RuntimeException | Error e) {
-        callback.failed(e);
-      }
-    }
-
-    private void write(WriteResult r) {
+    private void write(WriteResult r, Callback callback) {
       HttpFields.Mutable h = response.getHeaders();
       if (r.version() == Version.V2 && r.decoded()) {
         h.put(SAMPLES_WRITTEN, Long.toString(r.samplesWritten()));

@@ -366,6 +366,36 @@ class OtlpHttpHandlerTest {
   }
 
   @Test
+  void aDeclaredLengthFarOverTheLimitIsAnswered413AtOnceNotAtTheIdleTimeout() throws Exception {
+    long idleTimeoutMillis = 60_000;
+    start(
+        ReceiverConfig.builder()
+            .maxHttpBodyBytes(MAX_BODY)
+            .retryAfter(Duration.ofMillis(1500))
+            .build(),
+        idleTimeoutMillis);
+    try (Socket s = sendHeadersOnly(100_000_000)) {
+      s.getOutputStream().write(new byte[10]); // a few bytes of the announced 100 MB, then silence
+      s.getOutputStream().flush();
+      s.setSoTimeout((int) (idleTimeoutMillis / 2));
+      long sent = System.nanoTime();
+      RawResponse r = readResponse(s);
+      long waitedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+      assertThat(r.statusLine).isEqualTo("HTTP/1.1 413 Payload Too Large");
+      assertThat(com.google.rpc.Status.parseFrom(r.body).getMessage())
+          .isEqualTo(
+              "request body of 100000000 bytes (after decompression) exceeds the limit of "
+                  + MAX_BODY
+                  + " bytes");
+      assertThat(waitedMillis)
+          .as("answered long before the %d ms idle timeout", idleTimeoutMillis)
+          .isLessThan(idleTimeoutMillis / 4);
+    }
+    assertThat(fixture.requests("http", Outcome.TOO_LARGE)).isEqualTo(1);
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+  }
+
+  @Test
   void chunkedBodiesWithoutContentLengthAreReadUpToTheLimit() throws Exception {
     start();
     byte[] ok = Otlp.bigRequest("chunked", 1000, 100).toByteArray();

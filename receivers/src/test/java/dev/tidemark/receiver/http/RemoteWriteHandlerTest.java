@@ -57,6 +57,7 @@ class RemoteWriteHandlerTest {
   static final String V1 = "application/x-protobuf";
   static final String V2 = "application/x-protobuf;proto=io.prometheus.write.v2.Request";
   static final long MAX_BODY = 256 * 1024;
+  static final long IDLE_TIMEOUT_MILLIS = 60_000;
 
   private final ManualClock clock = new ManualClock(T0 + 10 * MIN);
   private final MetadataRegistry metadata = new MetadataRegistry();
@@ -87,6 +88,7 @@ class RemoteWriteHandlerTest {
     ServerConnector connector = new ServerConnector(server, 1, 1);
     connector.setHost("127.0.0.1");
     connector.setPort(0);
+    connector.setIdleTimeout(IDLE_TIMEOUT_MILLIS);
     server.addConnector(connector);
     server.setHandler(new RemoteWriteHandler(ingestor, config));
     server.start();
@@ -463,6 +465,41 @@ class RemoteWriteHandlerTest {
     HttpResponse<String> inflated = post(V1, "snappy", Snappy.compress(big));
     assertThat(inflated.statusCode()).isEqualTo(413);
     assertThat(inflated.body()).contains("after decompression exceeds the limit of 262144 bytes");
+  }
+
+  @Test
+  void aDeclaredLengthFarOverTheLimitIsAnswered413AtOnceNotAtTheIdleTimeout() throws Exception {
+    start();
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", uri.getPort())) {
+      socket.setSoTimeout((int) (IDLE_TIMEOUT_MILLIS / 2));
+      java.io.OutputStream out = socket.getOutputStream();
+      out.write(
+          ("POST /api/v1/write HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                  + V1
+                  + "\r\nContent-Encoding: snappy\r\nContent-Length: 100000000\r\n\r\n0123456789")
+              .getBytes(StandardCharsets.US_ASCII));
+      out.flush(); // 10 bytes of the announced 100 MB, then silence
+      long sent = System.nanoTime();
+      java.io.InputStream in = socket.getInputStream();
+      StringBuilder head = new StringBuilder();
+      while (!head.toString().endsWith("\r\n\r\n")) {
+        int c = in.read();
+        assertThat(c).as("the answer's head, then the body").isNotNegative();
+        head.append((char) c);
+      }
+      long waitedMillis = (System.nanoTime() - sent) / 1_000_000;
+      String h = head.toString();
+      int length = Integer.parseInt(h.replaceAll("(?s).*Content-Length: (\\d+).*", "$1").trim());
+      String body = new String(in.readNBytes(length), StandardCharsets.UTF_8);
+      assertThat(h).startsWith("HTTP/1.1 413 ");
+      assertThat(body)
+          .isEqualTo(
+              "request body of 100000000 bytes exceeds the limit of " + MAX_BODY + " bytes\n");
+      assertThat(waitedMillis)
+          .as("answered long before the %d ms idle timeout", IDLE_TIMEOUT_MILLIS)
+          .isLessThan(IDLE_TIMEOUT_MILLIS / 4);
+    }
+    assertThat(engine.labelNames(0, Long.MAX_VALUE / 2, List.of())).isEmpty();
   }
 
   @Test
