@@ -2,11 +2,11 @@ package dev.tidemark.server;
 
 import dev.tidemark.receiver.HeapGuard;
 import dev.tidemark.receiver.InFlightBytes;
-import dev.tidemark.receiver.otlp.OtlpIngestor;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
 import dev.tidemark.receiver.http.PlainTextErrorHandler;
 import dev.tidemark.receiver.http.RemoteWriteHandler;
+import dev.tidemark.receiver.otlp.OtlpIngestor;
 import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.admin.AdminGrpcService;
@@ -185,7 +185,8 @@ public final class TidemarkServer implements AutoCloseable {
       startApi();
       openStorage();
       Translator translator =
-          new Translator(engine, config.translatorConfig(), config.engineConfig().clock());
+          new Translator(
+              engine, config.translatorConfig(), config.engineConfig().clock(), engine.metadata());
       heapGuard = HeapGuard.install(HeapGuard.DEFAULT_THRESHOLD);
       HeapGuard guard = heapGuard;
       GaugeWithCallback.builder()
@@ -316,7 +317,7 @@ public final class TidemarkServer implements AutoCloseable {
     RemoteWriteIngestor rw =
         new RemoteWriteIngestor(
             engine,
-            translator.metadata(),
+            engine.metadata(),
             inFlight,
             config.translatorConfig().seriesCacheSize(),
             registry);

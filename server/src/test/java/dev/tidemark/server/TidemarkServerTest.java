@@ -294,6 +294,29 @@ class TidemarkServerTest {
   }
 
   @Test
+  void metadataIsServedAgainAfterARestart() throws Exception {
+    TidemarkServer s = start(config());
+    long now = System.currentTimeMillis();
+    ExportMetricsServiceRequest.Builder request = gauge("room.temperature", now, 21.5).toBuilder();
+    request
+        .getResourceMetricsBuilder(0)
+        .getScopeMetricsBuilder(0)
+        .getMetricsBuilder(0)
+        .setDescription("Temperature of the room.");
+    MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort())).export(request.build());
+    String expected =
+        "\"room_temperature\":[{\"type\":\"gauge\",\"help\":\"Temperature of the room.\","
+            + "\"unit\":\"\"}]";
+    assertThat(get(s.httpPort(), "/api/v1/metadata").body()).contains(expected);
+    s.close();
+
+    TidemarkServer again = start(config());
+    assertThat(get(again.httpPort(), "/api/v1/metadata").body())
+        .as("read back from the store")
+        .contains(expected);
+  }
+
+  @Test
   void grpcPartialSuccessNamesTheSeriesLimitAndKnownSeriesGoOn() throws Exception {
     TidemarkServer s = start(config().maxActiveSeries(2));
     MetricsServiceGrpc.MetricsServiceBlockingStub stub =

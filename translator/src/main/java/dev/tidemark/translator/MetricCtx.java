@@ -3,6 +3,7 @@ package dev.tidemark.translator;
 import dev.tidemark.translator.ResourceContexts.ResourceContext;
 import dev.tidemark.translator.ResourceContexts.ScopeContext;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.PromType;
 
 /**
  * The metric being translated: its resource and scope, Prometheus family, metadata and 128-bit

@@ -8,6 +8,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.tidemark.tsdb.codec.SeriesLimits;
 import dev.tidemark.tsdb.model.LabelStrings;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromType;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import java.util.ArrayList;

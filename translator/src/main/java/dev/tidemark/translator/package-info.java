@@ -7,7 +7,7 @@
  * Appender} and returns a {@link dev.tidemark.translator.TranslationResult} with one outcome per
  * OTLP data point (accepted, or a {@link dev.tidemark.translator.RejectionReason}) and the text for
  * OTLP partial success. Family metadata (TYPE, UNIT, HELP) accumulates in a {@link
- * dev.tidemark.translator.MetadataRegistry}. {@link dev.tidemark.translator.MetricNamer}, {@link
+ * dev.tidemark.tsdb.model.MetadataRegistry}. {@link dev.tidemark.translator.MetricNamer}, {@link
  * dev.tidemark.translator.LabelNamer} and {@link dev.tidemark.translator.FloatFormat} are the
  * naming rules on their own (checked against prometheus/otlptranslator's test tables).
  *

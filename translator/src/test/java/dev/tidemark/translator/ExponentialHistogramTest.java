@@ -9,6 +9,7 @@ import static dev.tidemark.translator.Otlp.expHistogram;
 import static dev.tidemark.translator.Otlp.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tidemark.tsdb.model.PromType;
 import io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint;
 import java.util.ArrayList;
 import java.util.Arrays;

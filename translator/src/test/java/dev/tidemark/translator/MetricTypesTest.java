@@ -16,9 +16,11 @@ import static dev.tidemark.translator.Otlp.sum;
 import static dev.tidemark.translator.Otlp.summary;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tidemark.tsdb.model.FamilyMetadata;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
+import dev.tidemark.tsdb.model.PromType;
 import dev.tidemark.tsdb.model.Temporality;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;

@@ -14,6 +14,7 @@ import static dev.tidemark.translator.Otlp.sum;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.tidemark.tsdb.append.RejectReason;
+import dev.tidemark.tsdb.model.PromType;
 import io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import java.time.Duration;

@@ -2,11 +2,11 @@ package dev.tidemark.receiver.remotewrite;
 
 import static dev.tidemark.receiver.remotewrite.KnownSeries.utf8OrNull;
 
-import dev.tidemark.translator.FamilyMetadata;
-import dev.tidemark.translator.MetadataRegistry;
-import dev.tidemark.translator.PromType;
+import dev.tidemark.tsdb.model.FamilyMetadata;
+import dev.tidemark.tsdb.model.MetadataRegistry;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
+import dev.tidemark.tsdb.model.PromType;
 import dev.tidemark.tsdb.model.Temporality;
 import java.util.Arrays;
 

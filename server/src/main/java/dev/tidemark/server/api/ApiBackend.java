@@ -1,7 +1,7 @@
 package dev.tidemark.server.api;
 
-import dev.tidemark.translator.FamilyMetadata;
 import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.model.FamilyMetadata;
 import dev.tidemark.tsdb.query.Querier;
 import java.time.Clock;
 import java.time.Duration;

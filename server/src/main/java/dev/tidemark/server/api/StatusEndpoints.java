@@ -1,8 +1,8 @@
 package dev.tidemark.server.api;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.tidemark.translator.FamilyMetadata;
 import dev.tidemark.tsdb.engine.Engine;
+import dev.tidemark.tsdb.model.FamilyMetadata;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.query.QueryAbortedException;
 import dev.tidemark.tsdb.query.QueryContext;

@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.tidemark.translator.FamilyMetadata;
-import dev.tidemark.translator.PromType;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
+import dev.tidemark.tsdb.model.FamilyMetadata;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.PromType;
 import dev.tidemark.tsdb.query.ForwardingQuerier;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;

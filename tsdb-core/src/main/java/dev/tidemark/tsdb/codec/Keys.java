@@ -1,6 +1,7 @@
 package dev.tidemark.tsdb.codec;
 
 import dev.tidemark.tsdb.model.Labels;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Builds and parses the RFC 0001 record keys ({@code docs/format.md}). Keys are big-endian and
@@ -52,6 +53,21 @@ public final class Keys {
   /** The Schema key, {@code 01 70} (engine record, see {@code docs/architecture.md}). */
   public static byte[] schema() {
     return new byte[] {VERSION, (byte) 0x70};
+  }
+
+  /** The Metadata key of a family, {@code 01 80 <name UTF-8>} (engine record). */
+  public static byte[] metadata(String family) {
+    byte[] name = family.getBytes(StandardCharsets.UTF_8);
+    byte[] key = new byte[GLOBAL_KEY_LENGTH + name.length];
+    key[0] = VERSION;
+    key[1] = (byte) 0x80;
+    System.arraycopy(name, 0, key, GLOBAL_KEY_LENGTH, name.length);
+    return key;
+  }
+
+  /** The prefix of every Metadata key, {@code 01 80}: one scan reads them all. */
+  public static byte[] metadataPrefix() {
+    return new byte[] {VERSION, (byte) 0x80};
   }
 
   /**
@@ -184,6 +200,7 @@ public final class Keys {
           case FORWARD_INDEX, TIME_SERIES -> key.length == SERIES_KEY_LENGTH;
           case INVERTED_INDEX -> key.length > BUCKET_PREFIX_LENGTH; // at least the terminator
           // The rest of the key is the engine's; at least the prefix of its scope must be there.
+          case METADATA -> key.length > GLOBAL_KEY_LENGTH; // a name is never empty
           case HEAD_LOG ->
               key.length >= (type.bucketScoped() ? BUCKET_PREFIX_LENGTH : GLOBAL_KEY_LENGTH);
         };

@@ -34,7 +34,13 @@ public enum RecordType {
    * scope, key {@code 01 70}; the value is defined in the engine section of {@code docs/format.md},
    * see {@code docs/architecture.md}.
    */
-  SCHEMA(0x7, false);
+  SCHEMA(0x7, false),
+  /**
+   * Engine record: the metadata of one metric family (TYPE, UNIT, HELP), what {@code
+   * /api/v1/metadata} serves. Global scope, key {@code 01 80 <family name, UTF-8>}; the value is
+   * defined in the engine section of {@code docs/format.md}.
+   */
+  METADATA(0x8, false);
 
   private static final RecordType[] BY_ID = new RecordType[16];
 

@@ -13,6 +13,7 @@ import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetadataRegistry;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.QueryContext;
@@ -53,6 +54,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   private final Retention retention;
   private final Deletion deletion;
   private final Compactor compactor;
+  private final MetadataStore metadata;
   private final KvStore kv;
   private final EngineConfig config;
   private final ReentrantReadWriteLock lock;
@@ -86,6 +88,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     } finally {
       lock.writeLock().unlock();
     }
+    this.metadata = new MetadataStore(kv);
     this.recoveryMillis = (System.nanoTime() - started) / 1_000_000;
     LOG.log(
         Level.INFO,
@@ -102,6 +105,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
       sealer.scheduleWithFixedDelay(compactor::compactOneQuietly, compactEvery);
     }
     sealer.scheduleWithFixedDelay(sealer::sealIdleBucketsQuietly, Sealer.IDLE_CHECK_MILLIS);
+    sealer.scheduleWithFixedDelay(metadata::saveQuietly, MetadataStore.SAVE_EVERY_MILLIS);
     sealer.scheduleSealIfDue();
   }
 
@@ -150,6 +154,16 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     } finally {
       lock.readLock().unlock();
     }
+  }
+
+  /**
+   * The metric families' metadata (TYPE, UNIT, HELP) every receiver registers and {@code
+   * /api/v1/metadata} serves: read from the store at open; each family registered for the first
+   * time is written to the store behind the requests, within about a second and at close ({@code
+   * docs/format.md}, Metadata).
+   */
+  public MetadataRegistry metadata() {
+    return metadata.registry();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -484,6 +498,7 @@ public final class Engine implements Appender, Querier, AutoCloseable {
     }
     compactor.stopping = true; // a long compaction must not hold the close back
     try {
+      metadata.saveQuietly();
       flush();
     } finally {
       lock.writeLock().lock();

@@ -4,6 +4,7 @@ import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.Bytes;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.codec.MetadataValue;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.engine.RepairReport.Action;
@@ -24,12 +25,12 @@ import java.util.function.Consumer;
  * Checks every record of a store against the others, offline, and repairs what is inconsistent
  * ({@code tidemark verify}; {@code docs/architecture.md}, "Verification and repair").
  *
- * <p>What is checked: the schema record; that every key is a record key of a known type in a valid
- * bucket; that the BucketList names exactly the buckets that have records of any type; and per
- * bucket ({@link BucketCheck}) that every record decodes, that SeriesDictionary, InvertedIndex (the
- * all-series posting included), TimeSeries and HeadLog records name only series with a ForwardIndex
- * record, that the dictionary and, in sealed buckets, the postings hold every such series, each
- * under its own fingerprint and label pairs.
+ * <p>What is checked: the schema record; that every Metadata record decodes; that every key is a
+ * record key of a known type in a valid bucket; that the BucketList names exactly the buckets that
+ * have records of any type; and per bucket ({@link BucketCheck}) that every record decodes, that
+ * SeriesDictionary, InvertedIndex (the all-series posting included), TimeSeries and HeadLog records
+ * name only series with a ForwardIndex record, that the dictionary and, in sealed buckets, the
+ * postings hold every such series, each under its own fingerprint and label pairs.
  *
  * <p>What a repair does, without losing a sample that can be read: buckets with readable records go
  * back into the BucketList (their data was invisible; the engine's recovery replays their head
@@ -246,6 +247,8 @@ public final class StoreVerifier {
       int code = tag & 0x0F;
       if (type != null && type.bucketScoped() && code >= TimeBucket.MIN_SIZE_CODE) {
         discoverBuckets(r, code, from, to, found, report, global, actions);
+      } else if (type == RecordType.METADATA && code == 0) {
+        checkMetadata(r, from, to, report, global, actions);
       } else {
         byte[] globalKey = type != null && !type.bucketScoped() && code == 0 ? from : null;
         stray(r, from, to, globalKey, report, global, actions);
@@ -285,6 +288,38 @@ public final class StoreVerifier {
         stray(r, prefix, KeyRanges.prefixEnd(prefix), null, report, global, actions);
       }
       from = KeyRanges.prefixEnd(prefix);
+    }
+  }
+
+  /**
+   * Checks the Metadata records (one per metric family, key {@code 01 80 <name>}): each must
+   * decode; one that does not is reported and planned for deletion (the family's metadata comes
+   * again with the next request that carries it).
+   */
+  private static void checkMetadata(
+      KvReader r,
+      byte[] from,
+      byte[] to,
+      VerifyReport.Builder report,
+      WriteBatch global,
+      Map<Action, Long> actions) {
+    try (KvCursor c = r.scan(from, to)) {
+      while (c.next()) {
+        byte[] key = c.key();
+        report.records++;
+        try {
+          MetadataValue.decode(key, c.value());
+        } catch (CorruptRecordException e) {
+          report.add(
+              new StoreProblem(
+                  Kind.UNDECODABLE_RECORD,
+                  null,
+                  -1,
+                  name(RecordType.METADATA) + " record " + hex(key) + ": " + e.getMessage()));
+          global.delete(key);
+          actions.merge(Action.RECORDS_DELETED, 1L, Long::sum);
+        }
+      }
     }
   }
 
@@ -336,6 +371,7 @@ public final class StoreVerifier {
       case TIME_SERIES -> "TimeSeries";
       case HEAD_LOG -> "HeadLog";
       case SCHEMA -> "Schema";
+      case METADATA -> "Metadata";
     };
   }
 

@@ -143,7 +143,9 @@ class KeysTest {
 
   @Test
   void recordTypeIdsAndScopes() {
-    assertThat(RecordType.values()).extracting(RecordType::id).containsExactly(1, 2, 3, 4, 5, 6, 7);
+    assertThat(RecordType.values())
+        .extracting(RecordType::id)
+        .containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
     assertThat(RecordType.fromId(5)).isEqualTo(RecordType.TIME_SERIES);
     // HEAD_LOG is the engine's: bucket-scoped, key 01 6s <bucket:4> <seq:8> (docs/format.md, engine
     // section).
@@ -152,8 +154,10 @@ class KeysTest {
     assertThat(RecordType.BUCKET_LIST.bucketScoped()).isFalse();
     assertThat(RecordType.INVERTED_INDEX.bucketScoped()).isTrue();
     assertThat(RecordType.SCHEMA.tag(0)).isEqualTo(0x70);
+    assertThat(RecordType.METADATA.bucketScoped()).isFalse();
+    assertThat(RecordType.METADATA.tag(0)).isEqualTo(0x80);
     assertThat(RecordType.TIME_SERIES.tag(15)).isEqualTo(0x5F);
-    for (int id : new int[] {0, 8, 15, 16, -1}) {
+    for (int id : new int[] {0, 9, 15, 16, -1}) {
       assertThatThrownBy(() -> RecordType.fromId(id)).isInstanceOf(IllegalArgumentException.class);
     }
     byte[] headLog = hex("01 61 01 b1 ae f8 00 00 00 00 00 00 00 01");

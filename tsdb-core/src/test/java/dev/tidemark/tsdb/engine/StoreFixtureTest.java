@@ -168,6 +168,30 @@ class StoreFixtureTest {
   }
 
   /**
+   * A store written before the Metadata record existed (both fixtures have none) opens with no
+   * metadata and its samples unchanged; metadata registered then is saved beside them, and the
+   * store still verifies clean and reads back after a reopen.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {FIXTURE, HOURLY_FIXTURE})
+  void aStoreWrittenWithoutMetadataRecordsOpensAndTakesThem(String fixture) {
+    InMemoryKvStore kv = loadFixture(fixture);
+    dev.tidemark.tsdb.model.FamilyMetadata up =
+        new dev.tidemark.tsdb.model.FamilyMetadata(
+            "up", dev.tidemark.tsdb.model.PromType.GAUGE, "", "1 if up.");
+    try (Engine engine = open(kv)) {
+      assertThat(engine.metadata().size()).isZero();
+      assertThat(readAll(engine)).isEqualTo(expected());
+      engine.metadata().register(up);
+    }
+    assertThat(StoreVerifier.verify(kv).clean()).isTrue();
+    try (Engine engine = open(kv)) {
+      assertThat(engine.metadata().snapshot()).containsOnlyKeys("up");
+      assertThat(readAll(engine)).isEqualTo(expected());
+    }
+  }
+
+  /**
    * Both fixtures (Gorilla only, and the hourly store with decimal chunks) compact into one 2-hour
    * bucket that reads back bit-exact, verifies clean, and reads back again after a reopen.
    */

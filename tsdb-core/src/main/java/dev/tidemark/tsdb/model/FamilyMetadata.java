@@ -1,4 +1,4 @@
-package dev.tidemark.translator;
+package dev.tidemark.tsdb.model;
 
 import java.util.Objects;
 

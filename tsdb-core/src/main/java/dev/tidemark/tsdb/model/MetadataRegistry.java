@@ -1,9 +1,11 @@
-package dev.tidemark.translator;
+package dev.tidemark.tsdb.model;
 
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * Per-family metadata (TYPE, UNIT, HELP) of everything the translator has accepted, and the
@@ -14,16 +16,46 @@ import java.util.concurrent.ConcurrentHashMap;
  * with a different TYPE is a conflict, so a gauge {@code foo_count} and a histogram {@code foo}
  * cannot both be written. For conflicting UNIT or HELP the first one is kept (S1).
  *
+ * <p>Used by every receiver (OTLP through the translator, remote write directly) and served by
+ * {@code /api/v1/metadata}. The engine's registry ({@code Engine.metadata()}) is loaded from the
+ * store at open and told to persist each family the first time it is registered ({@code
+ * docs/format.md}, Metadata): a registration is a new entry at most once per family, so the store
+ * is written when metadata changes, not per request.
+ *
  * <p>Thread-safe. Reads are lock-free; the first registration of a family takes a lock. Entries are
- * never removed (the registry lives as long as the translator: one tenant).
+ * never removed (one tenant).
  */
 public final class MetadataRegistry {
   private final ConcurrentHashMap<String, FamilyMetadata> families = new ConcurrentHashMap<>();
+
+  /** Told of each family registered for the first time (not of restored ones); under the lock. */
+  private final Consumer<FamilyMetadata> onNew;
 
   /** Series name → owning family (the family itself or a histogram/summary's derived name). */
   private final ConcurrentHashMap<String, FamilyMetadata> owners = new ConcurrentHashMap<>();
 
   private final Object lock = new Object();
+
+  /** A registry kept in memory only. */
+  public MetadataRegistry() {
+    this(m -> {});
+  }
+
+  /**
+   * @param onNew told of each family registered for the first time, under the registry's lock: it
+   *     must not block (the engine queues the family for its background writer)
+   */
+  public MetadataRegistry(Consumer<FamilyMetadata> onNew) {
+    this.onNew = Objects.requireNonNull(onNew, "onNew");
+  }
+
+  /**
+   * Registers a family read back from the store, as {@link #register} does but without telling
+   * {@code onNew}; a family that conflicts with one restored before is ignored.
+   */
+  public void restore(FamilyMetadata meta) {
+    register(meta, false);
+  }
 
   /** Metadata of a family, if it was ever accepted. */
   public Optional<FamilyMetadata> get(String family) {
@@ -59,7 +91,11 @@ public final class MetadataRegistry {
    *
    * @return null if compatible, else the metadata it conflicts with
    */
-  FamilyMetadata register(FamilyMetadata meta) {
+  public FamilyMetadata register(FamilyMetadata meta) {
+    return register(meta, true);
+  }
+
+  private FamilyMetadata register(FamilyMetadata meta, boolean tell) {
     FamilyMetadata existing = families.get(meta.family());
     if (existing != null && existing.type() == meta.type()) {
       return null;
@@ -81,6 +117,9 @@ public final class MetadataRegistry {
         owners.put(n, meta);
       }
       families.put(meta.family(), meta);
+      if (tell) {
+        onNew.accept(meta);
+      }
       return null;
     }
   }
