@@ -9,6 +9,7 @@ import dev.tidemark.promql.engine.Evaluator.Vec;
 import dev.tidemark.promql.parser.AggregateExpr;
 import dev.tidemark.promql.parser.AggregateOp;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -106,7 +107,7 @@ final class Aggregations {
     if (op == AggregateOp.COUNT_VALUES) {
       label = ((Str) ev.eval(a.param())).s();
       if (!Functions.validLabelName(label)) {
-        throw QueryException.execution("invalid label name " + GoQuote.quote(label));
+        throw QueryException.execution("invalid label name " + PromText.quote(label));
       }
     } else if (op.hasParam()) {
       param = ev.evalScalar(a.param());
@@ -153,12 +154,12 @@ final class Aggregations {
           }
           if (!nan && max > 1) {
             ev.warn(
-                "quantile value should be between 0 and 1, got " + GoFormat.g(max),
+                "quantile value should be between 0 and 1, got " + PromText.formatFloat(max),
                 a.param().positionRange());
           }
           if (!nan && min < 0) {
             ev.warn(
-                "quantile value should be between 0 and 1, got " + GoFormat.g(min),
+                "quantile value should be between 0 and 1, got " + PromText.formatFloat(min),
                 a.param().positionRange());
           }
         }
@@ -297,7 +298,10 @@ final class Aggregations {
         if (!in.has[i]) {
           continue;
         }
-        Labels l = groupLabels.get(groupOf[s]).toBuilder().set(label, GoFormat.f(in.v[i])).build();
+        Labels l =
+            groupLabels.get(groupOf[s]).toBuilder()
+                .set(label, PromText.formatPlain(in.v[i]))
+                .build();
         StepSeries r = out.computeIfAbsent(l, k -> new StepSeries(k, ev.n));
         r.set(i, (r.has[i] ? r.v[i] : 0) + 1);
       }
@@ -330,12 +334,16 @@ final class Aggregations {
       }
       if (max > 1.0) {
         ev.warn(
-            "ratio value should be between -1 and 1, got " + GoFormat.g(max) + ", capping to 1",
+            "ratio value should be between -1 and 1, got "
+                + PromText.formatFloat(max)
+                + ", capping to 1",
             a.param().positionRange());
       }
       if (min < -1.0) {
         ev.warn(
-            "ratio value should be between -1 and 1, got " + GoFormat.g(min) + ", capping to -1",
+            "ratio value should be between -1 and 1, got "
+                + PromText.formatFloat(min)
+                + ", capping to -1",
             a.param().positionRange());
       }
     } else {
@@ -346,10 +354,12 @@ final class Aggregations {
         throw QueryException.execution("Parameter value is NaN");
       }
       if (min <= -9.223372036854775808E18) {
-        throw QueryException.execution("Scalar value " + GoFormat.g(min) + " underflows int64");
+        throw QueryException.execution(
+            "Scalar value " + PromText.formatFloat(min) + " underflows int64");
       }
       if (max >= 9.223372036854775807E18) {
-        throw QueryException.execution("Scalar value " + GoFormat.g(max) + " overflows int64");
+        throw QueryException.execution(
+            "Scalar value " + PromText.formatFloat(max) + " overflows int64");
       }
     }
     List<StepSeries> out = new ArrayList<>();

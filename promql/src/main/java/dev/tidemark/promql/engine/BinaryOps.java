@@ -8,6 +8,7 @@ import dev.tidemark.promql.parser.BinaryOp;
 import dev.tidemark.promql.parser.VectorMatching;
 import dev.tidemark.promql.parser.VectorMatching.Cardinality;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -254,8 +255,8 @@ final class BinaryOps {
           if (one.get(j).has[i]) {
             if (found != null) {
               String side = card == Cardinality.ONE_TO_MANY ? "left" : "right";
-              String d1 = Evaluator.promString(one.get(j).labels);
-              String d2 = Evaluator.promString(one.get(found).labels);
+              String d1 = PromText.formatLabels(one.get(j).labels);
+              String d2 = PromText.formatLabels(one.get(found).labels);
               if (d1.compareTo(d2) > 0) {
                 String t = d1;
                 d1 = d2;
@@ -263,7 +264,7 @@ final class BinaryOps {
               }
               throw QueryException.execution(
                   "found duplicate series for the match group "
-                      + Evaluator.promString(e.getKey())
+                      + PromText.formatLabels(e.getKey())
                       + " on the "
                       + side
                       + " hand-side of the operation: ["

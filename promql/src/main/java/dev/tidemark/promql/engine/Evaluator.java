@@ -1141,18 +1141,6 @@ final class Evaluator {
     return l.toBuilder().remove(Labels.METRIC_NAME).build();
   }
 
-  /** Prometheus' {@code labels.String()}: every label in braces, {@code __name__} included. */
-  static String promString(Labels l) {
-    StringBuilder sb = new StringBuilder("{");
-    for (int i = 0; i < l.size(); i++) {
-      if (i > 0) {
-        sb.append(", ");
-      }
-      sb.append(l.name(i)).append('=').append(GoQuote.quote(l.value(i)));
-    }
-    return sb.append('}').toString();
-  }
-
   /**
    * Series with the same labels become one (after name dropping two may collide); two values at one
    * step are an error when {@code strict}, else the first wins.

@@ -12,6 +12,7 @@ import dev.tidemark.promql.parser.Expr;
 import dev.tidemark.promql.parser.StringLiteral;
 import dev.tidemark.promql.parser.VectorSelector;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -134,7 +135,7 @@ final class Functions {
       for (double q : p0.v()) {
         if (Double.isNaN(q) || q < 0 || q > 1) {
           ev.warn(
-              "quantile value should be between 0 and 1, got " + GoFormat.g(q),
+              "quantile value should be between 0 and 1, got " + PromText.formatFloat(q),
               args.get(0).positionRange());
         }
       }
@@ -167,7 +168,7 @@ final class Functions {
                 && seen.add(m)) {
               ev.info(
                   "metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "
-                      + GoQuote.quote(m),
+                      + PromText.quote(m),
                   args.get(0).positionRange());
             }
             sink.accept(s);

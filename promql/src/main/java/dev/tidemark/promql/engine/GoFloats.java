@@ -1,60 +1,11 @@
 package dev.tidemark.promql.engine;
 
-import java.math.BigDecimal;
-
-/** Go's float formatting where Prometheus' texts depend on it. */
-final class GoFormat {
-  private GoFormat() {}
-
-  /**
-   * {@code strconv.FormatFloat(f, 'f', -1, 64)}: shortest, no exponent; {@code +Inf}, {@code NaN}.
-   */
-  static String f(double v) {
-    if (Double.isNaN(v)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
-    }
-    if (v == 0) {
-      return (1 / v < 0) ? "-0" : "0";
-    }
-    return new BigDecimal(Double.toString(v)).stripTrailingZeros().toPlainString();
-  }
-
-  /** {@code %g}: shortest representation, exponent form for large/small magnitudes. */
-  static String g(double v) {
-    if (Double.isNaN(v)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
-    }
-    if (v == 0) {
-      return (1 / v < 0) ? "-0" : "0";
-    }
-    BigDecimal bd = new BigDecimal(Double.toString(v)).stripTrailingZeros();
-    int exp = bd.precision() - bd.scale() - 1;
-    if (exp < -4 || exp >= 21) {
-      String digits = bd.unscaledValue().abs().toString();
-      StringBuilder sb = new StringBuilder();
-      if (v < 0) {
-        sb.append('-');
-      }
-      sb.append(digits.charAt(0));
-      if (digits.length() > 1) {
-        sb.append('.').append(digits, 1, digits.length());
-      }
-      sb.append('e').append(exp < 0 ? '-' : '+');
-      int ae = Math.abs(exp);
-      if (ae < 10) {
-        sb.append('0');
-      }
-      sb.append(ae);
-      return sb.toString();
-    }
-    return bd.toPlainString();
-  }
+/**
+ * Go's {@code strconv.ParseFloat} where Prometheus reads a float from text ({@code le} label
+ * values); the texts it writes are {@link dev.tidemark.tsdb.model.PromText}'s.
+ */
+final class GoFloats {
+  private GoFloats() {}
 
   /** Go's {@code strconv.ParseFloat(s, 64)} for the common forms; throws NumberFormatException. */
   static double parse(String s) {

@@ -5,6 +5,7 @@ import dev.tidemark.promql.engine.Evaluator.StepSeries;
 import dev.tidemark.promql.engine.Evaluator.Vec;
 import dev.tidemark.promql.parser.Call;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -24,13 +25,13 @@ final class HistogramQuantile {
       String le = s.labels.get("le");
       double ub;
       try {
-        ub = GoFormat.parse(le == null ? "" : le);
+        ub = GoFloats.parse(le == null ? "" : le);
       } catch (NumberFormatException e) {
         String m = s.labels.get(Labels.METRIC_NAME);
         ev.warn(
             "bucket label \"le\" is missing or has a malformed value of "
-                + GoQuote.quote(le == null ? "" : le)
-                + (m == null ? "" : " for metric name " + GoQuote.quote(m)),
+                + PromText.quote(le == null ? "" : le)
+                + (m == null ? "" : " for metric name " + PromText.quote(m)),
             c.args().get(1).positionRange());
         continue;
       }
@@ -42,7 +43,7 @@ final class HistogramQuantile {
     for (double qq : q.v()) {
       if (Double.isNaN(qq) || qq < 0 || qq > 1) {
         ev.warn(
-            "quantile value should be between 0 and 1, got " + GoFormat.g(qq),
+            "quantile value should be between 0 and 1, got " + PromText.formatFloat(qq),
             c.args().get(0).positionRange());
       }
     }
@@ -70,7 +71,7 @@ final class HistogramQuantile {
           String m = g.getKey().get(Labels.METRIC_NAME);
           ev.info(
               "input to histogram_quantile needed to be fixed for monotonicity (see https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile)"
-                  + (m == null ? "" : " for metric name " + GoQuote.quote(m)),
+                  + (m == null ? "" : " for metric name " + PromText.quote(m)),
               c.args().get(1).positionRange());
         }
       }

@@ -1,12 +1,11 @@
 package dev.tidemark.promql.parser;
 
-import java.math.BigDecimal;
+import dev.tidemark.tsdb.model.PromText;
 
 /**
- * Numbers and durations as Prometheus reads and prints them: {@code strconv.ParseInt(s, 0, 64)}
- * then {@code strconv.ParseFloat} for number literals, {@code model.ParseDuration} and {@code
- * model.Duration.String()} for durations, {@code strconv.FormatFloat(v, 'f', -1, 64)} for printing
- * numbers.
+ * Numbers and durations as Prometheus reads them: {@code strconv.ParseInt(s, 0, 64)} then {@code
+ * strconv.ParseFloat} for number literals, {@code model.ParseDuration} for durations. They are
+ * printed by {@link dev.tidemark.tsdb.model.PromText}.
  */
 final class GoNumbers {
 
@@ -98,7 +97,7 @@ final class GoNumbers {
       default:
         break;
     }
-    String syntax = "strconv.ParseFloat: parsing " + GoStrings.quote(s) + ": invalid syntax";
+    String syntax = "strconv.ParseFloat: parsing " + PromText.quote(s) + ": invalid syntax";
     if (!lower.matches("[0-9_]*(\\.[0-9_]*)?(e[+-]?[0-9_]+)?")
         || !lower.matches(".*[0-9].*")
         || lower.startsWith("e")
@@ -114,7 +113,7 @@ final class GoNumbers {
     double v = Double.parseDouble(lower);
     if (Double.isInfinite(v)) {
       throw new NumberFormatError(
-          "strconv.ParseFloat: parsing " + GoStrings.quote(s) + ": value out of range");
+          "strconv.ParseFloat: parsing " + PromText.quote(s) + ": value out of range");
     }
     return v;
   }
@@ -165,7 +164,7 @@ final class GoNumbers {
     if (s.isEmpty()) {
       throw new NumberFormatError("empty duration string");
     }
-    String invalid = "not a valid duration string: " + GoStrings.quote(s);
+    String invalid = "not a valid duration string: " + PromText.quote(s);
     long total = 0;
     int lastUnit = -1;
     int i = 0;
@@ -194,7 +193,7 @@ final class GoNumbers {
       int u = unitIndex(unit);
       if (u < 0) {
         throw new NumberFormatError(
-            "unknown unit " + GoStrings.quote(unit) + " in duration " + GoStrings.quote(s));
+            "unknown unit " + PromText.quote(unit) + " in duration " + PromText.quote(s));
       }
       if (u <= lastUnit) {
         throw new NumberFormatError(invalid);
@@ -231,53 +230,5 @@ final class GoNumbers {
     long sec = nanos / SECOND_NANOS;
     long nsec = nanos % SECOND_NANOS;
     return sec + nsec / 1e9;
-  }
-
-  /**
-   * {@code model.Duration.String()}: {@code 1h30m}, {@code 90d} (years and weeks only when exact),
-   * {@code 1s500ms}; millisecond precision (truncated), {@code 0s} for zero, a leading {@code -}
-   * for negative durations.
-   */
-  static String formatDuration(long nanos) {
-    long ms = nanos / MILLI_NANOS;
-    if (ms == 0) {
-      return "0s";
-    }
-    StringBuilder r = new StringBuilder();
-    if (ms < 0) {
-      r.append('-');
-      ms = -ms;
-    }
-    for (int u = 0; u < UNITS.length; u++) {
-      long mult = UNIT_NANOS[u] / MILLI_NANOS;
-      boolean exactOnly = u <= 1; // y and w
-      if (exactOnly && ms % mult != 0) {
-        continue;
-      }
-      long v = ms / mult;
-      if (v > 0) {
-        r.append(v).append(UNITS[u]);
-        ms -= v * mult;
-      }
-    }
-    return r.toString();
-  }
-
-  /**
-   * {@code strconv.FormatFloat(v, 'f', -1, 64)}: the shortest decimal that reads back as {@code v}
-   * (as far as {@link Double#toString} finds it), never in exponent form; {@code +Inf}, {@code
-   * -Inf}, {@code NaN}, {@code -0}.
-   */
-  static String formatNumber(double v) {
-    if (Double.isNaN(v)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
-    }
-    if (v == 0) {
-      return Double.doubleToRawLongBits(v) == 0 ? "0" : "-0";
-    }
-    return new BigDecimal(Double.toString(v)).stripTrailingZeros().toPlainString();
   }
 }

@@ -1,18 +1,19 @@
 package dev.tidemark.promql.parser;
 
+import dev.tidemark.tsdb.model.PromText;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 
 /**
- * Go's string quoting rules as PromQL uses them: {@code strconv.Quote} for printing, Prometheus'
- * {@code strutil.Unquote} for string literals, and the {@code %q} / {@code %#U} forms of error
- * messages.
+ * Go's string rules as PromQL reads them: Prometheus' {@code strutil.Unquote} for string literals,
+ * and the {@code %#U} form of error messages; quoting ({@code strconv.Quote}, {@code %q}) is {@link
+ * PromText}'s.
  *
  * <p>Go strings are bytes; Java strings are UTF-16. Escapes that produce bytes ({@code \xNN},
  * {@code \NNN}) are collected as bytes and the result decoded as UTF-8; a byte that is not part of
  * a valid UTF-8 sequence becomes the lone surrogate U+DC00+byte (PEP 383 "surrogateescape"), and
- * {@link #quote} prints such a char back as {@code \xNN}, so values survive print → parse.
+ * {@link PromText#quote} prints such a char back as {@code \xNN}, so values survive print → parse.
  */
 final class GoStrings {
 
@@ -27,102 +28,10 @@ final class GoStrings {
     }
   }
 
-  /** Go's {@code strconv.Quote}: double quotes, Go escapes, printable runes kept. */
-  static String quote(String s) {
-    return quoteWith(s, '"');
-  }
-
-  /** Go's {@code %q} of one rune: {@code 'x'}. */
-  static String quoteRune(int cp) {
-    if (cp < 0) {
-      cp = 0xFFFD;
-    }
-    return quoteWith(new String(Character.toChars(cp)), '\'');
-  }
-
   /** Go's {@code %#U}: {@code U+0063 'c'}, without the quoted rune when it is not printable. */
   static String formatU(int cp) {
     String hex = String.format(Locale.ROOT, "U+%04X", cp);
-    return isPrint(cp) ? hex + " '" + new String(Character.toChars(cp)) + "'" : hex;
-  }
-
-  private static String quoteWith(String s, char q) {
-    StringBuilder b = new StringBuilder(s.length() + 2).append(q);
-    for (int i = 0; i < s.length(); ) {
-      int cp = s.codePointAt(i);
-      i += Character.charCount(cp);
-      if (cp >= 0xDC80 && cp <= 0xDCFF) {
-        b.append("\\x").append(hex(cp - 0xDC00, 2));
-        continue;
-      }
-      if (cp == q || cp == '\\') {
-        b.append('\\').appendCodePoint(cp);
-        continue;
-      }
-      if (isPrint(cp)) {
-        b.appendCodePoint(cp);
-        continue;
-      }
-      switch (cp) {
-        case 0x07 -> b.append("\\a");
-        case '\b' -> b.append("\\b");
-        case '\f' -> b.append("\\f");
-        case '\n' -> b.append("\\n");
-        case '\r' -> b.append("\\r");
-        case '\t' -> b.append("\\t");
-        case 0x0B -> b.append("\\v");
-        default -> {
-          if (cp < ' ' || cp == 0x7f) {
-            b.append("\\x").append(hex(cp, 2));
-          } else if (Character.isSurrogate((char) cp)) {
-            b.append("\\ufffd");
-          } else if (cp < 0x10000) {
-            b.append("\\u").append(hex(cp, 4));
-          } else {
-            b.append("\\U").append(hex(cp, 8));
-          }
-        }
-      }
-    }
-    return b.append(q).toString();
-  }
-
-  private static String hex(int v, int digits) {
-    String h = Integer.toHexString(v);
-    return "0".repeat(Math.max(0, digits - h.length())) + h;
-  }
-
-  /** Go's {@code unicode.IsPrint}: letters, marks, numbers, punctuation, symbols and U+0020. */
-  static boolean isPrint(int cp) {
-    if (cp == ' ') {
-      return true;
-    }
-    return switch (Character.getType(cp)) {
-      case Character.UPPERCASE_LETTER,
-          Character.LOWERCASE_LETTER,
-          Character.TITLECASE_LETTER,
-          Character.MODIFIER_LETTER,
-          Character.OTHER_LETTER,
-          Character.NON_SPACING_MARK,
-          Character.ENCLOSING_MARK,
-          Character.COMBINING_SPACING_MARK,
-          Character.DECIMAL_DIGIT_NUMBER,
-          Character.LETTER_NUMBER,
-          Character.OTHER_NUMBER,
-          Character.CONNECTOR_PUNCTUATION,
-          Character.DASH_PUNCTUATION,
-          Character.START_PUNCTUATION,
-          Character.END_PUNCTUATION,
-          Character.INITIAL_QUOTE_PUNCTUATION,
-          Character.FINAL_QUOTE_PUNCTUATION,
-          Character.OTHER_PUNCTUATION,
-          Character.MATH_SYMBOL,
-          Character.CURRENCY_SYMBOL,
-          Character.MODIFIER_SYMBOL,
-          Character.OTHER_SYMBOL ->
-          true;
-      default -> false;
-    };
+    return PromText.isPrint(cp) ? hex + " '" + new String(Character.toChars(cp)) + "'" : hex;
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.tidemark.promql.parser;
 
+import dev.tidemark.tsdb.model.PromText;
+
 /**
  * The PromQL lexer: a modal scanner ported from Prometheus' {@code promql/parser/lex.go}.
  *
@@ -192,7 +194,7 @@ final class Lexer {
             return emit(TokenType.EQLC);
           }
           if (t == '~') {
-            return error("unexpected character after '=': " + GoStrings.quoteRune(t));
+            return error("unexpected character after '=': " + PromText.quoteRune(t));
           }
           return emit(TokenType.EQL);
         }
@@ -200,7 +202,7 @@ final class Lexer {
         {
           int t = nextRune();
           if (t != '=') {
-            return error("unexpected character after '!': " + GoStrings.quoteRune(t));
+            return error("unexpected character after '!': " + PromText.quoteRune(t));
           }
           return emit(TokenType.NEQ);
         }
@@ -235,7 +237,7 @@ final class Lexer {
           Token t = emit(TokenType.RIGHT_PAREN);
           parenDepth--;
           if (parenDepth < 0) {
-            return error("unexpected right parenthesis " + GoStrings.quoteRune(r));
+            return error("unexpected right parenthesis " + PromText.quoteRune(r));
           }
           return t;
         }
@@ -245,7 +247,7 @@ final class Lexer {
       case '[':
         {
           if (bracketOpen) {
-            return error("unexpected left bracket " + GoStrings.quoteRune(r));
+            return error("unexpected left bracket " + PromText.quoteRune(r));
           }
           gotColon = false;
           Token t = emit(TokenType.LEFT_BRACKET);
@@ -256,7 +258,7 @@ final class Lexer {
         }
       case ']':
         if (!bracketOpen) {
-          return error("unexpected right bracket " + GoStrings.quoteRune(r));
+          return error("unexpected right bracket " + PromText.quoteRune(r));
         }
         bracketOpen = false;
         return emit(TokenType.RIGHT_BRACKET);
@@ -274,7 +276,7 @@ final class Lexer {
       }
       if (r == ':') {
         if (gotColon) {
-          return error("unexpected colon " + GoStrings.quoteRune(r));
+          return error("unexpected colon " + PromText.quoteRune(r));
         }
         gotColon = true;
         return emit(TokenType.COLON);
@@ -287,11 +289,11 @@ final class Lexer {
       }
       return error(
           "unexpected character: "
-              + GoStrings.quoteRune(r)
+              + PromText.quoteRune(r)
               + ", expected "
-              + GoStrings.quoteRune(':'));
+              + PromText.quoteRune(':'));
     }
-    return error("unexpected character: " + GoStrings.quoteRune(r));
+    return error("unexpected character: " + PromText.quoteRune(r));
   }
 
   /** lex.go's {@code lexInsideBraces}: label names, matcher operators, strings. */
@@ -340,15 +342,15 @@ final class Lexer {
           if (nr == '=') {
             return emit(TokenType.NEQ);
           }
-          return error("unexpected character after '!' inside braces: " + GoStrings.quoteRune(nr));
+          return error("unexpected character after '!' inside braces: " + PromText.quoteRune(nr));
         }
       case '{':
-        return error("unexpected left brace " + GoStrings.quoteRune(r));
+        return error("unexpected left brace " + PromText.quoteRune(r));
       case '}':
         braceOpen = false;
         return emit(TokenType.RIGHT_BRACE);
       default:
-        return error("unexpected character inside braces: " + GoStrings.quoteRune(r));
+        return error("unexpected character inside braces: " + PromText.quoteRune(r));
     }
   }
 
@@ -388,7 +390,7 @@ final class Lexer {
           Token t = emit(TokenType.RIGHT_PAREN);
           parenDepth--;
           if (parenDepth < 0) {
-            return error("unexpected right parenthesis " + GoStrings.quoteRune(r));
+            return error("unexpected right parenthesis " + PromText.quoteRune(r));
           }
           return t;
         }
@@ -414,7 +416,7 @@ final class Lexer {
       if (t != null) {
         return t;
       }
-      return error("unexpected character in duration expression: " + GoStrings.quoteRune(r));
+      return error("unexpected character in duration expression: " + PromText.quoteRune(r));
     }
     if (isDigit(r) || (r == '.' && isDigit(peek()))) {
       backup();
@@ -422,7 +424,7 @@ final class Lexer {
       mode = Mode.STATEMENTS;
       return lexNumberOrDuration();
     }
-    return error("unexpected character in duration expression: " + GoStrings.quoteRune(r));
+    return error("unexpected character in duration expression: " + PromText.quoteRune(r));
   }
 
   /** lex.go's {@code lexString}: a single- or double-quoted string with Go escapes. */
@@ -528,7 +530,7 @@ final class Lexer {
       backup();
       return emit(TokenType.DURATION);
     }
-    return error("bad number or duration syntax: " + GoStrings.quote(input.substring(start, pos)));
+    return error("bad number or duration syntax: " + PromText.quote(input.substring(start, pos)));
   }
 
   private boolean acceptRemainingDuration() {

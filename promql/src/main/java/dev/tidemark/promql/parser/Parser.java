@@ -1,5 +1,6 @@
 package dev.tidemark.promql.parser;
 
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
@@ -351,7 +352,7 @@ final class Parser {
       return GoStrings.unquote(t.val());
     } catch (GoStrings.SyntaxException e) {
       throw error(
-          t.range(), "error unquoting string " + GoStrings.quote(t.val()) + ": " + e.getMessage());
+          t.range(), "error unquoting string " + PromText.quote(t.val()) + ": " + e.getMessage());
     }
   }
 
@@ -694,9 +695,9 @@ final class Parser {
             .orElseThrow(
                 () ->
                     error(
-                        name.range(), "unknown function with name " + GoStrings.quote(name.val())));
+                        name.range(), "unknown function with name " + PromText.quote(name.val())));
     if (f.experimental() && !options.experimentalFunctions()) {
-      throw error(name.range(), "function " + GoStrings.quote(name.val()) + " is not enabled");
+      throw error(name.range(), "function " + PromText.quote(name.val()) + " is not enabled");
     }
     return new Call(f, args, range);
   }
@@ -793,7 +794,7 @@ final class Parser {
       } else if (l.type() == TokenType.STRING) {
         name = unquote(l);
         if (name.isEmpty() || !GoStrings.isValidUtf8(name)) {
-          throw error(l.range(), "invalid label name for grouping: " + GoStrings.quote(name));
+          throw error(l.range(), "invalid label name for grouping: " + PromText.quote(name));
         }
       } else {
         throw unexpected(l, "grouping opts", "label");

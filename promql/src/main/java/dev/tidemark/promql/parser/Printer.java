@@ -1,6 +1,7 @@
 package dev.tidemark.promql.parser;
 
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,21 +40,21 @@ final class Printer {
     if (e instanceof NumberLiteral n) {
       writeNumber(b, n);
     } else if (e instanceof StringLiteral s) {
-      b.append(GoStrings.quote(s.value()));
+      b.append(PromText.quote(s.value()));
     } else if (e instanceof VectorSelector vs) {
       writeSelector(b, vs);
       writeAt(b, vs.at());
       writeOffset(b, vs.offset());
     } else if (e instanceof MatrixSelector m) {
       writeSelector(b, m.selector());
-      b.append('[').append(GoNumbers.formatDuration(m.range().toNanos())).append(']');
+      b.append('[').append(PromText.formatDuration(m.range())).append(']');
       writeAt(b, m.selector().at());
       writeOffset(b, m.selector().offset());
     } else if (e instanceof SubqueryExpr s) {
       write(b, s.expr());
-      b.append('[').append(GoNumbers.formatDuration(s.range().toNanos())).append(':');
+      b.append('[').append(PromText.formatDuration(s.range())).append(':');
       if (s.hasStep()) {
-        b.append(GoNumbers.formatDuration(s.step().toNanos()));
+        b.append(PromText.formatDuration(s.step()));
       }
       b.append(']');
       writeAt(b, s.at());
@@ -105,12 +106,12 @@ final class Printer {
     if (n.duration()) {
       double v = n.value();
       if (v < 0) {
-        b.append('-').append(GoNumbers.formatDuration((long) (-v * 1e9)));
+        b.append('-').append(PromText.formatDurationMillis((long) (-v * 1e9) / 1_000_000));
       } else {
-        b.append(GoNumbers.formatDuration((long) (v * 1e9)));
+        b.append(PromText.formatDurationMillis((long) (v * 1e9) / 1_000_000));
       }
     } else {
-      b.append(GoNumbers.formatNumber(n.value()));
+      b.append(PromText.formatPlain(n.value()));
     }
   }
 
@@ -144,8 +145,8 @@ final class Printer {
 
   /** Prometheus' {@code labels.Matcher.String()}. */
   static String matcherString(LabelMatcher m) {
-    String name = isPlainLabelName(m.name()) ? m.name() : GoStrings.quote(m.name());
-    return name + m.op().symbol() + GoStrings.quote(m.value());
+    String name = isPlainLabelName(m.name()) ? m.name() : PromText.quote(m.name());
+    return name + m.op().symbol() + PromText.quote(m.value());
   }
 
   /** Whether a label name prints unquoted: {@code [a-zA-Z_][a-zA-Z0-9_]*}. */
@@ -173,7 +174,7 @@ final class Printer {
         b.append(", ");
       }
       String l = labels.get(i);
-      b.append(isPlainLabelName(l) ? l : GoStrings.quote(l));
+      b.append(isPlainLabelName(l) ? l : PromText.quote(l));
     }
   }
 
@@ -204,24 +205,16 @@ final class Printer {
     switch (at.kind()) {
       case START -> b.append(" @ start()");
       case END -> b.append(" @ end()");
-      case TIMESTAMP -> b.append(" @ ").append(formatMillis(at.timestampMillis()));
+      case TIMESTAMP -> b.append(" @ ").append(PromText.formatSecondsFixed3(at.timestampMillis()));
     }
-  }
-
-  /** Go's {@code %.3f} of {@code millis / 1000.0}, computed exactly. */
-  private static String formatMillis(long millis) {
-    String sign = millis < 0 ? "-" : "";
-    long abs = Math.abs(millis);
-    long frac = abs % 1000;
-    return sign + (abs / 1000) + "." + (frac < 10 ? "00" : frac < 100 ? "0" : "") + frac;
   }
 
   private static void writeOffset(StringBuilder b, Duration offset) {
     long nanos = offset.toNanos();
     if (nanos > 0) {
-      b.append(" offset ").append(GoNumbers.formatDuration(nanos));
+      b.append(" offset ").append(PromText.formatDuration(offset));
     } else if (nanos < 0) {
-      b.append(" offset -").append(GoNumbers.formatDuration(-nanos));
+      b.append(" offset -").append(PromText.formatDuration(offset.negated()));
     }
   }
 }

@@ -1,5 +1,7 @@
 package dev.tidemark.promql.parser;
 
+import dev.tidemark.tsdb.model.PromText;
+
 /**
  * One lexed token: its type, where it starts (char index) and its text as written (for {@link
  * TokenType#ERROR}: the error message).
@@ -24,7 +26,7 @@ record Token(TokenType type, int pos, String val) {
       return val;
     }
     if (type == TokenType.IDENTIFIER || type == TokenType.METRIC_IDENTIFIER) {
-      return GoStrings.quote(val);
+      return PromText.quote(val);
     }
     switch (type.kind) {
       case KEYWORD:
@@ -37,9 +39,9 @@ record Token(TokenType type, int pos, String val) {
         break;
     }
     if (val.codePointCount(0, val.length()) > 10) {
-      return GoStrings.quote(val.substring(0, val.offsetByCodePoints(0, 10))) + "...";
+      return PromText.quote(val.substring(0, val.offsetByCodePoints(0, 10))) + "...";
     }
-    return GoStrings.quote(val);
+    return PromText.quote(val);
   }
 
   /** Prometheus' {@code Item.desc()}: how "unexpected ..." names the token. */

@@ -1,6 +1,7 @@
 package dev.tidemark.promql.parser;
 
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.util.ArrayList;
 import java.util.List;
@@ -53,7 +54,7 @@ final class TypeChecker {
         throw error(
             u.positionRange(),
             "unary expression only allowed on expressions of type scalar or instant vector, got "
-                + GoStrings.quote(t.documentedName()));
+                + PromText.quote(t.documentedName()));
       }
       return new UnaryExpr(u.negate(), inner, u.start());
     }
@@ -115,7 +116,7 @@ final class TypeChecker {
         if (vm.include().contains(l1)) {
           throw error(
               opRange(n),
-              "label " + GoStrings.quote(l1) + " must not occur in ON and GROUP clause at once");
+              "label " + PromText.quote(l1) + " must not occur in ON and GROUP clause at once");
         }
       }
     }
@@ -139,7 +140,7 @@ final class TypeChecker {
           || vm.card() == VectorMatching.Cardinality.MANY_TO_ONE) {
         throw error(
             n.positionRange(),
-            "no grouping allowed for " + GoStrings.quote(op.symbol()) + " operation");
+            "no grouping allowed for " + PromText.quote(op.symbol()) + " operation");
       }
       if (vm.card() != VectorMatching.Cardinality.MANY_TO_MANY) {
         throw error(n.positionRange(), "set operations must always be many-to-many");
@@ -149,7 +150,7 @@ final class TypeChecker {
       throw error(
           n.positionRange(),
           "set operator "
-              + GoStrings.quote(op.symbol())
+              + PromText.quote(op.symbol())
               + " not allowed in binary scalar expression");
     }
     return new BinaryExpr(op, lhs, rhs, vm, n.returnBool());
@@ -171,7 +172,7 @@ final class TypeChecker {
   private Expr checkCall(Call c) {
     Function f = c.function();
     int n = c.args().size();
-    String name = GoStrings.quote(f.name());
+    String name = PromText.quote(f.name());
     if (f.variadic() == 0) {
       if (n != f.argTypes().size()) {
         throw error(
@@ -239,9 +240,9 @@ final class TypeChecker {
           throw error(
               vs.positionRange(),
               "metric name must not be set twice: "
-                  + GoStrings.quote(vs.name())
+                  + PromText.quote(vs.name())
                   + " or "
-                  + GoStrings.quote(m.value()));
+                  + PromText.quote(m.value()));
         }
       }
       return;

@@ -446,7 +446,7 @@ public final class PromqlConformanceRunner {
 
   static double number(String s) {
     try {
-      return GoFormat.parse(s);
+      return GoFloats.parse(s);
     } catch (NumberFormatException e) {
       return parseDuration(s) / 1000.0;
     }
@@ -578,7 +578,7 @@ public final class PromqlConformanceRunner {
       // not an integer
     }
     try {
-      return GoFormat.parse(b);
+      return GoFloats.parse(b);
     } catch (NumberFormatException e) {
       return null;
     }

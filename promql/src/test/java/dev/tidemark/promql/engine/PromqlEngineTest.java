@@ -946,4 +946,28 @@ class PromqlEngineTest {
             .samples();
     assertThat(sorted.get(0).labels().get("src")).isEqualTo("c-3");
   }
+
+  /**
+   * {@code count_values} labels by {@code strconv.FormatFloat(v, 'f', -1, 64)} (Prometheus'
+   * engine.go): the shortest digits that read back, never an exponent, never Java's longer digits
+   * ({@code Double.toString(1e23)} is {@code 9.999999999999999E22} on JDK 17).
+   */
+  @Test
+  void countValuesLabelsWithGoShortestDigits() {
+    long[] ts = {0};
+    Engine e =
+        load(
+            List.of(
+                new Data(Labels.of("__name__", "x", "i", "1"), ts, new double[] {1e23}),
+                new Data(Labels.of("__name__", "x", "i", "2"), ts, new double[] {1e-7}),
+                new Data(Labels.of("__name__", "x", "i", "3"), ts, new double[] {-0.0}),
+                new Data(Labels.of("__name__", "x", "i", "4"), ts, new double[] {0.1 + 0.2})));
+    assertThat(vector(new PromqlEngine().instantQuery(e, "count_values(\"v\", x)", 0)))
+        .isEqualTo(
+            Map.of(
+                Labels.of("v", "100000000000000000000000"), 1.0,
+                Labels.of("v", "0.0000001"), 1.0,
+                Labels.of("v", "-0"), 1.0,
+                Labels.of("v", "0.30000000000000004"), 1.0));
+  }
 }
