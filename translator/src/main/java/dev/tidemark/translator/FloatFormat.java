@@ -1,85 +1,21 @@
 package dev.tidemark.translator;
 
-import java.math.BigDecimal;
-import java.math.MathContext;
-import java.math.RoundingMode;
+import dev.tidemark.tsdb.model.PromText;
 
 /**
- * The float-to-text conversions the contract requires, independent of the JDK's {@link
- * Double#toString} (which is not always shortest before JDK 19).
- *
- * <p>All of them start from the shortest decimal that parses back to the same double (the closest
- * one among equally short candidates), found by rounding the exact binary value to 1, 2, … 17
- * significant digits. That costs microseconds; callers cache the strings per series.
+ * ECMAScript's {@code Number::toString}, the form OTLP attribute doubles take as label values
+ * (contract §2.3), as Prometheus' translator writes them. It is not one of Prometheus' own text
+ * forms (those, {@code le} and {@code quantile} among them, are {@link PromText}'s): JavaScript
+ * writes no {@code +} before an infinity ({@code Infinity}), no zero-padded exponent ({@code 1e-7})
+ * and switches to the exponent form at other bounds (below 1e-6, from 1e21 on). The digits are the
+ * same shortest ones, taken from {@link PromText#formatFloat}; only the layout is made here.
  */
 public final class FloatFormat {
   private FloatFormat() {}
 
   /**
-   * Go {@code strconv.FormatFloat(f, 'f', -1, 64)}: shortest digits, plain notation, no forced
-   * {@code .0} ({@code 5}, {@code 0.005}, {@code 1000000000000000000000}, {@code -0}, {@code
-   * +Inf}). The {@code le} and {@code quantile} format Prometheus' OTLP endpoint uses (contract
-   * §3.3).
-   */
-  public static String goPlain(double f) {
-    if (Double.isNaN(f)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(f)) {
-      return f > 0 ? "+Inf" : "-Inf";
-    }
-    if (f == 0) {
-      return Double.doubleToRawLongBits(f) < 0 ? "-0" : "0";
-    }
-    return shortest(f).toPlainString();
-  }
-
-  /**
-   * Prometheus {@code FormatOpenMetricsFloat}: Go {@code 'g'} shortest, then {@code .0} appended
-   * unless the text has a dot or an exponent ({@code 1.0}, {@code 0.5}, {@code 1e+06}).
-   */
-  public static String openMetrics(double f) {
-    if (Double.isNaN(f)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(f)) {
-      return f > 0 ? "+Inf" : "-Inf";
-    }
-    String s;
-    if (f == 0) {
-      s = Double.doubleToRawLongBits(f) < 0 ? "-0" : "0";
-    } else {
-      BigDecimal d = shortest(f);
-      String digits = d.unscaledValue().abs().toString();
-      int exp = digits.length() - d.scale() - 1; // scientific exponent
-      if (exp < -4 || exp >= 6) {
-        StringBuilder sb = new StringBuilder();
-        if (f < 0) {
-          sb.append('-');
-        }
-        sb.append(digits.charAt(0));
-        if (digits.length() > 1) {
-          sb.append('.').append(digits, 1, digits.length());
-        }
-        sb.append('e').append(exp < 0 ? '-' : '+');
-        int a = Math.abs(exp);
-        if (a < 10) {
-          sb.append('0');
-        }
-        s = sb.append(a).toString();
-      } else {
-        s = d.toPlainString();
-      }
-    }
-    if (s.indexOf('e') >= 0 || s.indexOf('.') >= 0) {
-      return s;
-    }
-    return s + ".0";
-  }
-
-  /**
-   * ECMAScript Number::toString, the form OTLP attribute doubles take as label values (contract
-   * §2.3): {@code 3.14}, {@code 1e-7}, {@code 1e+21}, {@code NaN}, {@code Infinity}.
+   * ECMAScript Number::toString: {@code 3.14}, {@code 1e-7}, {@code 1e+21}, {@code NaN}, {@code
+   * Infinity}, {@code 0} for zero of either sign.
    */
   public static String es6(double f) {
     if (Double.isNaN(f)) {
@@ -91,10 +27,27 @@ public final class FloatFormat {
     if (f == 0) {
       return "0";
     }
-    BigDecimal d = shortest(f);
-    String digits = d.unscaledValue().abs().toString();
+    // Go's 'g' with the shortest digits: "d.ddde±xx" or a plain decimal.
+    String g = PromText.formatFloat(Math.abs(f));
+    int e = g.indexOf('e');
+    String mantissa = e < 0 ? g : g.substring(0, e);
+    int exp = e < 0 ? 0 : Integer.parseInt(g.substring(e + 1));
+    int dot = mantissa.indexOf('.');
+    String all = dot < 0 ? mantissa : mantissa.substring(0, dot) + mantissa.substring(dot + 1);
+    int point = (dot < 0 ? mantissa.length() : dot) + exp; // digits before the decimal point
+    int lead = 0;
+    while (lead < all.length() - 1 && all.charAt(lead) == '0') {
+      lead++;
+    }
+    String digits = all.substring(lead);
+    point -= lead;
+    int end = digits.length();
+    while (end > 1 && digits.charAt(end - 1) == '0') {
+      end--;
+    }
+    digits = digits.substring(0, end);
     int k = digits.length();
-    int n = k - d.scale();
+    int n = point;
     StringBuilder sb = new StringBuilder(k + 8);
     if (f < 0) {
       sb.append('-');
@@ -111,23 +64,9 @@ public final class FloatFormat {
       if (k > 1) {
         sb.append('.').append(digits, 1, k);
       }
-      int e = n - 1;
-      sb.append('e').append(e < 0 ? '-' : '+').append(Math.abs(e));
+      int x = n - 1;
+      sb.append('e').append(x < 0 ? '-' : '+').append(Math.abs(x));
     }
     return sb.toString();
-  }
-
-  /**
-   * The shortest decimal that round-trips to {@code f} (finite, non-zero), trailing zeros stripped.
-   */
-  static BigDecimal shortest(double f) {
-    BigDecimal exact = new BigDecimal(f);
-    for (int p = 1; p < 17; p++) {
-      BigDecimal r = exact.round(new MathContext(p, RoundingMode.HALF_EVEN));
-      if (r.doubleValue() == f) {
-        return r.stripTrailingZeros();
-      }
-    }
-    return exact.round(new MathContext(17, RoundingMode.HALF_EVEN)).stripTrailingZeros();
   }
 }

@@ -1,5 +1,7 @@
 package dev.tidemark.translator;
 
+import dev.tidemark.tsdb.model.PromText;
+
 /**
  * Turns OTLP attribute keys into Prometheus label names (contract §2.2).
  *
@@ -38,7 +40,7 @@ public final class LabelNamer {
     if (utf8Allowed) {
       if (MetricNamer.onlyUnderscores(key)) {
         throw new InvalidNameException(
-            "label name " + MetricNamer.quote(key) + " contains only underscores");
+            "label name " + PromText.quote(key) + " contains only underscores");
       }
       return key;
     }
@@ -70,9 +72,9 @@ public final class LabelNamer {
     if (MetricNamer.onlyUnderscores(out)) {
       throw new InvalidNameException(
           "normalization for label name "
-              + MetricNamer.quote(key)
+              + PromText.quote(key)
               + " resulted in invalid name "
-              + MetricNamer.quote(out));
+              + PromText.quote(out));
     }
     return out;
   }

@@ -1,5 +1,6 @@
 package dev.tidemark.translator;
 
+import dev.tidemark.tsdb.model.PromText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -105,14 +106,17 @@ public final class MetricNamer {
     }
     if (result.isEmpty()) {
       throw new InvalidNameException(
-          "normalization for metric " + quote(name) + " resulted in empty name");
+          "normalization for metric " + PromText.quote(name) + " resulted in empty name");
     }
     if (result.equals(name)) {
       return result;
     }
     if (onlyUnderscores(result)) {
       throw new InvalidNameException(
-          "normalization for metric " + quote(name) + " resulted in invalid name " + quote(result));
+          "normalization for metric "
+              + PromText.quote(name)
+              + " resulted in invalid name "
+              + PromText.quote(result));
     }
     return result;
   }
@@ -322,10 +326,5 @@ public final class MetricNamer {
       }
     }
     return true;
-  }
-
-  /** Go's %q for the strings we quote (escapes backslash and double quote). */
-  static String quote(String s) {
-    return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
   }
 }

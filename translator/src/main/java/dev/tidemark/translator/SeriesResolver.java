@@ -8,6 +8,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.tidemark.tsdb.codec.SeriesLimits;
 import dev.tidemark.tsdb.model.LabelStrings;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.model.PromType;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.KeyValue;
@@ -225,8 +226,8 @@ final class SeriesResolver {
     if (s == null) {
       s =
           config.leFormat() == TranslatorConfig.LeFormat.GO
-              ? FloatFormat.goPlain(v)
-              : FloatFormat.openMetrics(v);
+              ? PromText.formatPlain(v)
+              : PromText.formatOpenMetrics(v);
       leStrings.put(bits, s);
     }
     return s;

@@ -9,7 +9,8 @@
  * OTLP partial success. Family metadata (TYPE, UNIT, HELP) accumulates in a {@link
  * dev.tidemark.tsdb.model.MetadataRegistry}. {@link dev.tidemark.translator.MetricNamer}, {@link
  * dev.tidemark.translator.LabelNamer} and {@link dev.tidemark.translator.FloatFormat} are the
- * naming rules on their own (checked against prometheus/otlptranslator's test tables).
+ * naming rules on their own (checked against prometheus/otlptranslator's test tables); {@code le}
+ * and {@code quantile} values are tsdb-core's {@code PromText}.
  *
  * <p>Everything public here is thread-safe or immutable.
  */

@@ -2,36 +2,37 @@ package dev.tidemark.translator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tidemark.tsdb.model.PromText;
 import org.junit.jupiter.api.Test;
 
 class FloatFormatTest {
 
   @Test
   void goPlainMatchesStrconvF() {
-    assertThat(FloatFormat.goPlain(5)).isEqualTo("5");
-    assertThat(FloatFormat.goPlain(0.005)).isEqualTo("0.005");
-    assertThat(FloatFormat.goPlain(1e-9)).isEqualTo("0.000000001");
-    assertThat(FloatFormat.goPlain(1e21)).isEqualTo("1000000000000000000000");
-    assertThat(FloatFormat.goPlain(0.1 + 0.2)).isEqualTo("0.30000000000000004");
-    assertThat(FloatFormat.goPlain(-0.0)).isEqualTo("-0");
-    assertThat(FloatFormat.goPlain(0.0)).isEqualTo("0");
-    assertThat(FloatFormat.goPlain(-2.5)).isEqualTo("-2.5");
-    assertThat(FloatFormat.goPlain(2e23))
+    assertThat(PromText.formatPlain(5)).isEqualTo("5");
+    assertThat(PromText.formatPlain(0.005)).isEqualTo("0.005");
+    assertThat(PromText.formatPlain(1e-9)).isEqualTo("0.000000001");
+    assertThat(PromText.formatPlain(1e21)).isEqualTo("1000000000000000000000");
+    assertThat(PromText.formatPlain(0.1 + 0.2)).isEqualTo("0.30000000000000004");
+    assertThat(PromText.formatPlain(-0.0)).isEqualTo("-0");
+    assertThat(PromText.formatPlain(0.0)).isEqualTo("0");
+    assertThat(PromText.formatPlain(-2.5)).isEqualTo("-2.5");
+    assertThat(PromText.formatPlain(2e23))
         .isEqualTo("200000000000000000000000"); // JDK 17 Double.toString: 2.0000000000000002E23
-    assertThat(FloatFormat.goPlain(Double.POSITIVE_INFINITY)).isEqualTo("+Inf");
-    assertThat(FloatFormat.goPlain(Double.NaN)).isEqualTo("NaN");
+    assertThat(PromText.formatPlain(Double.POSITIVE_INFINITY)).isEqualTo("+Inf");
+    assertThat(PromText.formatPlain(Double.NaN)).isEqualTo("NaN");
   }
 
   @Test
   void openMetricsForm() {
-    assertThat(FloatFormat.openMetrics(1)).isEqualTo("1.0");
-    assertThat(FloatFormat.openMetrics(0.5)).isEqualTo("0.5");
-    assertThat(FloatFormat.openMetrics(100000)).isEqualTo("100000.0");
-    assertThat(FloatFormat.openMetrics(1e6)).isEqualTo("1e+06");
-    assertThat(FloatFormat.openMetrics(0.0001)).isEqualTo("0.0001");
-    assertThat(FloatFormat.openMetrics(0.00001)).isEqualTo("1e-05");
-    assertThat(FloatFormat.openMetrics(1.5e300)).isEqualTo("1.5e+300");
-    assertThat(FloatFormat.openMetrics(Double.NEGATIVE_INFINITY)).isEqualTo("-Inf");
+    assertThat(PromText.formatOpenMetrics(1)).isEqualTo("1.0");
+    assertThat(PromText.formatOpenMetrics(0.5)).isEqualTo("0.5");
+    assertThat(PromText.formatOpenMetrics(100000)).isEqualTo("100000.0");
+    assertThat(PromText.formatOpenMetrics(1e6)).isEqualTo("1e+06");
+    assertThat(PromText.formatOpenMetrics(0.0001)).isEqualTo("0.0001");
+    assertThat(PromText.formatOpenMetrics(0.00001)).isEqualTo("1e-05");
+    assertThat(PromText.formatOpenMetrics(1.5e300)).isEqualTo("1.5e+300");
+    assertThat(PromText.formatOpenMetrics(Double.NEGATIVE_INFINITY)).isEqualTo("-Inf");
   }
 
   @Test
