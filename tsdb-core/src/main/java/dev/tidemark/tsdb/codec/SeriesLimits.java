@@ -141,6 +141,13 @@ public final class SeriesLimits {
     return len < 0 ? -1 : (int) Math.min(len, Integer.MAX_VALUE);
   }
 
+  /**
+   * The refused string as its sender wrote it, cut after {@value #SHOWN_CHARS} chars: not Go's
+   * quoting ({@code PromText.quote}) on purpose. What is refused here is mostly an unpaired
+   * surrogate, which only a JSON {@code \ud800} escape can send and which Go has no string for (its
+   * decoders make it U+FFFD): the message shows that escape, as the client sent it, so it can be
+   * found in the request; and a value at the size limit is not printed whole.
+   */
   private static String quote(String s) {
     StringBuilder sb = new StringBuilder(Math.min(s.length(), SHOWN_CHARS) + 8).append('"');
     int shown = 0;
