@@ -18,11 +18,12 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The HTTP API port: {@code GET /metrics} (Prometheus text format, or what the {@code Accept}
- * header asks for among the formats of {@link ExpositionFormats}), {@code GET /-/healthy} (200
- * while the process serves HTTP) and {@code GET /-/ready} (200 once the server has started; 503
- * while it starts or stops, and while every write is refused, the body naming why). {@code HEAD} is
- * answered like {@code GET} without a body; other methods get 405, other paths 404. Paths under
- * {@code /api/v1/} go to the {@link PrometheusApi} once the store is open (503 before).
+ * header asks for among the formats of {@link ExpositionFormats}; {@code le} and {@code quantile}
+ * in Prometheus' forms, {@link ExpositionBounds}), {@code GET /-/healthy} (200 while the process
+ * serves HTTP) and {@code GET /-/ready} (200 once the server has started; 503 while it starts or
+ * stops, and while every write is refused, the body naming why). {@code HEAD} is answered like
+ * {@code GET} without a body; other methods get 405, other paths 404. Paths under {@code /api/v1/}
+ * go to the {@link PrometheusApi} once the store is open (503 before).
  */
 final class ApiHandler extends Handler.Abstract {
 
@@ -115,13 +116,12 @@ final class ApiHandler extends Handler.Abstract {
             formats.findWriter(request.getHeaders().get(HttpHeader.ACCEPT));
         ByteArrayOutputStream out = new ByteArrayOutputStream(16 * 1024);
         writer.write(out, registry.scrape());
-        send(
-            response,
-            callback,
-            HttpStatus.OK_200,
-            writer.getContentType(),
-            out.toByteArray(),
-            head);
+        String type = writer.getContentType();
+        byte[] body = out.toByteArray();
+        if (type.startsWith("text/plain") || type.startsWith("application/openmetrics-text")) {
+          body = ExpositionBounds.rewrite(body, type.startsWith("application/openmetrics-text"));
+        }
+        send(response, callback, HttpStatus.OK_200, type, body, head);
     }
     return true;
   }

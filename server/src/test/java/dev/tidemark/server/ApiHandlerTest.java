@@ -3,6 +3,7 @@ package dev.tidemark.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -125,5 +126,42 @@ class ApiHandlerTest {
     assertThat(om.headers().firstValue("Content-Type").orElseThrow())
         .startsWith("application/openmetrics-text");
     assertThat(om.body()).endsWith("# EOF\n");
+  }
+
+  /**
+   * {@code le} as Prometheus' Go client writes it ({@code expfmt}'s {@code writeFloat} in the text
+   * format, {@code FormatOpenMetricsFloat} in OpenMetrics), not the Java client's {@code 1.0E-4}.
+   */
+  @Test
+  void metricsWritesLeAsTheGoClientDoes() throws Exception {
+    Histogram.builder()
+        .name("waits_seconds")
+        .help("Waits.")
+        .classicUpperBounds(0.0001, 0.0005, 1, 2.5, 100000, 1e6)
+        .labelNames("le_like")
+        .register(registry)
+        .labelValues("le=\"1.0\"")
+        .observe(0.0002);
+    String text = send("GET", "/metrics", null).body();
+    assertThat(text)
+        .contains(
+            "waits_seconds_bucket{le_like=\"le=\\\"1.0\\\"\",le=\"0.0001\"} 0",
+            "le=\"0.0005\"} 1",
+            "le=\"1\"} 1",
+            "le=\"2.5\"} 1",
+            "le=\"100000\"} 1",
+            "le=\"1e+06\"} 1",
+            "le=\"+Inf\"} 1")
+        .doesNotContain("le=\"1.0E-4\"", "le=\"1.0\"");
+    String om = send("GET", "/metrics", "application/openmetrics-text; version=1.0.0").body();
+    assertThat(om)
+        .contains(
+            "le=\"0.0001\"} 0",
+            "le=\"0.0005\"} 1",
+            "le=\"1.0\"} 1",
+            "le=\"100000.0\"} 1",
+            "le=\"1e+06\"} 1",
+            "le=\"+Inf\"} 1")
+        .doesNotContain("le=\"1.0E-4\"");
   }
 }
