@@ -245,11 +245,6 @@ public final class ServerConfig {
     return ConfigValues.parseDuration(text);
   }
 
-  /** Formats a duration as the settings write them ({@code 15d}, {@code 1h30m}). */
-  public static String formatDuration(Duration d) {
-    return ConfigValues.formatDuration(d);
-  }
-
   /** The engine's settings, with the system UTC clock. */
   public EngineConfig engineConfig() {
     return engineConfig;

@@ -1,6 +1,7 @@
 package dev.tidemark.server;
 
 import dev.tidemark.server.text.ConfigValues;
+import dev.tidemark.tsdb.model.PromText;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -207,8 +208,7 @@ final class Setting<T> {
 
   /** A duration of at least {@code min}; below it the message says "must be {@code minText}". */
   static Draft<Duration> duration(String name, Duration min, String minText) {
-    return new Draft<>(
-        name, "DURATION", v -> v.duration(min, minText), ConfigValues::formatDuration);
+    return new Draft<>(name, "DURATION", v -> v.duration(min, minText), PromText::formatDuration);
   }
 
   /** A size in bytes, at least 1 B. */
@@ -227,7 +227,7 @@ final class Setting<T> {
         name,
         label,
         v -> v.durations(),
-        l -> l.stream().map(ConfigValues::formatDuration).collect(Collectors.joining(",")));
+        l -> l.stream().map(PromText::formatDuration).collect(Collectors.joining(",")));
   }
 
   /**

@@ -16,6 +16,7 @@ import dev.tidemark.server.api.PrometheusApi;
 import dev.tidemark.translator.Translator;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
+import dev.tidemark.tsdb.model.PromText;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -239,7 +240,7 @@ public final class TidemarkServer implements AutoCloseable {
         adminPort(),
         config.adminToken() == null ? "no token" : "token required",
         dataFolder(),
-        ServerConfig.formatDuration(config.engineConfig().retention()),
+        PromText.formatDuration(config.engineConfig().retention()),
         recoveryTime.toMillis() / 1000.0,
         stats.headSeries());
   }
@@ -631,7 +632,7 @@ public final class TidemarkServer implements AutoCloseable {
         LOG.log(
             System.Logger.Level.WARNING,
             "OTLP/gRPC calls still running after "
-                + ServerConfig.formatDuration(config.shutdownTimeout())
+                + PromText.formatDuration(config.shutdownTimeout())
                 + "; cancelling them");
         grpcServer.shutdownNow();
         grpcServer.awaitTermination(5, TimeUnit.SECONDS);

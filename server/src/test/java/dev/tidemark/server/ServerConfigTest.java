@@ -10,6 +10,7 @@ import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslationStrategy;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.model.PromText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -455,8 +456,8 @@ class ServerConfigTest {
           .as(bad)
           .isInstanceOf(IllegalArgumentException.class);
     }
-    assertThat(ConfigValues.formatDuration(Duration.ofDays(15))).isEqualTo("15d");
-    assertThat(ConfigValues.formatDuration(Duration.ofMinutes(90))).isEqualTo("1h30m");
+    assertThat(PromText.formatDuration(Duration.ofDays(15))).isEqualTo("15d");
+    assertThat(PromText.formatDuration(Duration.ofMinutes(90))).isEqualTo("1h30m");
 
     assertThat(ConfigValues.parseSize("4MiB")).isEqualTo(4L << 20);
     assertThat(ConfigValues.parseSize("512MB")).isEqualTo(512_000_000L);

@@ -41,6 +41,7 @@ import dev.tidemark.admin.v1.SetRetentionRequest;
 import dev.tidemark.admin.v1.SetRetentionResponse;
 import dev.tidemark.receiver.ErrorMessages;
 import dev.tidemark.server.text.ConfigValues;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
@@ -315,7 +316,7 @@ public final class AdminCommand implements Callable<Integer> {
       rows.add(new String[] {"started", TimeArgs.format(r.getStartTimeMs())});
       rows.add(
           new String[] {
-            "uptime", ConfigValues.formatDuration(Duration.ofSeconds(r.getUptimeMs() / 1000))
+            "uptime", PromText.formatDuration(Duration.ofSeconds(r.getUptimeMs() / 1000))
           });
       rows.add(new String[] {"data folder", r.getDataDir()});
       rows.add(new String[] {"schema version", Integer.toString(r.getSchemaVersion())});
@@ -359,7 +360,7 @@ public final class AdminCommand implements Callable<Integer> {
         rows.add(
             new String[] {
               TimeArgs.format(b.getStartTimeMs()),
-              ConfigValues.formatDuration(Duration.ofMillis(b.getSizeMs())),
+              PromText.formatDuration(Duration.ofMillis(b.getSizeMs())),
               b.getOpen() ? "open" : "sealed",
               Long.toString(b.getSeriesCount()),
               bytes(b.getBytes())
@@ -841,9 +842,9 @@ public final class AdminCommand implements Callable<Integer> {
       }
       out.println(
           "retention "
-              + ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs()))
+              + PromText.formatDuration(Duration.ofMillis(r.getRetentionMs()))
               + " (was "
-              + ConfigValues.formatDuration(Duration.ofMillis(r.getPreviousRetentionMs()))
+              + PromText.formatDuration(Duration.ofMillis(r.getPreviousRetentionMs()))
               + ")");
     }
   }
@@ -864,7 +865,7 @@ public final class AdminCommand implements Callable<Integer> {
           Locale.ROOT,
           "dropped %d buckets older than %s (%.3f s)%n",
           r.getBucketsDropped(),
-          ConfigValues.formatDuration(Duration.ofMillis(r.getRetentionMs())),
+          PromText.formatDuration(Duration.ofMillis(r.getRetentionMs())),
           r.getDurationMs() / 1000.0);
     }
   }
@@ -926,55 +927,26 @@ public final class AdminCommand implements Callable<Integer> {
         .build();
   }
 
-  /** {@code name{a="x", b="y"}} with Go escapes, as Prometheus prints series. */
+  /**
+   * {@code name{a="x", b="y"}}: the metric name, then the other labels as Prometheus' {@code
+   * Labels.String()} writes a set ({@link PromText#formatLabels}); {@code {}} after a name alone.
+   */
   static String formatLabels(List<Label> labels) {
-    StringBuilder sb = new StringBuilder();
     String name = null;
+    List<String> rest = new ArrayList<>(2 * labels.size());
     for (Label l : labels) {
       if (l.getName().equals("__name__")) {
         name = l.getValue();
+      } else {
+        rest.add(l.getName());
+        rest.add(l.getValue());
       }
     }
-    if (name != null) {
-      sb.append(name);
-    }
-    sb.append('{');
-    boolean first = true;
-    for (Label l : labels) {
-      if (l.getName().equals("__name__")) {
-        continue;
-      }
-      if (!first) {
-        sb.append(", ");
-      }
-      first = false;
-      sb.append(l.getName()).append('=').append(quote(l.getValue()));
-    }
-    return sb.append('}').toString();
+    String set = PromText.formatLabels(rest);
+    return name == null ? set : name + set;
   }
 
-  static String quote(String s) {
-    StringBuilder sb = new StringBuilder("\"");
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        default -> {
-          if (c < 0x20 || c == 0x7f) {
-            sb.append(String.format(Locale.ROOT, "\\x%02x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
-      }
-    }
-    return sb.append('"').toString();
-  }
-
+  /** A sample's value as Go's {@code %g} (promtool's dump), {@code stale}, or NaN with its bits. */
   static String formatValue(Sample s) {
     double v = s.getValue();
     if (s.getStale()) {
@@ -983,10 +955,7 @@ public final class AdminCommand implements Callable<Integer> {
     if (Double.isNaN(v)) {
       return "NaN (0x" + Long.toHexString(s.getValueBits()) + ")";
     }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
-    }
-    return Double.toString(v);
+    return PromText.formatFloat(v);
   }
 
   static String bytes(long n) {

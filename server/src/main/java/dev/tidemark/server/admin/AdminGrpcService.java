@@ -40,6 +40,7 @@ import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.QueryAbortedException;
@@ -141,7 +142,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
                   .setDataDir(dataDir.toString())
                   .setSchemaVersion(engine.schemaVersion())
                   .setRetentionMs(engine.retention().toMillis())
-                  .setRetention(ConfigValues.formatDuration(engine.retention()))
+                  .setRetention(PromText.formatDuration(engine.retention()))
                   .setHeadSeries(stats.headSeries())
                   .setHeadBytes(stats.headBytes())
                   .setOpenBuckets(stats.openBuckets())
@@ -503,7 +504,7 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
           if (problem != null) {
             throw new IllegalArgumentException(
                 "invalid retention "
-                    + ConfigValues.formatDuration(d.isNegative() ? Duration.ZERO : d)
+                    + PromText.formatDuration(d.isNegative() ? Duration.ZERO : d)
                     + (d.isNegative() ? " (negative)" : "")
                     + ": "
                     + problem);
@@ -513,9 +514,9 @@ public final class AdminGrpcService extends AdminServiceGrpc.AdminServiceImplBas
           LOG.log(
               System.Logger.Level.INFO,
               "admin: retention set to "
-                  + ConfigValues.formatDuration(d)
+                  + PromText.formatDuration(d)
                   + " (was "
-                  + ConfigValues.formatDuration(previous)
+                  + PromText.formatDuration(previous)
                   + ") until the next restart");
           return SetRetentionResponse.newBuilder()
               .setPreviousRetentionMs(previous.toMillis())

@@ -3,8 +3,10 @@ package dev.tidemark.server.api;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.NumberOutput;
 import dev.tidemark.promql.engine.Value;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.List;
@@ -147,14 +149,24 @@ final class ApiJson implements AutoCloseable {
   void point(long millis, double value) throws IOException {
     g.writeStartArray();
     timestamp(millis);
-    g.writeString(GoStrconv.formatValue(value));
+    g.writeString(value(value));
     g.writeEndArray();
+  }
+
+  /**
+   * A sample value's text, {@link PromText#formatSampleValue(double)}, with the digits from
+   * Jackson's Schubfach ({@link NumberOutput#toString(double, boolean)}), the shortest and closest
+   * on any JDK: a tenth of the time PromText's exact fallback takes on JDK 17 for the 16 and 17
+   * digit values that computed samples mostly have.
+   */
+  static String value(double v) {
+    return PromText.formatSampleValue(v, NumberOutput.toString(v, true));
   }
 
   /** Seconds with the millisecond fraction, as a JSON number written as Prometheus writes it. */
   void timestamp(long millis) throws IOException {
     tsText.setLength(0);
-    GoStrconv.appendTimestamp(tsText, millis);
+    PromText.appendTimestamp(tsText, millis);
     int n = tsText.length();
     tsText.getChars(0, n, ts, 0);
     g.writeRawValue(ts, 0, n);

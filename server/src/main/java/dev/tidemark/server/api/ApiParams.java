@@ -2,6 +2,7 @@ package dev.tidemark.server.api;
 
 import dev.tidemark.promql.parser.ParseException;
 import dev.tidemark.promql.parser.PromqlParser;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
@@ -101,7 +102,7 @@ final class ApiParams {
       throw ApiError.invalidParam(
           "limit",
           "strconv.Atoi: parsing "
-              + GoStrconv.quote(s)
+              + PromText.quote(s)
               + ": "
               + (s.matches("[+-]?\\d+") ? "value out of range" : "invalid syntax"));
     }
@@ -171,7 +172,7 @@ final class ApiParams {
       // fall through
     }
     throw new IllegalArgumentException(
-        "cannot parse " + GoStrconv.quote(s) + " to a valid timestamp");
+        "cannot parse " + PromText.quote(s) + " to a valid timestamp");
   }
 
   /**
@@ -186,7 +187,7 @@ final class ApiParams {
       double nanos = seconds * 1e9;
       if (nanos > Long.MAX_VALUE || nanos < Long.MIN_VALUE) {
         throw new IllegalArgumentException(
-            "cannot parse " + GoStrconv.quote(s) + " to a valid duration. It overflows int64");
+            "cannot parse " + PromText.quote(s) + " to a valid duration. It overflows int64");
       }
       return (long) nanos / 1_000_000;
     }
@@ -207,7 +208,7 @@ final class ApiParams {
         }
       } catch (ArithmeticException | NumberFormatException e) {
         throw new IllegalArgumentException(
-            "cannot parse " + GoStrconv.quote(s) + " to a valid duration");
+            "cannot parse " + PromText.quote(s) + " to a valid duration");
       }
       if (any) {
         return total;
@@ -217,6 +218,6 @@ final class ApiParams {
       return 0;
     }
     throw new IllegalArgumentException(
-        "cannot parse " + GoStrconv.quote(s) + " to a valid duration");
+        "cannot parse " + PromText.quote(s) + " to a valid duration");
   }
 }

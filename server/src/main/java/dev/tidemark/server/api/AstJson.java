@@ -15,6 +15,7 @@ import dev.tidemark.promql.parser.UnaryExpr;
 import dev.tidemark.promql.parser.ValueType;
 import dev.tidemark.promql.parser.VectorMatching;
 import dev.tidemark.promql.parser.VectorSelector;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.io.IOException;
 import java.util.List;
@@ -106,7 +107,7 @@ final class AstJson {
       at(g, s.at());
     } else if (e instanceof NumberLiteral n) {
       g.writeStringField("type", "numberLiteral");
-      g.writeStringField("val", GoStrconv.formatF(n.value()));
+      g.writeStringField("val", PromText.formatPlain(n.value()));
     } else if (e instanceof ParenExpr p) {
       g.writeStringField("type", "parenExpr");
       g.writeFieldName("expr");

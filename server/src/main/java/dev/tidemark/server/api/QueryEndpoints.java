@@ -8,6 +8,7 @@ import dev.tidemark.promql.engine.QueryMemory;
 import dev.tidemark.promql.engine.QueryResult;
 import dev.tidemark.promql.engine.Value;
 import dev.tidemark.promql.parser.ParserOptions;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.QueryAbortedException;
 import dev.tidemark.tsdb.query.QueryContext;
 import java.time.Duration;
@@ -184,7 +185,7 @@ final class QueryEndpoints {
     if (!stats.isEmpty() && !stats.equals("true") && !stats.equals("all")) {
       warnings.add(
           "value "
-              + GoStrconv.quote(stats)
+              + PromText.quote(stats)
               + " for parameter \"stats\" is deprecated and will be"
               + " rejected in the next major release, use \"true\" or \"all\"");
     }

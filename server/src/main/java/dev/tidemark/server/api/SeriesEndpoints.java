@@ -2,6 +2,7 @@ package dev.tidemark.server.api;
 
 import dev.tidemark.promql.engine.QueryControl;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.QueryAbortedException;
@@ -171,7 +172,7 @@ final class SeriesEndpoints {
   static String labelName(String raw) {
     String name = raw.startsWith("U__") ? unescape(raw) : raw;
     if (name.isEmpty()) {
-      throw ApiError.badData("invalid label name: " + GoStrconv.quote(name));
+      throw ApiError.badData("invalid label name: " + PromText.quote(name));
     }
     return name;
   }

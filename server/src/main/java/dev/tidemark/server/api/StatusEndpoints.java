@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.model.FamilyMetadata;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.QueryAbortedException;
 import dev.tidemark.tsdb.query.QueryContext;
 import java.io.IOException;
@@ -124,7 +125,7 @@ final class StatusEndpoints {
           g.writeNumberField("GOMEMLIMIT", Runtime.getRuntime().maxMemory());
           g.writeStringField("GOGC", "");
           g.writeStringField("GODEBUG", "");
-          g.writeStringField("storageRetention", formatDuration(backend.retention()));
+          g.writeStringField("storageRetention", PromText.formatDuration(backend.retention()));
           g.writeEndObject();
         });
   }
@@ -285,29 +286,5 @@ final class StatusEndpoints {
           g.writeEndObject();
           g.writeEndObject();
         });
-  }
-
-  /**
-   * A duration as Prometheus' {@code model.Duration} prints one ({@code 15d}, {@code 2w}, {@code
-   * 1h30m}).
-   */
-  static String formatDuration(Duration d) {
-    long ms = d.toMillis();
-    if (ms == 0) {
-      return "0s";
-    }
-    StringBuilder b = new StringBuilder();
-    long[] unit = {365L * 86400000, 7L * 86400000, 86400000L, 3600000L, 60000L, 1000L, 1L};
-    String[] name = {"y", "w", "d", "h", "m", "s", "ms"};
-    for (int i = 0; i < unit.length; i++) {
-      if (i < 2 && ms % unit[i] != 0) {
-        continue; // years and weeks only when exact, as Prometheus: 90d, not 12w6d
-      }
-      if (ms >= unit[i]) {
-        b.append(ms / unit[i]).append(name[i]);
-        ms %= unit[i];
-      }
-    }
-    return b.toString();
   }
 }

@@ -109,24 +109,6 @@ public final class ConfigValues {
     }
   }
 
-  /** Formats a duration the way {@link #parseDuration} reads it: {@code 15d}, {@code 1h30m}. */
-  public static String formatDuration(Duration d) {
-    if (d.isZero()) {
-      return "0s";
-    }
-    long ms = d.toMillis();
-    StringBuilder sb = new StringBuilder();
-    long[] sizes = {86_400_000L, 3_600_000L, 60_000L, 1_000L, 1L};
-    String[] units = {"d", "h", "m", "s", "ms"};
-    for (int i = 0; i < sizes.length; i++) {
-      if (ms >= sizes[i]) {
-        sb.append(ms / sizes[i]).append(units[i]);
-        ms %= sizes[i];
-      }
-    }
-    return sb.toString();
-  }
-
   /**
    * Parses a size in bytes: a number with an optional unit, case-insensitive: {@code B}, {@code
    * KB}/{@code MB}/{@code GB}/{@code TB} (powers of 1000), {@code KiB}/{@code MiB}/{@code
