@@ -48,15 +48,14 @@ class AdminReadOutputTest {
 
   /** Feeds the messages to the command's JSON Lines output as ReadCmd does. */
   static void writeJson(Iterator<SeriesSamples> messages, Writer out) throws IOException {
-    write(messages, new AdminCommand.JsonLinesOutput(out));
+    write(messages, new JsonOutput.JsonLines(out));
   }
 
   static void writeTable(Iterator<SeriesSamples> messages, PrintWriter out) throws IOException {
-    write(messages, new AdminCommand.TableOutput(out));
+    write(messages, new TextOutput.SampleTable(out));
   }
 
-  static void write(Iterator<SeriesSamples> messages, AdminCommand.SamplesOutput output)
-      throws IOException {
+  static void write(Iterator<SeriesSamples> messages, SamplesOutput output) throws IOException {
     try {
       while (messages.hasNext()) {
         output.add(messages.next());
@@ -70,9 +69,9 @@ class AdminReadOutputTest {
   /** A series as the command's JSON tree had it before it streamed: labels, then the samples. */
   static ObjectNode oldTree(List<Label> labels, List<Sample> samples) {
     ObjectNode series = JSON.createObjectNode();
-    series.set("labels", AdminCommand.labelsJson(labels));
+    series.set("labels", JsonOutput.labelsJson(labels));
     ArrayNode array = series.putArray("samples");
-    samples.forEach(s -> array.add(AdminCommand.toJson(s)));
+    samples.forEach(s -> array.add(JsonOutput.toJson(s)));
     return series;
   }
 
@@ -124,7 +123,7 @@ class AdminReadOutputTest {
       assertThat(series.properties())
           .extracting(e -> e.getKey())
           .containsExactly("labels", "samples");
-      assertThat(series.get("labels")).isEqualTo(AdminCommand.labelsJson(labels));
+      assertThat(series.get("labels")).isEqualTo(JsonOutput.labelsJson(labels));
       assertThat(series.get("labels").get("__name__").asText()).isEqualTo(k == 0 ? "up" : "down");
       JsonNode got = series.get("samples");
       assertThat(got).hasSize(samples.size());
