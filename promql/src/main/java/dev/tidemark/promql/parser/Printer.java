@@ -145,27 +145,8 @@ final class Printer {
 
   /** Prometheus' {@code labels.Matcher.String()}. */
   static String matcherString(LabelMatcher m) {
-    String name = isPlainLabelName(m.name()) ? m.name() : PromText.quote(m.name());
+    String name = PromText.isLegacyLabelName(m.name()) ? m.name() : PromText.quote(m.name());
     return name + m.op().symbol() + PromText.quote(m.value());
-  }
-
-  /** Whether a label name prints unquoted: {@code [a-zA-Z_][a-zA-Z0-9_]*}. */
-  private static boolean isPlainLabelName(String s) {
-    if (s.isEmpty()) {
-      return false;
-    }
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      boolean ok =
-          c == '_'
-              || (c >= 'a' && c <= 'z')
-              || (c >= 'A' && c <= 'Z')
-              || (i > 0 && c >= '0' && c <= '9');
-      if (!ok) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static void writeLabels(StringBuilder b, List<String> labels) {
@@ -174,7 +155,7 @@ final class Printer {
         b.append(", ");
       }
       String l = labels.get(i);
-      b.append(isPlainLabelName(l) ? l : PromText.quote(l));
+      b.append(PromText.isLegacyLabelName(l) ? l : PromText.quote(l));
     }
   }
 
