@@ -155,6 +155,23 @@ public final class PromText {
     return f == 0 ? "0" : formatFloat(f);
   }
 
+  /**
+   * {@code strconv.FormatFloat(f, 'f', decimals, 64)}, Go's {@code %.Nf} ({@code %f} is six): the
+   * exact binary value rounded to {@code decimals} places, a tie to even ({@code 0.125} to two
+   * places is {@code 0.12}); {@code -0.000000} keeps its sign; {@code +Inf}, {@code -Inf}, {@code
+   * NaN}.
+   */
+  public static String formatFixed(double f, int decimals) {
+    if (Double.isNaN(f)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(f)) {
+      return f > 0 ? "+Inf" : "-Inf";
+    }
+    String s = new BigDecimal(f).setScale(decimals, RoundingMode.HALF_EVEN).toPlainString();
+    return Double.doubleToRawLongBits(f) < 0 && s.charAt(0) != '-' ? "-" + s : s;
+  }
+
   private static String special(double f) {
     if (Double.isNaN(f)) {
       return "NaN";

@@ -132,6 +132,24 @@ class PromTextTest {
     assertThat(FORMS.get(form).apply(v)).isEqualTo(expected);
   }
 
+  @Test
+  void fixedDecimalsAsPercentDotNf() {
+    // strconv.FormatFloat(f, 'f', n, 64): the exact binary value rounded, a tie to even
+    assertThat(PromText.formatFixed(0.5, 6)).isEqualTo("0.500000");
+    assertThat(PromText.formatFixed(1.0 / 3, 6)).isEqualTo("0.333333");
+    assertThat(PromText.formatFixed(2.0 / 3, 6)).isEqualTo("0.666667");
+    assertThat(PromText.formatFixed(5e-7, 6)).isEqualTo("0.000000"); // 4.99999999999999977e-07
+    assertThat(PromText.formatFixed(0.125, 2)).isEqualTo("0.12");
+    assertThat(PromText.formatFixed(0.375, 2)).isEqualTo("0.38");
+    assertThat(PromText.formatFixed(-0.0, 6)).isEqualTo("-0.000000");
+    assertThat(PromText.formatFixed(-1e-9, 6)).isEqualTo("-0.000000");
+    assertThat(PromText.formatFixed(1e21, 6)).isEqualTo("1000000000000000000000.000000");
+    assertThat(PromText.formatFixed(1.5, 0)).isEqualTo("2");
+    assertThat(PromText.formatFixed(2.5, 0)).isEqualTo("2");
+    assertThat(PromText.formatFixed(Double.POSITIVE_INFINITY, 6)).isEqualTo("+Inf");
+    assertThat(PromText.formatFixed(Double.NaN, 6)).isEqualTo("NaN");
+  }
+
   static Stream<Arguments> durations() {
     return Stream.of(
         Arguments.of(Duration.ZERO, "0s"),
