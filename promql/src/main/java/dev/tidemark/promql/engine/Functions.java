@@ -146,11 +146,12 @@ final class Functions {
         double tf = p1.v()[i];
         if (sf <= 0 || sf >= 1) {
           throw QueryException.execution(
-              "invalid smoothing factor. Expected: 0 < sf < 1, got: " + String.format("%f", sf));
+              "invalid smoothing factor. Expected: 0 < sf < 1, got: "
+                  + PromText.formatFixed(sf, 6));
         }
         if (tf <= 0 || tf >= 1) {
           throw QueryException.execution(
-              "invalid trend factor. Expected: 0 < tf < 1, got: " + String.format("%f", tf));
+              "invalid trend factor. Expected: 0 < tf < 1, got: " + PromText.formatFixed(tf, 6));
         }
       }
     }

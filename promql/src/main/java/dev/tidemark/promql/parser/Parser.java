@@ -2,8 +2,6 @@ package dev.tidemark.promql.parser;
 
 import dev.tidemark.tsdb.model.PromText;
 import dev.tidemark.tsdb.query.LabelMatcher;
-import java.math.BigDecimal;
-import java.math.RoundingMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -634,7 +632,9 @@ final class Parser {
       next();
       double ts = signed(sign, literal(t)).value();
       if (Double.isNaN(ts) || Double.isInfinite(ts) || ts >= 0x1p63 || ts <= -0x1p63) {
-        throw error(e.positionRange(), "timestamp out of bounds for @ modifier: " + goFormatF(ts));
+        throw error(
+            e.positionRange(),
+            "timestamp out of bounds for @ modifier: " + PromText.formatFixed(ts, 6));
       }
       at = AtModifier.timestamp(goRound(ts * 1000));
     }
@@ -672,17 +672,6 @@ final class Parser {
         e.positionRange(),
         "@ modifier must be preceded by an instant vector selector or range vector selector or a"
             + " subquery");
-  }
-
-  /** Go's {@code %f}. */
-  private static String goFormatF(double v) {
-    if (Double.isNaN(v)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
-    }
-    return new BigDecimal(v).setScale(6, RoundingMode.HALF_EVEN).toPlainString();
   }
 
   // ---- calls and aggregations ----
