@@ -279,38 +279,10 @@ public final class Labels implements Comparable<Labels> {
     return Integer.compare(pairs.length, o.pairs.length);
   }
 
-  /** Prometheus notation: {@code name{a="1", b="2"}}. */
+  /** Prometheus notation, {@link PromText#formatSeries}: {@code name{a="1", b="2"}}. */
   @Override
   public String toString() {
-    StringBuilder sb = new StringBuilder();
-    String name = metricName();
-    if (name != null) {
-      sb.append(name);
-    }
-    sb.append('{');
-    boolean first = true;
-    for (int i = 0; i < pairs.length; i += 2) {
-      if (pairs[i].equals(METRIC_NAME)) {
-        continue;
-      }
-      if (!first) {
-        sb.append(", ");
-      }
-      first = false;
-      sb.append(pairs[i]).append("=\"");
-      String v = pairs[i + 1];
-      for (int j = 0; j < v.length(); j++) {
-        char c = v.charAt(j);
-        switch (c) {
-          case '\\' -> sb.append("\\\\");
-          case '"' -> sb.append("\\\"");
-          case '\n' -> sb.append("\\n");
-          default -> sb.append(c);
-        }
-      }
-      sb.append('"');
-    }
-    return sb.append('}').toString();
+    return PromText.formatSeries(this);
   }
 
   /**

@@ -516,6 +516,27 @@ public final class PromText {
     return b.append('}').toString();
   }
 
+  /**
+   * A series as Prometheus' {@code model.Metric.String()} writes it, except that the braces stay
+   * after a name alone: the metric name, then the other labels as {@link #formatLabels}: {@code
+   * up{job="a", le="0.5"}}, {@code up{}}, {@code {job="a"}} without a name.
+   */
+  public static String formatSeries(Labels labels) {
+    StringBuilder b = new StringBuilder(16 * labels.size() + 2);
+    String name = labels.metricName();
+    if (name != null) {
+      b.append(name);
+    }
+    b.append('{');
+    int k = 0;
+    for (int i = 0; i < labels.size(); i++) {
+      if (!labels.name(i).equals(Labels.METRIC_NAME)) {
+        appendPair(b, k++, labels.name(i), labels.value(i));
+      }
+    }
+    return b.append('}').toString();
+  }
+
   /** {@link #formatLabels} of names and values given in turn ({@code name0, value0, ...}). */
   public static String formatLabels(List<String> namesAndValues) {
     StringBuilder b = new StringBuilder(8 * namesAndValues.size() + 2).append('{');

@@ -240,6 +240,10 @@ class PromTextTest {
     assertThat(PromText.formatLabels(Labels.of("foo.bar", "x", "_1", "\n")))
         .isEqualTo("{_1=\"\\n\", \"foo.bar\"=\"x\"}");
     assertThat(PromText.formatLabels(List.of("b", "1", "a", "2"))).isEqualTo("{b=\"1\", a=\"2\"}");
+    assertThat(PromText.formatSeries(Labels.of("__name__", "up", "job", "a\tb")))
+        .isEqualTo("up{job=\"a\\tb\"}");
+    assertThat(PromText.formatSeries(Labels.of("__name__", "up"))).isEqualTo("up{}");
+    assertThat(PromText.formatSeries(Labels.of("job", "a"))).isEqualTo("{job=\"a\"}");
     assertThat(PromText.isLegacyLabelName("_a9")).isTrue();
     assertThat(PromText.isLegacyLabelName("9a")).isFalse();
     assertThat(PromText.isLegacyLabelName("")).isFalse();
