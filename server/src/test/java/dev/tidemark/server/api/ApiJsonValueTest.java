@@ -31,6 +31,7 @@ class ApiJsonValueTest {
     assertThat(ApiJson.value(-0.0)).isEqualTo("-0");
     assertThat(ApiJson.value(Double.NaN)).isEqualTo("NaN");
     assertThat(ApiJson.value(Double.NEGATIVE_INFINITY)).isEqualTo("-Inf");
+    assertThat(ApiJson.value(Double.MIN_VALUE)).isEqualTo("5e-324"); // Schubfach: 4.9E-324
   }
 
   /** Seeded: Schubfach's digits give the text PromText makes from its own. */

@@ -36,9 +36,9 @@ import java.util.List;
  * double: two different decimals of at most 15 significant digits never read as the same normal
  * double (15 is {@code DBL_DIG}), so such digits are the shortest and the only candidate of their
  * length. Otherwise the exact binary value is rounded to 15, 16 and 17 digits (all lengths for a
- * subnormal), each with its neighbours, and the first that reads back wins: about a microsecond,
- * ten times the JDK's own digits, so a writer of many values passes faster digits to {@link
- * #formatSampleValue(double, String)}. From JDK 19 on the JDK's digits are used as they are.
+ * subnormal; at a power of two with its neighbours too), and the first that reads back wins: about
+ * a microsecond, ten times the JDK's own digits, so a writer of many values passes faster digits to
+ * {@link #formatSampleValue(double, String)}. From JDK 19 on the JDK's digits are used as they are.
  *
  * <p>Strings. A Java string stands for Go's bytes as the PromQL parser carries them: valid UTF-16
  * is UTF-8 text; a lone surrogate U+DC80..U+DCFF is the single byte 0x80..0xFF that was not valid
@@ -113,12 +113,17 @@ public final class PromText {
    * from elsewhere in Java's notation ({@code "1.2345E-7"}, {@code "-123.45"}): they must be the
    * shortest that read back, the closest among equally short ones, as {@link Double#toString}
    * writes them from JDK 19 on and Jackson's {@code NumberOutput.toString(f, true)} (Schubfach)
-   * does on any JDK. {@code shortest} is ignored for NaN, infinities and zeros.
+   * does on any JDK. {@code shortest} is ignored for NaN, infinities, zeros and subnormals (where
+   * Java's rule of one or two digits differs from Go's shortest: {@code 4.9E-324}, Go's {@code
+   * 5e-324}).
    */
   public static String formatSampleValue(double f, String shortest) {
     String special = special(f);
     if (special != null) {
       return special;
+    }
+    if (Math.abs(f) < Double.MIN_NORMAL) {
+      return sampleValue(f, digits(f)); // see SHORTEST_TO_STRING: Java's rule differs here
     }
     int from = shortest.charAt(0) == '-' ? 1 : 0;
     return sampleValue(f, parseJava(from == 0 ? shortest : shortest.substring(from)));
@@ -191,12 +196,17 @@ public final class PromText {
    */
   private record Digits(String digits, int point) {}
 
-  /** Whether {@link Double#toString} is shortest and closest (JDK 19's JDK-4511638 fix). */
+  /**
+   * Whether {@link Double#toString} is shortest and closest (JDK 19's JDK-4511638 fix). Not quite
+   * Go's rule even then: where one digit would do, Java picks the closest of one or two digits, so
+   * the smallest subnormals differ ({@code 4.9E-324} where Go writes {@code 5e-324}); it is used
+   * for normal doubles only, where a one-digit decimal that reads back is always the closest.
+   */
   private static final boolean SHORTEST_TO_STRING = Runtime.version().feature() >= 19;
 
   private static Digits digits(double f) {
     double a = Math.abs(f);
-    if (SHORTEST_TO_STRING) {
+    if (SHORTEST_TO_STRING && a >= Double.MIN_NORMAL) {
       return parseJava(Double.toString(a));
     }
     if (a >= Double.MIN_NORMAL) {
@@ -206,12 +216,14 @@ public final class PromText {
       }
     }
     BigDecimal exact = new BigDecimal(a);
+    // Elsewhere the doubles that read as a is an interval centred on a, so when any p-digit decimal
+    // reads back the nearest one does. At a power of two the gap below is half the gap above: the
+    // nearest may miss while its neighbour on the wider side reads back (Go would print that one).
+    boolean powerOfTwo = (Double.doubleToRawLongBits(a) & 0x000f_ffff_ffff_ffffL) == 0;
     for (int p = a >= Double.MIN_NORMAL ? 15 : 1; p <= 17; p++) {
       BigDecimal r = exact.round(new MathContext(p, RoundingMode.HALF_EVEN));
       BigDecimal hit = readsBack(r, a);
-      if (hit == null) {
-        // At a power of two the gap below is half the gap above: the nearest p-digit decimal may
-        // miss while its neighbour on the wider side reads back (Go would print that one).
+      if (hit == null && powerOfTwo) {
         BigDecimal unit = BigDecimal.ONE.scaleByPowerOfTen(r.precision() - r.scale() - p);
         hit = readsBack(r.add(unit), a);
         if (hit == null) {

@@ -132,6 +132,19 @@ class PromTextTest {
     assertThat(FORMS.get(form).apply(v)).isEqualTo(expected);
   }
 
+  /** The API's form with digits given in Java's notation; Go's rule wins for subnormals. */
+  @Test
+  void sampleValueWithGivenDigits() {
+    assertThat(PromText.formatSampleValue(1.5e-7, "1.5E-7")).isEqualTo("1.5e-07");
+    assertThat(PromText.formatSampleValue(-2.5, "-2.5")).isEqualTo("-2.5");
+    assertThat(PromText.formatSampleValue(42, "42.0")).isEqualTo("42");
+    assertThat(PromText.formatSampleValue(1e23, "1.0E23")).isEqualTo("1e+23");
+    assertThat(PromText.formatSampleValue(123456.789, "123456.789")).isEqualTo("123456.789");
+    assertThat(PromText.formatSampleValue(Double.MIN_VALUE, "4.9E-324")).isEqualTo("5e-324");
+    assertThat(PromText.formatSampleValue(Double.NaN, "NaN")).isEqualTo("NaN");
+    assertThat(PromText.formatSampleValue(-0.0, "-0.0")).isEqualTo("-0");
+  }
+
   @Test
   void fixedDecimalsAsPercentDotNf() {
     // strconv.FormatFloat(f, 'f', n, 64): the exact binary value rounded, a tie to even
