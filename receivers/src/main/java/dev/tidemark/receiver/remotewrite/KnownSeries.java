@@ -4,6 +4,7 @@ import dev.tidemark.tsdb.codec.Varints;
 import dev.tidemark.tsdb.model.LabelStrings;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.PromText;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -83,10 +84,11 @@ final class KnownSeries {
       pairs.add(nv[1]);
     }
     if (!valid || !hasName) {
-      return new KnownSeries(run, null, SeriesText.of(pairs));
+      return new KnownSeries(run, null, PromText.formatLabels(pairs));
     }
     if (duplicate != null) {
-      return new KnownSeries(run, null, SeriesText.of(pairs) + ", duplicated label " + duplicate);
+      return new KnownSeries(
+          run, null, PromText.formatLabels(pairs) + ", duplicated label " + duplicate);
     }
     Labels.Builder b = Labels.builder();
     for (int i = 0; i < pairs.size(); i += 2) {
@@ -104,7 +106,7 @@ final class KnownSeries {
         pairs.add(labels.name(i));
         pairs.add(labels.value(i));
       }
-      t = SeriesText.of(pairs);
+      t = PromText.formatLabels(pairs);
       text = t;
     }
     return t;

@@ -21,10 +21,10 @@ import java.util.Objects;
  * The protocol core of the Prometheus remote-write receiver (1.0 and 2.0): one request's passage
  * ({@link Exchange}) and the write, through the parts beside it, one concern each: decoding and the
  * 2.0 symbol table ({@link WriteDecoder}), series and their validation ({@link SeriesCache}, {@link
- * KnownSeries}, {@link SeriesText}), metadata ({@link WriteMetadata}), native histograms and
- * exemplars ({@link NonFloatSamples}), the answer's refusals ({@link Refusals}) and the metrics
- * ({@link RemoteWriteMetrics}). The HTTP handler reads the body, decompresses it and maps the
- * {@link WriteResult} to a status.
+ * KnownSeries}; their text by {@code PromText.formatLabels}), metadata ({@link WriteMetadata}),
+ * native histograms and exemplars ({@link NonFloatSamples}), the answer's refusals ({@link
+ * Refusals}) and the metrics ({@link RemoteWriteMetrics}). The HTTP handler reads the body,
+ * decompresses it and maps the {@link WriteResult} to a status.
  *
  * <p><b>Semantics</b> (Prometheus' receiver, {@code storage/remote/write_handler.go}, with its 2.0
  * partial writes for both versions, as the 1.0 spec asks and Prometheus' own 1.0 path notes it
