@@ -458,7 +458,7 @@ final class HeadSeries extends GorillaEncoder {
    */
   Capture captureLocked() {
     return new Capture(
-        bucket.bucket,
+        this,
         frozenCount == 0 ? null : frozen,
         super.snapshot(),
         lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
@@ -467,6 +467,9 @@ final class HeadSeries extends GorillaEncoder {
 
   /** A series' samples as {@link #captureLocked()} found them. Immutable. */
   static final class Capture {
+    /** The captured series: its labels, metadata and bucket are immutable. */
+    final HeadSeries series;
+
     private final TimeBucket bucket;
     private final byte[] frozen;
     private final GorillaEncoder.Snapshot stream;
@@ -474,12 +477,13 @@ final class HeadSeries extends GorillaEncoder {
     private final long[] lateBits;
 
     private Capture(
-        TimeBucket bucket,
+        HeadSeries series,
         byte[] frozen,
         GorillaEncoder.Snapshot stream,
         long[] lateTimestamps,
         long[] lateBits) {
-      this.bucket = bucket;
+      this.series = series;
+      this.bucket = series.bucket.bucket;
       this.frozen = frozen;
       this.stream = stream;
       this.lateTimestamps = lateTimestamps;
