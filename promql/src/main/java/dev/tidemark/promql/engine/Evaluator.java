@@ -264,20 +264,10 @@ final class Evaluator {
           List<StepSeries> merged = mergeSameLabels(series, true);
           List<Value.Series> out = new ArrayList<>();
           for (StepSeries ss : merged) {
-            int c = ss.count();
-            if (c == 0) {
-              continue;
+            Value.Series points = points(ss, times);
+            if (points != null) {
+              out.add(points);
             }
-            long[] ts = new long[c];
-            double[] vs = new double[c];
-            int k = 0;
-            for (int i = 0; i < n; i++) {
-              if (ss.has[i]) {
-                ts[k] = times[i];
-                vs[k++] = ss.v[i];
-              }
-            }
-            out.add(new Value.Series(ss.labels, ts, vs));
           }
           out.sort(Comparator.comparing(Value.Series::labels));
           value = new Value.Matrix(out);
@@ -286,6 +276,24 @@ final class Evaluator {
     }
     sh.control.recordPeak(sh.peak);
     return new QueryResult(value, sh.annotations);
+  }
+
+  /** The steps {@code ss} has a value at, as a series of points; null when it has none. */
+  static Value.Series points(StepSeries ss, long[] times) {
+    int c = ss.count();
+    if (c == 0) {
+      return null;
+    }
+    long[] ts = new long[c];
+    double[] vs = new double[c];
+    int k = 0;
+    for (int i = 0; i < times.length; i++) {
+      if (ss.has[i]) {
+        ts[k] = times[i];
+        vs[k++] = ss.v[i];
+      }
+    }
+    return new Value.Series(ss.labels, ts, vs);
   }
 
   void tick() {
@@ -687,22 +695,12 @@ final class Evaluator {
 
     /** A subquery's inner series as points at {@code child}'s steps, if it has any. */
     void addPoints(StepSeries ss, Evaluator child) {
-      int c = ss.count();
-      if (c == 0) {
-        return;
+      Value.Series points = points(ss, child.times);
+      if (points != null) {
+        labels.add(ss.labels);
+        dropNames.add(ss.dropName);
+        data.add(new Object[] {points.timestamps(), points.values()});
       }
-      long[] ts = new long[c];
-      double[] vs = new double[c];
-      int k = 0;
-      for (int i = 0; i < child.n; i++) {
-        if (ss.has[i]) {
-          ts[k] = child.times[i];
-          vs[k++] = ss.v[i];
-        }
-      }
-      labels.add(ss.labels);
-      dropNames.add(ss.dropName);
-      data.add(new Object[] {ts, vs});
     }
 
     void add(Series s) {
