@@ -5,6 +5,7 @@ import java.math.MathContext;
 import java.math.RoundingMode;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.DoubleFunction;
 
 /**
  * Prometheus' text forms, in one place: how Prometheus (and the Go library under it) writes a
@@ -118,12 +119,31 @@ public final class PromText {
    * 5e-324}).
    */
   public static String formatSampleValue(double f, String shortest) {
+    return formatSampleValue(f, x -> shortest);
+  }
+
+  /**
+   * {@link #formatSampleValue(double, String)} asking {@code shortestDigits} for the digits only
+   * where they are needed: not for integers below 1e15, zeros, non-finite values or subnormals.
+   * Between 1e-3 and 1e7 Java's notation of a non-integer is Go's {@code 'f'} (plain digits, no
+   * exponent), so the digits are the answer as they are, with no layout: nearly every sample value
+   * an answer of the HTTP API writes takes one of these two ways.
+   */
+  public static String formatSampleValue(double f, DoubleFunction<String> shortestDigits) {
     String special = special(f);
     if (special != null) {
       return special;
     }
-    if (Math.abs(f) < Double.MIN_NORMAL) {
+    double a = Math.abs(f);
+    if (a == Math.rint(a) && a < 1e15) {
+      return Long.toString((long) f); // every integer below 2^53 is its own shortest form
+    }
+    if (a < Double.MIN_NORMAL) {
       return sampleValue(f, digits(f)); // see SHORTEST_TO_STRING: Java's rule differs here
+    }
+    String shortest = shortestDigits.apply(f);
+    if (a >= 1e-3 && a < 1e7) {
+      return shortest;
     }
     int from = shortest.charAt(0) == '-' ? 1 : 0;
     return sampleValue(f, parseJava(from == 0 ? shortest : shortest.substring(from)));
