@@ -14,9 +14,9 @@ import java.util.List;
  * <p>For {@link #folds(AggregateOp) the operators it takes} (the ones whose result at a step can be
  * built one member at a time: {@code sum}, {@code avg}, {@code count}, {@code group}, {@code min},
  * {@code max}, {@code stddev}, {@code stdvar}) each group keeps per step exactly the running state
- * of {@link Aggregations#reduce}'s loop over the group's present members, and members arrive in the
- * input's order, so every result has the bits the step-by-step reduction gives ({@code
- * AggregationFoldTest}). Not thread-safe: one evaluator thread feeds it.
+ * of the step-by-step reduction over the group's present members (Prometheus' aggregation loop),
+ * and members arrive in the input's order, so every result has the bits the step-by-step reduction
+ * gives ({@code AggregationFoldTest}). Not thread-safe: one evaluator thread feeds it.
  */
 final class AggregationFold implements Evaluator.SeriesSink {
   private final Evaluator ev;
@@ -150,9 +150,7 @@ final class AggregationFold implements Evaluator.SeriesSink {
       }
     }
 
-    /**
-     * One more member of {@code avg} at step {@code i}: {@link Aggregations#reduce}'s loop body.
-     */
+    /** One more member of {@code avg} at step {@code i}: the reduction's loop body. */
     private void avg(int i, double f) {
       double[] sum = r.v;
       double cnt = ++count[i];

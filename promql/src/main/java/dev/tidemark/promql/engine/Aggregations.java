@@ -139,29 +139,27 @@ final class Aggregations {
     switch (op) {
       case TOPK, BOTTOMK, LIMITK, LIMIT_RATIO -> result = selectK(ev, a, param, input, members);
       case COUNT_VALUES -> result = countValues(ev, label, input, groupLabels, groupOf);
-      default -> {
-        if (op == AggregateOp.QUANTILE) {
-          boolean nan = false;
-          double max = Double.NEGATIVE_INFINITY;
-          double min = Double.POSITIVE_INFINITY;
-          for (double q : param.v()) {
-            nan |= Double.isNaN(q);
-            max = Math.max(max, q);
-            min = Math.min(min, q);
-          }
-          if (nan) {
-            ev.warn("quantile value should be between 0 and 1, got NaN", a.param().positionRange());
-          }
-          if (!nan && max > 1) {
-            ev.warn(
-                "quantile value should be between 0 and 1, got " + PromText.formatFloat(max),
-                a.param().positionRange());
-          }
-          if (!nan && min < 0) {
-            ev.warn(
-                "quantile value should be between 0 and 1, got " + PromText.formatFloat(min),
-                a.param().positionRange());
-          }
+      case QUANTILE -> {
+        boolean nan = false;
+        double max = Double.NEGATIVE_INFINITY;
+        double min = Double.POSITIVE_INFINITY;
+        for (double q : param.v()) {
+          nan |= Double.isNaN(q);
+          max = Math.max(max, q);
+          min = Math.min(min, q);
+        }
+        if (nan) {
+          ev.warn("quantile value should be between 0 and 1, got NaN", a.param().positionRange());
+        }
+        if (!nan && max > 1) {
+          ev.warn(
+              "quantile value should be between 0 and 1, got " + PromText.formatFloat(max),
+              a.param().positionRange());
+        }
+        if (!nan && min < 0) {
+          ev.warn(
+              "quantile value should be between 0 and 1, got " + PromText.formatFloat(min),
+              a.param().positionRange());
         }
         List<StepSeries> out = new ArrayList<>();
         double[] buf = new double[input.size()];
@@ -183,7 +181,7 @@ final class Aggregations {
             if (cnt == 0) {
               continue;
             }
-            r.set(i, reduce(op, buf, cnt, param == null ? 0 : param.v()[i]));
+            r.set(i, Functions.quantile(param.v()[i], Arrays.copyOf(buf, cnt)));
           }
           if (r.count() > 0) {
             out.add(r);
@@ -191,102 +189,10 @@ final class Aggregations {
         }
         result = new Vec(out);
       }
+      default -> throw new IllegalStateException(op + " is folded (AggregationFold)");
     }
     ev.done(in);
     return ev.track((Vec) result);
-  }
-
-  /**
-   * The value of {@code op} over one step's present members {@code v[0..cnt)}, in member order: the
-   * definition. {@code quantile} is computed here; the operators {@link AggregationFold} takes are
-   * folded member by member with the same steps, so to the same bits ({@code AggregationFoldTest}).
-   */
-  static double reduce(AggregateOp op, double[] v, int cnt, double param) {
-    switch (op) {
-      case SUM:
-        {
-          double sum = v[0];
-          double[] c = {0};
-          for (int i = 1; i < cnt; i++) {
-            sum = Functions.kahanInc(v[i], sum, c);
-          }
-          return sum + c[0];
-        }
-      case AVG:
-        {
-          double sum = v[0];
-          double mean = v[0];
-          double[] c = {0};
-          boolean incremental = false;
-          double count = 1;
-          for (int i = 1; i < cnt; i++) {
-            count++;
-            double f = v[i];
-            if (!incremental) {
-              double[] c2 = {c[0]};
-              double ns = Functions.kahanInc(f, sum, c2);
-              if (!Double.isInfinite(ns)) {
-                sum = ns;
-                c[0] = c2[0];
-                continue;
-              }
-              incremental = true;
-              mean = sum / (count - 1);
-              c[0] /= count - 1;
-            }
-            double q = (count - 1) / count;
-            c[0] = q * c[0];
-            mean = Functions.kahanInc(f / count, q * mean, c);
-          }
-          if (incremental) {
-            return mean + c[0];
-          }
-          return sum / count + c[0] / count;
-        }
-      case COUNT:
-        return cnt;
-      case GROUP:
-        return 1;
-      case MIN:
-        {
-          double m = v[0];
-          for (int i = 1; i < cnt; i++) {
-            if (m > v[i] || Double.isNaN(m)) {
-              m = v[i];
-            }
-          }
-          return m;
-        }
-      case MAX:
-        {
-          double m = v[0];
-          for (int i = 1; i < cnt; i++) {
-            if (m < v[i] || Double.isNaN(m)) {
-              m = v[i];
-            }
-          }
-          return m;
-        }
-      case STDDEV:
-      case STDVAR:
-        {
-          double mean = v[0];
-          double value = (Double.isNaN(v[0]) || Double.isInfinite(v[0])) ? Double.NaN : 0;
-          double count = 1;
-          for (int i = 1; i < cnt; i++) {
-            count++;
-            double delta = v[i] - mean;
-            mean += delta / count;
-            value += delta * (v[i] - mean);
-          }
-          double var = value / count;
-          return op == AggregateOp.STDVAR ? var : Math.sqrt(var);
-        }
-      case QUANTILE:
-        return Functions.quantile(param, java.util.Arrays.copyOf(v, cnt));
-      default:
-        throw new IllegalStateException(op.toString());
-    }
   }
 
   static Vec countValues(
