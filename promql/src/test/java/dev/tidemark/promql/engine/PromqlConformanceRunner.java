@@ -77,13 +77,60 @@ public final class PromqlConformanceRunner {
           "predict_linear",
           "time",
           "timestamp",
-          "start_timestamp");
+          "start_timestamp",
+          "start",
+          "end",
+          "range",
+          "step");
 
-  /** The outcome of one file. */
   /** The system property naming another folder of scripts. */
   public static final String FOLDER_PROPERTY = "tidemark.promql.conformance";
 
-  public record FileResult(String file, int passed, List<String> failures) {}
+  /** The system property that makes the report list passed and set-apart evals too. */
+  public static final String VERBOSE_PROPERTY = "tidemark.promql.conformance.verbose";
+
+  /** What became of one eval. */
+  public enum Status {
+    /** Evaluated through the engine; every check passed. */
+    PASSED,
+    /** Evaluated through the engine (or not parseable as a script command); a check failed. */
+    FAILED,
+    /**
+     * Not evaluated: its data or its expected result holds a native-histogram sample, which the
+     * engine does not store yet (issue #25).
+     */
+    NATIVE_HISTOGRAMS
+  }
+
+  /**
+   * The outcome of one eval.
+   *
+   * @param line the 1-based line of the {@code eval} command
+   * @param detail for FAILED the runner's diagnostic, for NATIVE_HISTOGRAMS which histogram data it
+   *     involves, for PASSED empty
+   */
+  public record EvalResult(String file, int line, String expr, Status status, String detail) {
+    /** {@code file:line}, the key of the known-failures list. */
+    public String where() {
+      return file + ":" + line;
+    }
+
+    @Override
+    public String toString() {
+      return where() + " " + expr + (detail.isEmpty() ? "" : ": " + detail);
+    }
+  }
+
+  /** The outcomes of one file's evals, in file order. */
+  public record FileResult(String file, List<EvalResult> evals) {
+    public long count(Status s) {
+      return evals.stream().filter(e -> e.status() == s).count();
+    }
+
+    public List<EvalResult> failures() {
+      return evals.stream().filter(e -> e.status() == Status.FAILED).toList();
+    }
+  }
 
   private final PromqlEngine promql =
       new PromqlEngine(
@@ -136,7 +183,7 @@ public final class PromqlConformanceRunner {
     long rvStart;
     long rvEnd;
     long rvStep;
-    final Map<Labels, List<Double>> expected = new LinkedHashMap<>(); // null entries: omitted
+    final Map<Labels, List<Object>> expected = new LinkedHashMap<>(); // null: omitted
     final Map<Labels, Integer> position = new HashMap<>();
   }
 
@@ -147,8 +194,7 @@ public final class PromqlConformanceRunner {
       String t = raw[i].trim();
       lines[i] = t.startsWith("#") ? "" : t;
     }
-    int passed = 0;
-    List<String> failures = new ArrayList<>();
+    List<EvalResult> evals = new ArrayList<>();
     Store store = new Store();
     String name = file.getFileName().toString();
     try {
@@ -158,54 +204,139 @@ public final class PromqlConformanceRunner {
           continue;
         }
         String first = l.split("\\s+", 2)[0].toLowerCase(Locale.ROOT);
+        int j = i + 1;
+        List<String> body = new ArrayList<>();
+        while (j < lines.length && !lines[j].isEmpty()) {
+          body.add(lines[j]);
+          j++;
+        }
         if (first.equals("clear")) {
           store.close();
           store = new Store();
+          j = i + 1;
         } else if (first.equals("load") || first.equals("load_with_nhcb")) {
-          long interval = parseDuration(l.split("\\s+")[1]);
-          int j = i + 1;
-          Map<Labels, java.util.TreeMap<Long, Double>> block = new LinkedHashMap<>();
-          while (j < lines.length && !lines[j].isEmpty()) {
-            parseLoadLine(lines[j], interval, block);
-            j++;
+          String[] parts = l.split("\\s+");
+          if (parts.length != 2) {
+            throw new IllegalArgumentException(
+                name + ":" + (i + 1) + ": invalid load command: " + l);
           }
-          SampleBatch batch = new SampleBatch();
-          block.forEach(
-              (labels, samples) ->
-                  samples.forEach((t, v) -> batch.addPoint(labels, MetricMetadata.UNKNOWN, t, v)));
-          store.load(batch);
-          i = j - 1;
-        } else if (first.startsWith("eval")) {
-          int j = i + 1;
-          List<String> body = new ArrayList<>();
-          while (j < lines.length && !lines[j].isEmpty()) {
-            body.add(lines[j]);
-            j++;
-          }
-          String where = name + ":" + (i + 1);
+          LoadBlock block;
           try {
-            EvalCmd cmd = parseEval(l, body, i + 1);
-            String err = run(cmd, store);
-            if (err == null) {
-              passed++;
-            } else {
-              failures.add(where + " " + cmd.expr + ": " + err);
-            }
+            block = LoadBlock.parse(body, parseDuration(parts[1]), first.equals("load_with_nhcb"));
           } catch (RuntimeException e) {
-            failures.add(where + " " + l + ": " + e);
+            throw new IllegalArgumentException(name + ":" + (i + 1) + ": " + e.getMessage(), e);
           }
-          i = j - 1;
+          store.load(block);
+        } else if (first.startsWith("eval")) {
+          evals.add(runEval(name, i + 1, l, body, store));
         } else {
           throw new IllegalArgumentException(name + ":" + (i + 1) + ": unknown command " + l);
         }
+        i = j - 1;
       }
     } finally {
       store.close();
     }
-    return new FileResult(name, passed, failures);
+    return new FileResult(name, evals);
   }
 
-  /** One segment's store: the real engine over an in-memory KV store. */
+  private EvalResult runEval(String file, int line, String l, List<String> body, Store store) {
+    EvalCmd cmd;
+    try {
+      cmd = parseEval(l, body, line);
+    } catch (RuntimeException e) {
+      return new EvalResult(file, line, l, Status.FAILED, "cannot read the eval: " + e);
+    }
+    String histograms = histogramInvolvement(cmd, store);
+    if (histograms != null) {
+      return new EvalResult(file, line, cmd.expr, Status.NATIVE_HISTOGRAMS, histograms);
+    }
+    String err;
+    try {
+      err = run(cmd, store);
+    } catch (RuntimeException e) {
+      err = e.toString();
+    }
+    return err == null
+        ? new EvalResult(file, line, cmd.expr, Status.PASSED, "")
+        : new EvalResult(file, line, cmd.expr, Status.FAILED, err);
+  }
+
+  /**
+   * Why this eval involves native histograms, or null when it does not: an expected result holds a
+   * histogram, or a selector of the expression can select a series with histogram samples loaded
+   * (those of {@code load_with_nhcb} included). An expression the parser cannot read is judged by
+   * its text: it involves histograms when it names a histogram series' metric.
+   */
+  static String histogramInvolvement(EvalCmd c, Store store) {
+    for (Map.Entry<Labels, List<Object>> e : c.expected.entrySet()) {
+      for (Object v : e.getValue()) {
+        if (v instanceof ScriptHistogram) {
+          return "expects a histogram for " + e.getKey();
+        }
+      }
+    }
+    if (store.histograms.isEmpty()) {
+      return null;
+    }
+    Expr parsed;
+    try {
+      parsed = PromqlParser.parseExpr(c.expr);
+    } catch (RuntimeException e) {
+      for (Labels h : store.histograms.keySet()) {
+        String metric = h.get(Labels.METRIC_NAME);
+        if (metric != null
+            && Pattern.compile("(?<![\\w:])" + Pattern.quote(metric) + "(?![\\w:])")
+                .matcher(c.expr)
+                .find()) {
+          return "names the histogram series " + h;
+        }
+      }
+      return null;
+    }
+    List<VectorSelector> selectors = new ArrayList<>();
+    collectSelectors(parsed, selectors);
+    for (VectorSelector vs : selectors) {
+      for (Labels h : store.histograms.keySet()) {
+        if (vs.matchers().stream().allMatch(m -> m.matches(h.get(m.name())))) {
+          return "selects the histogram series " + h;
+        }
+      }
+    }
+    return null;
+  }
+
+  static void collectSelectors(Expr e, List<VectorSelector> out) {
+    if (e instanceof VectorSelector vs) {
+      out.add(vs);
+    } else if (e instanceof MatrixSelector ms) {
+      out.add(ms.selector());
+    } else if (e instanceof SubqueryExpr sq) {
+      collectSelectors(sq.expr(), out);
+    } else if (e instanceof ParenExpr p) {
+      collectSelectors(p.expr(), out);
+    } else if (e instanceof UnaryExpr u) {
+      collectSelectors(u.expr(), out);
+    } else if (e instanceof BinaryExpr b) {
+      collectSelectors(b.lhs(), out);
+      collectSelectors(b.rhs(), out);
+    } else if (e instanceof AggregateExpr a) {
+      if (a.param() != null) {
+        collectSelectors(a.param(), out);
+      }
+      collectSelectors(a.expr(), out);
+    } else if (e instanceof Call c) {
+      for (Expr x : c.args()) {
+        collectSelectors(x, out);
+      }
+    }
+  }
+
+  /**
+   * One segment's store: the real engine over an in-memory KV store, which takes the float samples.
+   * Native-histogram samples and start timestamps are kept here as read, for the evals that need
+   * them: the engine stores neither yet.
+   */
   static final class Store {
     final ManualClock clock = new ManualClock(0);
     final Engine engine =
@@ -217,9 +348,25 @@ public final class PromqlConformanceRunner {
                 .maxFutureSkew(Duration.ofDays(365 * 200))
                 .outOfOrderWindow(Duration.ofDays(365 * 200))
                 .build());
+    final Map<Labels, java.util.TreeMap<Long, ScriptHistogram>> histograms = new HashMap<>();
+    final Map<Labels, java.util.TreeMap<Long, Long>> startTimestamps = new HashMap<>();
     long newest = 0;
 
-    void load(SampleBatch batch) {
+    void load(LoadBlock block) {
+      SampleBatch batch = new SampleBatch();
+      block.samples.forEach(
+          (labels, samples) ->
+              samples.forEach(
+                  (t, v) -> {
+                    if (v instanceof ScriptHistogram h) {
+                      histograms.computeIfAbsent(labels, k -> new java.util.TreeMap<>()).put(t, h);
+                    } else {
+                      batch.addPoint(labels, MetricMetadata.UNKNOWN, t, (Double) v);
+                    }
+                  }));
+      block.startTimestamps.forEach(
+          (labels, sts) ->
+              startTimestamps.computeIfAbsent(labels, k -> new java.util.TreeMap<>()).putAll(sts));
       if (batch.size() == 0) {
         return;
       }
@@ -381,58 +528,124 @@ public final class PromqlConformanceRunner {
   static final Pattern REPEAT_ITEM = Pattern.compile("^(.+)x(\\d+)$");
 
   /**
-   * Expands the value notation; {@code null} entries are omitted slots, STALE_NAN_BITS doubles
-   * stale.
+   * Expands the value notation of a load or expected-result line: {@code null} entries are omitted
+   * slots, {@link Double} floats (the staleness marker as {@link SampleBatch#STALE_NAN_BITS}),
+   * {@link ScriptHistogram} native histograms ({@code {{…}}}, {@code {{…}}xn}, {@code
+   * {{A}}+{{B}}xn}, {@code {{A}}-{{B}}xn}).
    */
-  static List<Double> parseValues(String items) {
-    List<Double> out = new ArrayList<>();
-    if (items.isEmpty()) {
-      return out;
+  static List<Object> parseValues(String items) {
+    List<Object> out = new ArrayList<>();
+    int i = 0;
+    int n = items.length();
+    while (true) {
+      while (i < n && Character.isWhitespace(items.charAt(i))) {
+        i++;
+      }
+      if (i >= n) {
+        return out;
+      }
+      if (items.startsWith("{{", i)) {
+        i = parseHistogramItem(items, i, out);
+        continue;
+      }
+      int e = i;
+      while (e < n && !Character.isWhitespace(items.charAt(e))) {
+        e++;
+      }
+      String tok = items.substring(i, e);
+      i = e;
+      if (tok.contains("{{")) {
+        throw new IllegalArgumentException("bad series item " + tok);
+      }
+      parseFloatItem(tok, out);
     }
-    for (String tok : items.split("\\s+")) {
-      if (tok.equals("_")) {
+  }
+
+  static final Pattern TIMES = Pattern.compile("x(\\d+)");
+
+  /** Parses the histogram item starting at {@code i}; returns the index after it. */
+  private static int parseHistogramItem(String items, int i, List<Object> out) {
+    int close = items.indexOf("}}", i);
+    if (close < 0) {
+      throw new IllegalArgumentException("unclosed histogram literal: " + items.substring(i));
+    }
+    ScriptHistogram h = ScriptHistogram.parse(items.substring(i, close + 2));
+    int j = close + 2;
+    Matcher times = TIMES.matcher(items).region(j, items.length());
+    if (times.lookingAt()) {
+      int k = Integer.parseInt(times.group(1));
+      for (int r = 0; r <= k; r++) {
+        out.add(h);
+      }
+      return times.end();
+    }
+    if (j + 2 < items.length()
+        && (items.charAt(j) == '+' || items.charAt(j) == '-')
+        && items.startsWith("{{", j + 1)) {
+      int close2 = items.indexOf("}}", j + 1);
+      if (close2 < 0) {
+        throw new IllegalArgumentException("unclosed histogram literal: " + items.substring(j));
+      }
+      ScriptHistogram step = ScriptHistogram.parse(items.substring(j + 1, close2 + 2));
+      times = TIMES.matcher(items).region(close2 + 2, items.length());
+      if (!times.lookingAt()) {
+        throw new IllegalArgumentException(
+            "a histogram series needs its count: " + items.substring(i));
+      }
+      out.addAll(
+          ScriptHistogram.series(
+              h, step, items.charAt(j) == '+', Integer.parseInt(times.group(1))));
+      return times.end();
+    }
+    if (j < items.length() && !Character.isWhitespace(items.charAt(j))) {
+      throw new IllegalArgumentException("bad histogram item: " + items.substring(i));
+    }
+    out.add(h);
+    return j;
+  }
+
+  private static void parseFloatItem(String tok, List<Object> out) {
+    if (tok.equals("_")) {
+      out.add(null);
+      return;
+    }
+    if (tok.startsWith("_x")) {
+      int k = Integer.parseInt(tok.substring(2));
+      for (int i = 0; i < k; i++) {
         out.add(null);
-        continue;
       }
-      if (tok.startsWith("_x")) {
-        int k = Integer.parseInt(tok.substring(2));
-        for (int i = 0; i < k; i++) {
-          out.add(null);
-        }
-        continue;
-      }
-      if (tok.equals("stale")) {
-        out.add(Double.longBitsToDouble(SampleBatch.STALE_NAN_BITS));
-        continue;
-      }
-      Matcher r = REPEAT_ITEM.matcher(tok);
-      if (r.matches() && isNumber(r.group(1))) {
-        double a = number(r.group(1));
-        int k = Integer.parseInt(r.group(2));
-        for (int i = 0; i <= k; i++) {
-          out.add(a);
-        }
-        continue;
-      }
-      Matcher m = SERIES_ITEM.matcher(tok);
-      if (m.matches() && isNumber(m.group(1)) && isNumber(m.group(3))) {
-        double a = number(m.group(1));
-        double b = number(m.group(3));
-        if (m.group(2).equals("-")) {
-          b = -b;
-        }
-        int k = Integer.parseInt(m.group(4));
-        double v = a;
-        out.add(v);
-        for (int i = 0; i < k; i++) {
-          v += b;
-          out.add(v);
-        }
-        continue;
-      }
-      out.add(number(tok));
+      return;
     }
-    return out;
+    if (tok.equals("stale")) {
+      out.add(Double.longBitsToDouble(SampleBatch.STALE_NAN_BITS));
+      return;
+    }
+    Matcher r = REPEAT_ITEM.matcher(tok);
+    if (r.matches() && isNumber(r.group(1))) {
+      double a = number(r.group(1));
+      int k = Integer.parseInt(r.group(2));
+      for (int i = 0; i <= k; i++) {
+        out.add(a);
+      }
+      return;
+    }
+    Matcher m = SERIES_ITEM.matcher(tok);
+    if (m.matches() && isNumber(m.group(1)) && isNumber(m.group(3))) {
+      double a = number(m.group(1));
+      double b = number(m.group(3));
+      if (m.group(2).equals("-")) {
+        b = -b;
+      }
+      int k = Integer.parseInt(m.group(4));
+      double v = a;
+      out.add(v);
+      for (int i = 0; i < k; i++) {
+        v += b;
+        out.add(v);
+      }
+      return;
+    }
+    out.add(number(tok));
   }
 
   static boolean isNumber(String s) {
@@ -448,25 +661,172 @@ public final class PromqlConformanceRunner {
     try {
       return GoFloats.parse(s);
     } catch (NumberFormatException e) {
-      return parseDuration(s) / 1000.0;
+      // A duration counts in seconds; like a number it may carry a sign ("+1m" in @st lines).
+      return parseDuration(s.startsWith("+") ? s.substring(1) : s) / 1000.0;
     }
   }
 
   /**
-   * Adds one series line of a load block; a series written twice in a block keeps the later value
-   * at a timestamp written twice (the scripts rely on it, e.g. aggregators.test's {@code inf3}).
+   * One {@code load} / {@code load_with_nhcb} block: per series its samples by timestamp (a {@link
+   * Double} or a {@link ScriptHistogram}) and the start timestamps of its {@code @st} line. As in
+   * Prometheus' runner, a series written twice in a block keeps its later line.
    */
-  static void parseLoadLine(
-      String line, long interval, Map<Labels, java.util.TreeMap<Long, Double>> block) {
-    Object[] p = parseSeries(line);
-    Labels l = (Labels) p[0];
-    List<Double> vals = parseValues((String) p[1]);
-    for (int i = 0; i < vals.size(); i++) {
-      Double v = vals.get(i);
-      if (v == null) {
-        continue;
+  static final class LoadBlock {
+    final Map<Labels, java.util.TreeMap<Long, Object>> samples = new LinkedHashMap<>();
+    final Map<Labels, java.util.TreeMap<Long, Long>> startTimestamps = new LinkedHashMap<>();
+
+    /**
+     * Reads the block's lines. An {@code @st} line ({@code metric{…}@st <offsets>}) must directly
+     * precede the sample line of the same series; its i-th item is the offset of the i-th sample's
+     * start timestamp from that sample's timestamp.
+     */
+    static LoadBlock parse(List<String> lines, long interval, boolean withNhcb) {
+      LoadBlock block = new LoadBlock();
+      Labels pendingSt = null;
+      List<Object> pendingOffsets = null;
+      for (String line : lines) {
+        Object[] p = parseSeries(line);
+        Labels l = (Labels) p[0];
+        String rest = (String) p[1];
+        if (rest.startsWith("@st")) {
+          if (pendingSt != null) {
+            throw new IllegalArgumentException("@st line not followed by its samples: " + line);
+          }
+          pendingSt = l;
+          pendingOffsets = parseValues(rest.substring(3));
+          continue;
+        }
+        List<Object> vals = parseValues(rest);
+        java.util.TreeMap<Long, Object> series = new java.util.TreeMap<>();
+        java.util.TreeMap<Long, Long> sts = new java.util.TreeMap<>();
+        if (pendingSt != null && !pendingSt.equals(l)) {
+          throw new IllegalArgumentException(
+              "@st line of " + pendingSt + " followed by samples of " + l);
+        }
+        if (pendingOffsets != null && pendingOffsets.size() != vals.size()) {
+          throw new IllegalArgumentException(
+              "@st line of "
+                  + l
+                  + " has "
+                  + pendingOffsets.size()
+                  + " items for "
+                  + vals.size()
+                  + " samples");
+        }
+        for (int i = 0; i < vals.size(); i++) {
+          Object v = vals.get(i);
+          if (v == null) {
+            continue;
+          }
+          long t = i * interval;
+          series.put(t, v);
+          if (pendingOffsets != null && pendingOffsets.get(i) instanceof Double off) {
+            sts.put(t, t + Math.round(off * 1000));
+          } else if (pendingOffsets != null && pendingOffsets.get(i) != null) {
+            throw new IllegalArgumentException("a start timestamp is a duration: " + line);
+          }
+        }
+        block.samples.put(l, series);
+        if (pendingSt != null) {
+          block.startTimestamps.put(l, sts);
+        } else {
+          block.startTimestamps.remove(l);
+        }
+        pendingSt = null;
+        pendingOffsets = null;
       }
-      block.computeIfAbsent(l, k -> new java.util.TreeMap<>()).put(i * interval, v);
+      if (pendingSt != null) {
+        throw new IllegalArgumentException("@st line of " + pendingSt + " ends the block");
+      }
+      if (withNhcb) {
+        block.addCustomBucketHistograms();
+      }
+      return block;
+    }
+
+    /**
+     * {@code load_with_nhcb}: every classic histogram of the block ({@code x_bucket} series with a
+     * numeric {@code le}, {@code x_count}, {@code x_sum}) also becomes a native histogram with
+     * custom buckets named {@code x}, labels without {@code le}, one per timestamp of its float
+     * samples, as Prometheus' runner converts them.
+     */
+    void addCustomBucketHistograms() {
+      Map<Labels, java.util.TreeMap<Long, double[]>> parts = new LinkedHashMap<>();
+      Map<Labels, java.util.TreeMap<Long, java.util.TreeMap<Double, Double>>> cumulative =
+          new LinkedHashMap<>();
+      samples.forEach(
+          (l, series) -> {
+            String name = l.get(Labels.METRIC_NAME);
+            if (name == null) {
+              return;
+            }
+            int kind;
+            String base;
+            double le = 0;
+            if (name.endsWith("_bucket")) {
+              kind = 0;
+              base = name.substring(0, name.length() - "_bucket".length());
+              String leText = l.get("le");
+              if (leText == null) {
+                throw new IllegalArgumentException("expected bucket label in metric " + l);
+              }
+              try {
+                le = GoFloats.parse(leText);
+              } catch (NumberFormatException e) {
+                return;
+              }
+              if (Double.isNaN(le)) {
+                return;
+              }
+            } else if (name.endsWith("_count")) {
+              kind = 1;
+              base = name.substring(0, name.length() - "_count".length());
+            } else if (name.endsWith("_sum")) {
+              kind = 2;
+              base = name.substring(0, name.length() - "_sum".length());
+            } else {
+              return;
+            }
+            Labels.Builder b = Labels.builder();
+            for (int i = 0; i < l.size(); i++) {
+              if (!l.name(i).equals("le") && !l.name(i).equals(Labels.METRIC_NAME)) {
+                b.add(l.name(i), l.value(i));
+              }
+            }
+            b.add(Labels.METRIC_NAME, base);
+            Labels target = b.build();
+            final double bound = le;
+            series.forEach(
+                (t, v) -> {
+                  if (!(v instanceof Double f)) {
+                    return;
+                  }
+                  double[] cs =
+                      parts
+                          .computeIfAbsent(target, k -> new java.util.TreeMap<>())
+                          .computeIfAbsent(t, k -> new double[] {Double.NaN, Double.NaN});
+                  java.util.TreeMap<Double, Double> bs =
+                      cumulative
+                          .computeIfAbsent(target, k -> new java.util.TreeMap<>())
+                          .computeIfAbsent(t, k -> new java.util.TreeMap<>());
+                  switch (kind) {
+                    case 0 -> bs.put(bound, f);
+                    case 1 -> cs[0] = f;
+                    default -> cs[1] = f;
+                  }
+                });
+          });
+      parts.forEach(
+          (l, byTime) -> {
+            java.util.TreeMap<Long, Object> series = new java.util.TreeMap<>();
+            byTime.forEach(
+                (t, cs) ->
+                    series.put(
+                        t,
+                        ScriptHistogram.customBuckets(
+                            cumulative.get(l).get(t), cs[0], cs[1], l + " at " + t + "ms")));
+            samples.put(l, series);
+          });
     }
   }
 
@@ -561,7 +921,7 @@ public final class PromqlConformanceRunner {
       }
       Object[] p = parseSeries(b);
       Labels labels = (Labels) p[0];
-      List<Double> vals = parseValues((String) p[1]);
+      List<Object> vals = parseValues((String) p[1]);
       if (!c.range && !c.rangeVector && vals.size() != 1) {
         throw new IllegalArgumentException("expected exactly one value for an instant eval: " + b);
       }
@@ -865,7 +1225,7 @@ public final class PromqlConformanceRunner {
       long e0 = c.rangeVector ? c.rvEnd : end;
       java.util.Set<Labels> seen = new java.util.HashSet<>();
       for (Value.Series s : m.series()) {
-        List<Double> exp = c.expected.get(s.labels());
+        List<Object> exp = c.expected.get(s.labels());
         if (exp == null) {
           return "unexpected metric " + s.labels() + " in result, has " + describe(s);
         }
@@ -881,9 +1241,12 @@ public final class PromqlConformanceRunner {
                 + s.labels()
                 + ", but query time range cannot return this many points";
           }
-          if (exp.get(i) != null) {
+          if (exp.get(i) instanceof ScriptHistogram h) {
+            return "expected histogram " + h + " at t=" + ts + " for " + s.labels();
+          }
+          if (exp.get(i) instanceof Double d) {
             et.add(new long[] {ts});
-            ev.add(exp.get(i));
+            ev.add(d);
           }
         }
         if (et.size() != s.size()) {
@@ -931,7 +1294,7 @@ public final class PromqlConformanceRunner {
       java.util.Set<Labels> seen = new java.util.HashSet<>();
       for (int p = 0; p < vec.samples().size(); p++) {
         Value.Sample s = vec.samples().get(p);
-        List<Double> exp = c.expected.get(s.labels());
+        List<Object> exp = c.expected.get(s.labels());
         if (exp == null) {
           return "unexpected metric " + s.labels() + " in result, has value " + s.value();
         }
@@ -943,7 +1306,7 @@ public final class PromqlConformanceRunner {
               + " but was at "
               + (p + 1);
         }
-        if (exp.isEmpty() || exp.get(0) == null || !almostEqual(exp.get(0), s.value())) {
+        if (exp.isEmpty() || !(exp.get(0) instanceof Double d) || !almostEqual(d, s.value())) {
           return "expected "
               + (exp.isEmpty() ? "nothing" : exp.get(0))
               + " for "
@@ -987,22 +1350,36 @@ public final class PromqlConformanceRunner {
     return sb.append(']').toString();
   }
 
-  /** Prints the report; returns the number of failed evals. */
+  /**
+   * Prints every failure with its diagnostic, then per file and in total the evals that passed,
+   * failed, and were set apart for native histograms; returns the number of failed evals.
+   */
   public static int report(List<FileResult> results, java.io.PrintStream out) {
-    int p = 0;
-    int f = 0;
+    boolean verbose = Boolean.getBoolean(VERBOSE_PROPERTY);
     for (FileResult r : results) {
-      for (String fail : r.failures()) {
-        out.println("FAIL " + fail);
+      for (EvalResult e : r.evals()) {
+        if (e.status() == Status.FAILED) {
+          out.println("FAIL " + e);
+        } else if (verbose) {
+          out.println((e.status() == Status.PASSED ? "PASS " : "HIST ") + e);
+        }
       }
     }
+    long[] total = new long[3];
+    out.printf("%-26s %6s %6s %10s%n", "file", "passed", "failed", "histograms");
     for (FileResult r : results) {
-      out.printf("%-22s %4d passed, %4d failed%n", r.file(), r.passed(), r.failures().size());
-      p += r.passed();
-      f += r.failures().size();
+      long[] c = {
+        r.count(Status.PASSED), r.count(Status.FAILED), r.count(Status.NATIVE_HISTOGRAMS)
+      };
+      out.printf("%-26s %6d %6d %10d%n", r.file(), c[0], c[1], c[2]);
+      for (int i = 0; i < 3; i++) {
+        total[i] += c[i];
+      }
     }
-    out.printf("%-22s %4d passed, %4d failed%n", "total", p, f);
-    return f;
+    out.printf(
+        "%-26s %6d %6d %10d   (%d evals)%n",
+        "total", total[0], total[1], total[2], total[0] + total[1] + total[2]);
+    return (int) total[1];
   }
 
   public static void main(String[] args) throws IOException {
