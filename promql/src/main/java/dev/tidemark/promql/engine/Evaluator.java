@@ -77,6 +77,13 @@ final class Evaluator {
     long queryEnd;
 
     /**
+     * What {@code step()} returns, in ms: the query's step, constant inside subqueries too, and 0
+     * when the query has one evaluation time ({@code start == end}, every instant query), as
+     * Prometheus folds it.
+     */
+    long queryStep;
+
+    /**
      * Samples held now (Prometheus' {@code currentSamples}); written under this object's lock,
      * since the threads of a parallel range function count their series as they finish them.
      */
@@ -191,6 +198,7 @@ final class Evaluator {
     sh.query = query;
     sh.queryStart = start;
     sh.queryEnd = end;
+    sh.queryStep = start == end ? 0 : step;
     return new Evaluator(sh, start, end, step == 0 ? 1 : step);
   }
 

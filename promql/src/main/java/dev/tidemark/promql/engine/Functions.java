@@ -214,7 +214,7 @@ final class Functions {
       case "range":
         return scal(ev, i -> (ev.sh.queryEnd - ev.sh.queryStart) / 1000.0);
       case "step":
-        return scal(ev, i -> ev.interval / 1000.0);
+        return scal(ev, i -> ev.sh.queryStep / 1000.0);
       case "vector":
         {
           Scal s = ev.evalScalar(args.get(0));
