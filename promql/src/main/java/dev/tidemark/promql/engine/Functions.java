@@ -215,6 +215,16 @@ final class Functions {
         return scal(ev, i -> (ev.sh.queryEnd - ev.sh.queryStart) / 1000.0);
       case "step":
         return scal(ev, i -> ev.sh.queryStep / 1000.0);
+      case "min_of":
+      case "max_of":
+        {
+          // Experimental: the smaller / larger of two scalars, NaN when either is (Go's math.Min
+          // and math.Max, which order -0 before +0 as Java's Math.min and Math.max do).
+          double[] a = ev.evalScalar(args.get(0)).v();
+          double[] b = ev.evalScalar(args.get(1)).v();
+          boolean min = name.equals("min_of");
+          return scal(ev, i -> min ? Math.min(a[i], b[i]) : Math.max(a[i], b[i]));
+        }
       case "vector":
         {
           Scal s = ev.evalScalar(args.get(0));
