@@ -282,6 +282,7 @@ final class BinaryOps {
       }
       Set<Labels> matchedSigs = new HashSet<>();
       Map<Labels, Set<Labels>> insertedBySig = new HashMap<>();
+      Step step = new Step(i, op, m, bool, changes, out, matchedSigs, insertedBySig, n);
       for (int k = 0; k < many.size(); k++) {
         StepSeries ms = many.get(k);
         if (!ms.has[i]) {
@@ -289,55 +290,97 @@ final class BinaryOps {
         }
         Labels sig = manySig.get(k);
         Integer j = oneAt.get(sig);
-        if (j == null) {
-          continue;
-        }
-        StepSeries os = one.get(j);
-        double fl = ms.v[i];
-        double fr = os.v[i];
-        if (card == Cardinality.ONE_TO_MANY) {
-          double t = fl;
-          fl = fr;
-          fr = t;
-        }
-        double value;
-        boolean keep;
-        if (op.isComparison()) {
-          keep = compare(op, fl, fr);
-          value = bool ? (keep ? 1 : 0) : fl;
-        } else {
-          value = scalarOp(op, fl, fr);
-          keep = true;
-        }
-        long cacheKey = ((long) k << 32) | j;
-        Labels res = resultLabelCache.get(cacheKey);
-        if (res == null) {
-          res = resultLabels(ms.labels, os.labels, m, changes);
-          resultLabelCache.put(cacheKey, res);
-        }
-        if (card == Cardinality.ONE_TO_ONE) {
-          if (!matchedSigs.add(sig)) {
-            throw QueryException.execution(
-                "multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)");
+        if (j != null) {
+          StepSeries os = one.get(j);
+          long cacheKey = ((long) k << 32) | j;
+          Labels res = resultLabelCache.get(cacheKey);
+          if (res == null) {
+            res = resultLabels(ms.labels, os.labels, m, changes);
+            resultLabelCache.put(cacheKey, res);
           }
-        } else {
-          if (!insertedBySig.computeIfAbsent(sig, x -> new HashSet<>()).add(res)) {
-            throw QueryException.execution(
-                "multiple matches for labels: grouping labels must ensure unique matches");
+          step.apply(ms.v[i], os.v[i], sig, res);
+        } else if (m.fillRight() != null) {
+          // No "one" sample: fill_right stands in for it (Prometheus fills the swapped right-hand
+          // side here, so with group_right it stands in for the left operand), with the matching
+          // labels only.
+          step.apply(ms.v[i], m.fillRight(), sig, resultLabels(ms.labels, sig, m, changes));
+        }
+      }
+      if (m.fillLeft() != null) {
+        // Every "one" sample nothing matched meets fill_left in the "many" operand's place.
+        for (Map.Entry<Labels, Integer> e : oneAt.entrySet()) {
+          Labels sig = e.getKey();
+          boolean matched =
+              card == Cardinality.ONE_TO_ONE
+                  ? matchedSigs.contains(sig)
+                  : !insertedBySig.getOrDefault(sig, Set.of()).isEmpty();
+          if (matched) {
+            continue;
           }
-        }
-        if (!keep && !bool) {
-          continue;
-        }
-        final Labels rl = res;
-        StepSeries o = out.computeIfAbsent(res, x -> new StepSeries(rl, n));
-        o.set(i, value);
-        if (bool) {
-          o.dropName = true;
+          StepSeries os = one.get(e.getValue());
+          step.apply(m.fillLeft(), os.v[i], sig, resultLabels(sig, os.labels, m, changes));
         }
       }
     }
     return new Vec(new ArrayList<>(out.values()));
+  }
+
+  /**
+   * One step of a vector/vector operation: applies the operator to a matched (or filled) pair and
+   * records the result, enforcing Prometheus' uniqueness rules for the match group.
+   */
+  private record Step(
+      int i,
+      BinaryOp op,
+      VectorMatching m,
+      boolean bool,
+      boolean changes,
+      Map<Labels, StepSeries> out,
+      Set<Labels> matchedSigs,
+      Map<Labels, Set<Labels>> insertedBySig,
+      int n) {
+
+    /**
+     * @param manyValue the value of the "many" side (the left operand, the right one with
+     *     group_right)
+     * @param oneValue the value of the "one" side
+     */
+    void apply(double manyValue, double oneValue, Labels sig, Labels res) {
+      double fl = manyValue;
+      double fr = oneValue;
+      if (m.card() == Cardinality.ONE_TO_MANY) {
+        fl = oneValue;
+        fr = manyValue;
+      }
+      double value;
+      boolean keep;
+      if (op.isComparison()) {
+        keep = compare(op, fl, fr);
+        value = bool ? (keep ? 1 : 0) : fl;
+      } else {
+        value = scalarOp(op, fl, fr);
+        keep = true;
+      }
+      if (m.card() == Cardinality.ONE_TO_ONE) {
+        if (!matchedSigs.add(sig)) {
+          throw QueryException.execution(
+              "multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)");
+        }
+      } else {
+        if (!insertedBySig.computeIfAbsent(sig, x -> new HashSet<>()).add(res)) {
+          throw QueryException.execution(
+              "multiple matches for labels: grouping labels must ensure unique matches");
+        }
+      }
+      if (!keep && !bool) {
+        return;
+      }
+      StepSeries o = out.computeIfAbsent(res, x -> new StepSeries(res, n));
+      o.set(i, value);
+      if (bool) {
+        o.dropName = true;
+      }
+    }
   }
 
   static Labels resultLabels(Labels lhs, Labels rhs, VectorMatching m, boolean dropName) {

@@ -236,10 +236,52 @@ final class Parser {
       }
     }
     t = peek().type();
+    Double fillLeft = null;
+    Double fillRight = null;
     if (t == TokenType.FILL || t == TokenType.FILL_LEFT || t == TokenType.FILL_RIGHT) {
-      throw error(peek().range(), "binop fill modifiers are experimental and not enabled");
+      if (!options.binopFillModifiers()) {
+        throw error(peek().range(), "binop fill modifiers are experimental and not enabled");
+      }
+      next();
+      double v = parseFillValue();
+      if (t == TokenType.FILL) {
+        fillLeft = v;
+        fillRight = v;
+      } else {
+        // fill_left(a) may be followed by fill_right(b), and the other way round.
+        TokenType other = t == TokenType.FILL_LEFT ? TokenType.FILL_RIGHT : TokenType.FILL_LEFT;
+        Double second = null;
+        if (peek().type() == other) {
+          next();
+          second = parseFillValue();
+        }
+        fillLeft = t == TokenType.FILL_LEFT ? Double.valueOf(v) : second;
+        fillRight = t == TokenType.FILL_RIGHT ? Double.valueOf(v) : second;
+      }
     }
-    return new VectorMatching(card, matchingLabels, on, include);
+    return new VectorMatching(card, matchingLabels, on, include, fillLeft, fillRight);
+  }
+
+  /** {@code ( [+|-] number-or-duration )} after a {@code fill*} keyword. */
+  private double parseFillValue() {
+    Token open = next();
+    if (open.type() != TokenType.LEFT_PAREN) {
+      throw unexpected(open, "fill modifier", "\"(\"");
+    }
+    boolean negate = false;
+    if (peek().type() == TokenType.ADD || peek().type() == TokenType.SUB) {
+      negate = next().type() == TokenType.SUB;
+    }
+    Token num = next();
+    if (num.type() != TokenType.NUMBER && num.type() != TokenType.DURATION) {
+      throw unexpected(num, "fill modifier", "number or duration");
+    }
+    double v = ((NumberLiteral) literal(num)).value();
+    Token close = next();
+    if (close.type() != TokenType.RIGHT_PAREN) {
+      throw unexpected(close, "fill modifier", "\")\"");
+    }
+    return negate ? -v : v;
   }
 
   /** A unary {@code -}/{@code +} binds like {@code *}: its operand extends over {@code ^} only. */

@@ -177,6 +177,19 @@ final class Printer {
       writeLabels(b, vm.include());
       b.append(')');
     }
+    // Go's %v of the values; one fill when both sides have the same.
+    if (vm.fillLeft() != null
+        && vm.fillRight() != null
+        && vm.fillLeft().doubleValue() == vm.fillRight().doubleValue()) {
+      b.append(" fill (").append(PromText.formatFloat(vm.fillLeft())).append(')');
+    } else {
+      if (vm.fillLeft() != null) {
+        b.append(" fill_left (").append(PromText.formatFloat(vm.fillLeft())).append(')');
+      }
+      if (vm.fillRight() != null) {
+        b.append(" fill_right (").append(PromText.formatFloat(vm.fillRight())).append(')');
+      }
+    }
   }
 
   private static void writeAt(StringBuilder b, AtModifier at) {

@@ -134,6 +134,10 @@ final class TypeChecker {
       if (!vm.matchingLabels().isEmpty()) {
         throw error(n.positionRange(), "vector matching only allowed between instant vectors");
       }
+      if (vm.hasFill()) {
+        throw error(
+            n.positionRange(), "filling in missing series only allowed between instant vectors");
+      }
       vm = null;
     } else if (op.isSetOperator()) {
       if (vm.card() == VectorMatching.Cardinality.ONE_TO_MANY
@@ -144,6 +148,9 @@ final class TypeChecker {
       }
       if (vm.card() != VectorMatching.Cardinality.MANY_TO_MANY) {
         throw error(n.positionRange(), "set operations must always be many-to-many");
+      }
+      if (vm.hasFill()) {
+        throw error(n.positionRange(), "filling in missing series not allowed for set operators");
       }
     }
     if ((lt == ValueType.SCALAR || rt == ValueType.SCALAR) && op.isSetOperator()) {

@@ -12,9 +12,25 @@ import java.util.List;
  * @param on true for {@code on}, false for {@code ignoring} (or neither)
  * @param include the labels of {@code group_left}/{@code group_right} copied from the "one" side,
  *     unmodifiable
+ * @param fillLeft the value of {@code fill_left(v)} (or {@code fill(v)}), standing in for a missing
+ *     left-hand sample; null when there is none. Experimental ({@link
+ *     ParserOptions#binopFillModifiers()})
+ * @param fillRight the value of {@code fill_right(v)} (or {@code fill(v)}) for a missing right-hand
+ *     sample; null when there is none
  */
 public record VectorMatching(
-    Cardinality card, List<String> matchingLabels, boolean on, List<String> include) {
+    Cardinality card,
+    List<String> matchingLabels,
+    boolean on,
+    List<String> include,
+    Double fillLeft,
+    Double fillRight) {
+
+  /** Matching without fill values. */
+  public VectorMatching(
+      Cardinality card, List<String> matchingLabels, boolean on, List<String> include) {
+    this(card, matchingLabels, on, include, null, null);
+  }
 
   /** Match cardinality, as Prometheus' {@code VectorMatchCardinality}. */
   public enum Cardinality {
@@ -41,6 +57,11 @@ public record VectorMatching(
   }
 
   VectorMatching withCard(Cardinality newCard) {
-    return new VectorMatching(newCard, matchingLabels, on, include);
+    return new VectorMatching(newCard, matchingLabels, on, include, fillLeft, fillRight);
+  }
+
+  /** Whether {@code fill}, {@code fill_left} or {@code fill_right} was given. */
+  public boolean hasFill() {
+    return fillLeft != null || fillRight != null;
   }
 }

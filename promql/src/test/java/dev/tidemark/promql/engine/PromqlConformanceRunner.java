@@ -7,6 +7,7 @@ import dev.tidemark.promql.parser.Call;
 import dev.tidemark.promql.parser.Expr;
 import dev.tidemark.promql.parser.MatrixSelector;
 import dev.tidemark.promql.parser.ParenExpr;
+import dev.tidemark.promql.parser.ParserOptions;
 import dev.tidemark.promql.parser.PromqlParser;
 import dev.tidemark.promql.parser.SubqueryExpr;
 import dev.tidemark.promql.parser.UnaryExpr;
@@ -132,10 +133,17 @@ public final class PromqlConformanceRunner {
     }
   }
 
+  /**
+   * The parser features the scripts assume (Prometheus' test engine turns every feature flag on),
+   * as far as this parser has them.
+   */
+  public static final ParserOptions PARSER_OPTIONS = ParserOptions.TEST_ENGINE;
+
   private final PromqlEngine promql =
       new PromqlEngine(
           new EngineOptions(
-              Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1)));
+              Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1)),
+          PARSER_OPTIONS);
 
   public static Path defaultFolder() {
     String p = System.getProperty(FOLDER_PROPERTY);
@@ -281,7 +289,7 @@ public final class PromqlConformanceRunner {
     }
     Expr parsed;
     try {
-      parsed = PromqlParser.parseExpr(c.expr);
+      parsed = PromqlParser.parseExpr(c.expr, PARSER_OPTIONS);
     } catch (RuntimeException e) {
       for (Labels h : store.histograms.keySet()) {
         String metric = h.get(Labels.METRIC_NAME);
@@ -980,7 +988,7 @@ public final class PromqlConformanceRunner {
   static String atModifierCase(String expr, long t) {
     Expr e;
     try {
-      e = PromqlParser.parseExpr(expr);
+      e = PromqlParser.parseExpr(expr, PARSER_OPTIONS);
     } catch (RuntimeException ex) {
       return null;
     }

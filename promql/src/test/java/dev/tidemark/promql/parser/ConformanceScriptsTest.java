@@ -156,7 +156,7 @@ class ConformanceScriptsTest {
   private static void check(Eval e) {
     Expr parsed;
     try {
-      parsed = PromqlParser.parseExpr(e.expr());
+      parsed = PromqlParser.parseExpr(e.expr(), PromqlConformanceRunner.PARSER_OPTIONS);
     } catch (ParseException ex) {
       if (!e.expectFail() && e.gated()) {
         assertThat(ex.getMessage()).as("parse error of gated %s", e).containsPattern(NOT_ENABLED);
@@ -174,7 +174,7 @@ class ConformanceScriptsTest {
       return;
     }
     String printed = parsed.toString();
-    Expr reparsed = PromqlParser.parseExpr(printed);
+    Expr reparsed = PromqlParser.parseExpr(printed, PromqlConformanceRunner.PARSER_OPTIONS);
     assertThat(reparsed.toString()).as("print of parse of %s", printed).isEqualTo(printed);
     assertThat(reparsed.type()).isEqualTo(parsed.type());
   }
@@ -189,10 +189,12 @@ class ConformanceScriptsTest {
     List<String> problems = new ArrayList<>();
     for (Eval e : all) {
       try {
-        Expr p = PromqlParser.parseExpr(e.expr());
+        Expr p = PromqlParser.parseExpr(e.expr(), PromqlConformanceRunner.PARSER_OPTIONS);
         parsed++;
         String s = p.toString();
-        if (PromqlParser.parseExpr(s).toString().equals(s)) {
+        if (PromqlParser.parseExpr(s, PromqlConformanceRunner.PARSER_OPTIONS)
+            .toString()
+            .equals(s)) {
           roundTripped++;
         } else {
           problems.add(e + " does not round-trip");
