@@ -393,6 +393,8 @@ final class Functions {
         return labelReplace(ev, c);
       case "label_join":
         return labelJoin(ev, c);
+      case "info":
+        return Info.eval(ev, c);
       case "histogram_quantile":
         return HistogramQuantile.eval(ev, c);
       case "histogram_count":
