@@ -386,7 +386,7 @@ final class BinaryOps {
   static Labels resultLabels(Labels lhs, Labels rhs, VectorMatching m, boolean dropName) {
     Labels.Builder b = lhs.toBuilder();
     if (dropName) {
-      b.remove(Labels.METRIC_NAME);
+      b.remove(Labels.METRIC_NAME).remove(Evaluator.TYPE_LABEL).remove(Evaluator.UNIT_LABEL);
     }
     if (m.card() == Cardinality.ONE_TO_ONE) {
       if (m.on()) {

@@ -1140,12 +1140,24 @@ final class Evaluator {
 
   // ---------------------------------------------------------------- labels
 
+  /**
+   * The labels without the metric's identity: {@code __name__} and, as Prometheus drops them with
+   * it ({@code DropReserved(schema.IsMetadataLabel)}), the type-and-unit labels {@code __type__}
+   * and {@code __unit__}.
+   */
   static Labels dropName(Labels l) {
-    if (l.get(Labels.METRIC_NAME) == null) {
+    if (l.get(Labels.METRIC_NAME) == null
+        && l.get(TYPE_LABEL) == null
+        && l.get(UNIT_LABEL) == null) {
       return l;
     }
-    return l.toBuilder().remove(Labels.METRIC_NAME).build();
+    return l.toBuilder().remove(Labels.METRIC_NAME).remove(TYPE_LABEL).remove(UNIT_LABEL).build();
   }
+
+  /** The type-and-unit labels of Prometheus 3 ({@code --enable-feature=type-and-unit-labels}). */
+  static final String TYPE_LABEL = "__type__";
+
+  static final String UNIT_LABEL = "__unit__";
 
   /**
    * Series with the same labels become one (after name dropping two may collide); two values at one
