@@ -68,7 +68,7 @@ public final class PromqlEngine {
 
   public QueryResult instantQuery(
       Querier querier, String expr, long timeMillis, QueryControl control) {
-    Expr e = parse(expr);
+    Expr e = DurationResolver.resolve(parse(expr), 0, 0);
     Evaluator ev =
         Evaluator.top(querier, options, memory, control, expr, timeMillis, timeMillis, 0);
     return run(ev, e, true);
@@ -99,7 +99,7 @@ public final class PromqlEngine {
       throw new QueryException(
           QueryException.ErrorType.BAD_DATA, "end timestamp must not be before start time");
     }
-    Expr e = parse(expr);
+    Expr e = DurationResolver.resolve(parse(expr), stepMillis, endMillis - startMillis);
     if (e.type() != ValueType.VECTOR && e.type() != ValueType.SCALAR) {
       throw new QueryException(
           QueryException.ErrorType.BAD_DATA,

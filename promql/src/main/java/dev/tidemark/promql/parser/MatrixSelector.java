@@ -10,9 +10,17 @@ import java.time.Duration;
  * @param selector the instant selector, carrying the offset and {@code @}
  * @param range the range, positive
  * @param positionRange from the selector's start to the end of the last modifier
+ * @param rangeExpr the range when written as a {@link DurationExpr} ({@code [5m * 2]}), else null;
+ *     {@code range} is then zero until the engine resolves it
  */
-public record MatrixSelector(VectorSelector selector, Duration range, PositionRange positionRange)
+public record MatrixSelector(
+    VectorSelector selector, Duration range, PositionRange positionRange, DurationExpr rangeExpr)
     implements Expr {
+
+  /** A range vector selector whose range is a plain duration. */
+  public MatrixSelector(VectorSelector selector, Duration range, PositionRange positionRange) {
+    this(selector, range, positionRange, null);
+  }
 
   @Override
   public ValueType type() {

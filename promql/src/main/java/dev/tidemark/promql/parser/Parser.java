@@ -481,14 +481,14 @@ final class Parser {
   /** {@code [range]} or {@code [range:step]} / {@code [range:]} after {@code e}. */
   private Expr parseRangeOrSubquery(Expr e) {
     Token lb = next();
-    NumberLiteral range =
-        bracketDuration("subquery or range selector", "number, duration, step(), or range()");
+    Object range =
+        positiveDuration("subquery or range selector", "number, duration, step(), or range()");
     Token t = next();
     if (t.type() == TokenType.RIGHT_BRACKET) {
       String problem = null;
       if (!(e instanceof VectorSelector)) {
         problem = "ranges only allowed for vector selectors";
-      } else if (!((VectorSelector) e).offset().isZero()) {
+      } else if (((VectorSelector) e).hasOffset()) {
         problem = "no offset modifiers allowed before range";
       } else if (((VectorSelector) e).at() != null) {
         problem = "no @ modifiers allowed before range";
@@ -498,17 +498,17 @@ final class Parser {
       }
       VectorSelector vs = (VectorSelector) e;
       return new MatrixSelector(
-          vs, toDuration(range.value()), new PositionRange(vs.positionRange().start(), t.end()));
+          vs,
+          durationOf(range),
+          new PositionRange(vs.positionRange().start(), t.end()),
+          exprOf(range));
     }
     if (t.type() != TokenType.COLON) {
       throw unexpected(t, "subquery or range", "\":\" or \"]\"");
     }
-    Duration step = Duration.ZERO;
+    Object step = null;
     if (peek().type() != TokenType.RIGHT_BRACKET) {
-      step =
-          toDuration(
-              bracketDuration("subquery selector", "number, duration, step(), range(), or \"]\"")
-                  .value());
+      step = positiveDuration("subquery selector", "number, duration, step(), range(), or \"]\"");
       Token rb = peek();
       if (rb.type() != TokenType.RIGHT_BRACKET) {
         throw unexpected(rb, "subquery selector", "\"]\"");
@@ -517,44 +517,227 @@ final class Parser {
     Token rb = next();
     return new SubqueryExpr(
         e,
-        toDuration(range.value()),
-        step,
+        durationOf(range),
+        step == null ? Duration.ZERO : durationOf(step),
         Duration.ZERO,
         null,
-        new PositionRange(e.positionRange().start(), rb.end()));
+        new PositionRange(e.positionRange().start(), rb.end()),
+        exprOf(range),
+        step == null ? null : exprOf(step),
+        null);
+  }
+
+  /** The duration of a parsed literal, zero for an expression (resolved by the engine). */
+  private static Duration durationOf(Object parsed) {
+    return parsed instanceof NumberLiteral n ? toDuration(n.value()) : Duration.ZERO;
+  }
+
+  private static DurationExpr exprOf(Object parsed) {
+    return parsed instanceof DurationExpr d ? d : null;
   }
 
   /**
-   * A positive duration inside brackets: a number of seconds or a duration, with an optional sign.
-   * Duration arithmetic ({@code [5m * 2]}) is experimental in Prometheus and refused.
+   * A positive duration inside brackets: a number of seconds or a duration with an optional sign (a
+   * {@link NumberLiteral}), or, with {@link ParserOptions#durationExpressions()}, a {@link
+   * DurationExpr} ({@code [5m * 2]}, {@code [step()]}), whose sign the engine checks.
    */
-  private NumberLiteral bracketDuration(String context, String expected) {
-    Token sign = null;
+  private Object positiveDuration(String context, String expected) {
     Token t = peek();
-    if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
-      sign = next();
-      t = peek();
-    }
-    if (t.type() != TokenType.NUMBER && t.type() != TokenType.DURATION) {
-      if (isDurationExprStart(t.type())) {
-        throw error(t.range(), "experimental duration expression is not enabled");
-      }
+    boolean startsExpr =
+        isDurationExprStart(t.type())
+            || t.type() == TokenType.NUMBER
+            || t.type() == TokenType.DURATION
+            || t.type() == TokenType.ADD
+            || t.type() == TokenType.SUB;
+    if (!startsExpr) {
       throw unexpected(t, context, expected);
     }
-    next();
-    NumberLiteral lit = signed(sign, literal(t));
-    switch (peek().type()) {
-      case ADD, SUB, MUL, DIV, MOD, POW ->
-          throw error(lit.positionRange(), "experimental duration expression is not enabled");
-      default -> {}
+    DurationExpr d = parseDurationExpr(0);
+    if (d.kind() != DurationExpr.Kind.LITERAL) {
+      requireDurationExpressions(d);
+      return d;
     }
-    if (durationOutOfRange(lit.value())) {
-      throw error(lit.positionRange(), "duration out of range");
-    }
+    NumberLiteral lit = d.literal();
     if (lit.value() <= 0) {
       throw error(lit.positionRange(), "duration must be greater than 0");
     }
     return lit;
+  }
+
+  private void requireDurationExpressions(DurationExpr d) {
+    if (!options.durationExpressions()) {
+      throw error(d.positionRange(), "experimental duration expression is not enabled");
+    }
+  }
+
+  /**
+   * Duration arithmetic by precedence climbing, with PromQL's binary precedences ({@code + -}, then
+   * {@code * / %}, then right-associative {@code ^}); a unary sign binds like {@code *}. Literals
+   * stay literals (a sign folds into them); anything else becomes a {@link DurationExpr}.
+   */
+  private DurationExpr parseDurationExpr(int minPrec) {
+    DurationExpr lhs = parseDurationUnary();
+    while (true) {
+      Token t = peek();
+      int prec = durationPrecedence(t.type());
+      if (prec < 0 || prec < minPrec) {
+        return lhs;
+      }
+      next();
+      DurationExpr rhs = parseDurationExpr(t.type() == TokenType.POW ? prec : prec + 1);
+      DurationExpr.Kind kind =
+          switch (t.type()) {
+            case ADD -> DurationExpr.Kind.ADD;
+            case SUB -> DurationExpr.Kind.SUB;
+            case MUL -> DurationExpr.Kind.MUL;
+            case DIV -> DurationExpr.Kind.DIV;
+            case MOD -> DurationExpr.Kind.MOD;
+            default -> DurationExpr.Kind.POW;
+          };
+      if ((kind == DurationExpr.Kind.DIV || kind == DurationExpr.Kind.MOD)
+          && rhs.kind() == DurationExpr.Kind.LITERAL
+          && rhs.literal().value() == 0) {
+        throw error(
+            t.range(), kind == DurationExpr.Kind.DIV ? "division by zero" : "modulo by zero");
+      }
+      lhs =
+          new DurationExpr(
+              kind,
+              null,
+              lhs,
+              rhs,
+              false,
+              new PositionRange(lhs.positionRange().start(), rhs.positionRange().end()));
+    }
+  }
+
+  private static int durationPrecedence(TokenType t) {
+    return switch (t) {
+      case ADD, SUB -> 1;
+      case MUL, DIV, MOD -> 2;
+      case POW -> 3;
+      default -> -1;
+    };
+  }
+
+  private DurationExpr parseDurationUnary() {
+    Token t = peek();
+    if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
+      next();
+      return applySign(t, parseDurationExpr(3));
+    }
+    return parseDurationPrimary();
+  }
+
+  /** Prometheus' {@code applyUnaryOpToDurationExpr}: a sign folds into a literal. */
+  private DurationExpr applySign(Token sign, DurationExpr operand) {
+    PositionRange range = new PositionRange(sign.pos(), operand.positionRange().end());
+    if (operand.kind() == DurationExpr.Kind.LITERAL && !operand.wrapped()) {
+      NumberLiteral lit = signed(sign, operand.literal());
+      if (durationOutOfRange(lit.value())) {
+        throw error(sign.range(), "duration out of range");
+      }
+      return DurationExpr.literal(lit);
+    }
+    if (sign.type() == TokenType.ADD) {
+      return operand;
+    }
+    return new DurationExpr(DurationExpr.Kind.SUB, null, null, operand, false, range);
+  }
+
+  private DurationExpr parseDurationPrimary() {
+    Token t = next();
+    switch (t.type()) {
+      case NUMBER, DURATION -> {
+        NumberLiteral lit = literal(t);
+        if (durationOutOfRange(lit.value())) {
+          throw error(lit.positionRange(), "duration out of range");
+        }
+        return DurationExpr.literal(lit);
+      }
+      case LEFT_PAREN -> {
+        DurationExpr inner = parseDurationExpr(0);
+        Token r = next();
+        if (r.type() != TokenType.RIGHT_PAREN) {
+          throw unexpected(r, "duration expression", "\")\"");
+        }
+        PositionRange range = new PositionRange(t.pos(), r.end());
+        DurationExpr wrapped =
+            inner.kind() == DurationExpr.Kind.LITERAL
+                ? new DurationExpr(DurationExpr.Kind.ADD, null, null, inner, true, range)
+                : inner.withWrapped(range);
+        requireDurationExpressions(wrapped);
+        return wrapped;
+      }
+      case STEP, RANGE -> {
+        expectEmptyParens();
+        return new DurationExpr(
+            t.type() == TokenType.STEP ? DurationExpr.Kind.STEP : DurationExpr.Kind.RANGE,
+            null,
+            null,
+            null,
+            false,
+            new PositionRange(t.pos(), lastEnd));
+      }
+      case MIN_OF, MAX_OF -> {
+        Token lp = next();
+        if (lp.type() != TokenType.LEFT_PAREN) {
+          throw unexpected(lp, "duration expression", "\"(\"");
+        }
+        DurationExpr a = parseDurationExpr(0);
+        Token comma = next();
+        if (comma.type() != TokenType.COMMA) {
+          throw unexpected(comma, "duration expression", "\",\"");
+        }
+        DurationExpr b = parseDurationExpr(0);
+        Token rp = next();
+        if (rp.type() != TokenType.RIGHT_PAREN) {
+          throw unexpected(rp, "duration expression", "\")\"");
+        }
+        return new DurationExpr(
+            t.type() == TokenType.MIN_OF ? DurationExpr.Kind.MIN_OF : DurationExpr.Kind.MAX_OF,
+            null,
+            a,
+            b,
+            false,
+            new PositionRange(t.pos(), rp.end()));
+      }
+      default -> throw unexpected(t, "duration expression", "number, duration, step(), or range()");
+    }
+  }
+
+  private void expectEmptyParens() {
+    Token lp = next();
+    if (lp.type() != TokenType.LEFT_PAREN) {
+      throw unexpected(lp, "duration expression", "\"(\"");
+    }
+    Token rp = next();
+    if (rp.type() != TokenType.RIGHT_PAREN) {
+      throw unexpected(rp, "duration expression", "\")\"");
+    }
+  }
+
+  /**
+   * The duration after {@code offset}: one term, never a binary operation, so that {@code foo
+   * offset 2 ^ 2} is {@code (foo offset 2) ^ 2} (Prometheus' {@code offset_duration_expr}): a
+   * signed literal, a signed {@code step()}, {@code range()}, {@code min_of(…)}, {@code max_of(…)}
+   * or parenthesized duration expression.
+   */
+  private DurationExpr parseOffsetDuration() {
+    Token sign = null;
+    if (peek().type() == TokenType.ADD || peek().type() == TokenType.SUB) {
+      sign = next();
+    }
+    TokenType t = peek().type();
+    if (t != TokenType.NUMBER && t != TokenType.DURATION && !isDurationExprStart(t)) {
+      throw unexpected(peek(), "offset", "number, duration, step(), or range()");
+    }
+    DurationExpr term = parseDurationPrimary();
+    DurationExpr d = sign == null ? term : applySign(sign, term);
+    if (d.kind() != DurationExpr.Kind.LITERAL) {
+      requireDurationExpressions(d);
+    }
+    return d;
   }
 
   private static boolean isDurationExprStart(TokenType t) {
@@ -593,44 +776,35 @@ final class Parser {
 
   private Expr parseOffset(Expr e) {
     next(); // offset
-    Token sign = null;
-    Token t = peek();
-    if (t.type() == TokenType.ADD || t.type() == TokenType.SUB) {
-      sign = next();
-      t = peek();
+    DurationExpr d = parseOffsetDuration();
+    Duration offset = Duration.ZERO;
+    DurationExpr offsetExpr = null;
+    if (d.kind() == DurationExpr.Kind.LITERAL) {
+      offset = toDuration(d.literal().value());
+    } else {
+      offsetExpr = d;
     }
-    if (t.type() != TokenType.NUMBER && t.type() != TokenType.DURATION) {
-      if (isDurationExprStart(t.type())) {
-        throw error(t.range(), "experimental duration expression is not enabled");
-      }
-      throw unexpected(t, "offset", "number, duration, step(), or range()");
-    }
-    next();
-    NumberLiteral lit = signed(sign, literal(t));
-    if (durationOutOfRange(lit.value())) {
-      throw error(lit.positionRange(), "duration out of range");
-    }
-    Duration offset = toDuration(lit.value());
     int end = lastEnd;
     String twice = "offset may not be set multiple times";
     if (e instanceof VectorSelector vs) {
-      if (!vs.offset().isZero()) {
+      if (vs.hasOffset()) {
         throw error(e.positionRange(), twice);
       }
-      return vs.withOffset(offset, end);
+      return vs.withOffset(offset, offsetExpr, end);
     }
     if (e instanceof MatrixSelector ms) {
       VectorSelector vs = ms.selector();
-      if (!vs.offset().isZero()) {
+      if (vs.hasOffset()) {
         throw error(e.positionRange(), twice);
       }
       return new MatrixSelector(
-          vs.withOffset(offset, vs.positionRange().end()),
+          vs.withOffset(offset, offsetExpr, vs.positionRange().end()),
           ms.range(),
-          new PositionRange(ms.positionRange().start(), end));
+          new PositionRange(ms.positionRange().start(), end),
+          ms.rangeExpr());
     }
     if (e instanceof SubqueryExpr sq) {
-      if (!sq.offset().isZero()) {
+      if (sq.hasOffset()) {
         throw error(e.positionRange(), twice);
       }
       return new SubqueryExpr(
@@ -639,7 +813,10 @@ final class Parser {
           sq.step(),
           offset,
           sq.at(),
-          new PositionRange(sq.positionRange().start(), end));
+          new PositionRange(sq.positionRange().start(), end),
+          sq.rangeExpr(),
+          sq.stepExpr(),
+          offsetExpr);
     }
     throw error(
         e.positionRange(),
@@ -696,7 +873,8 @@ final class Parser {
       return new MatrixSelector(
           vs.withAt(at, vs.positionRange().end()),
           ms.range(),
-          new PositionRange(ms.positionRange().start(), end));
+          new PositionRange(ms.positionRange().start(), end),
+          ms.rangeExpr());
     }
     if (e instanceof SubqueryExpr sq) {
       if (sq.at() != null) {
@@ -708,7 +886,10 @@ final class Parser {
           sq.step(),
           sq.offset(),
           at,
-          new PositionRange(sq.positionRange().start(), end));
+          new PositionRange(sq.positionRange().start(), end),
+          sq.rangeExpr(),
+          sq.stepExpr(),
+          sq.offsetExpr());
     }
     throw error(
         e.positionRange(),

@@ -44,21 +44,25 @@ final class Printer {
     } else if (e instanceof VectorSelector vs) {
       writeSelector(b, vs);
       writeAt(b, vs.at());
-      writeOffset(b, vs.offset());
+      writeOffset(b, vs.offset(), vs.offsetExpr());
     } else if (e instanceof MatrixSelector m) {
       writeSelector(b, m.selector());
-      b.append('[').append(PromText.formatDuration(m.range())).append(']');
+      b.append('[');
+      writeDuration(b, m.range(), m.rangeExpr());
+      b.append(']');
       writeAt(b, m.selector().at());
-      writeOffset(b, m.selector().offset());
+      writeOffset(b, m.selector().offset(), m.selector().offsetExpr());
     } else if (e instanceof SubqueryExpr s) {
       write(b, s.expr());
-      b.append('[').append(PromText.formatDuration(s.range())).append(':');
+      b.append('[');
+      writeDuration(b, s.range(), s.rangeExpr());
+      b.append(':');
       if (s.hasStep()) {
-        b.append(PromText.formatDuration(s.step()));
+        writeDuration(b, s.step(), s.stepExpr());
       }
       b.append(']');
       writeAt(b, s.at());
-      writeOffset(b, s.offset());
+      writeOffset(b, s.offset(), s.offsetExpr());
     } else if (e instanceof Call c) {
       b.append(c.function().name()).append('(');
       writeList(b, c.args());
@@ -203,7 +207,20 @@ final class Printer {
     }
   }
 
-  private static void writeOffset(StringBuilder b, Duration offset) {
+  private static void writeDuration(StringBuilder b, Duration d, DurationExpr expr) {
+    if (expr != null) {
+      expr.write(b);
+    } else {
+      b.append(PromText.formatDuration(d));
+    }
+  }
+
+  private static void writeOffset(StringBuilder b, Duration offset, DurationExpr expr) {
+    if (expr != null) {
+      b.append(" offset ");
+      expr.write(b);
+      return;
+    }
     long nanos = offset.toNanos();
     if (nanos > 0) {
       b.append(" offset ").append(PromText.formatDuration(offset));

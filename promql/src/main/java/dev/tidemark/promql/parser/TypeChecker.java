@@ -67,7 +67,7 @@ final class TypeChecker {
                 + inner.type().promName()
                 + " instead");
       }
-      return new SubqueryExpr(inner, s.range(), s.step(), s.offset(), s.at(), s.positionRange());
+      return s.withExpr(inner);
     }
     if (node instanceof MatrixSelector m) {
       check(m.selector());

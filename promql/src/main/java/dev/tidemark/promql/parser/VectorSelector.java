@@ -16,17 +16,35 @@ import java.util.List;
  *     Duration#ZERO} when there is none
  * @param at the {@code @} modifier, or null when there is none
  * @param positionRange from the name (or the brace) to the end of the last modifier
+ * @param offsetExpr the offset when written as a {@link DurationExpr} ({@code offset step()}), else
+ *     null; {@code offset} is then zero until the engine resolves it
  */
 public record VectorSelector(
     String name,
     List<LabelMatcher> matchers,
     Duration offset,
     AtModifier at,
-    PositionRange positionRange)
+    PositionRange positionRange,
+    DurationExpr offsetExpr)
     implements Expr {
 
   public VectorSelector {
     matchers = List.copyOf(matchers);
+  }
+
+  /** A selector whose offset, if any, is a plain duration. */
+  public VectorSelector(
+      String name,
+      List<LabelMatcher> matchers,
+      Duration offset,
+      AtModifier at,
+      PositionRange positionRange) {
+    this(name, matchers, offset, at, positionRange, null);
+  }
+
+  /** Whether an offset was written, as a duration or as an expression. */
+  public boolean hasOffset() {
+    return !offset.isZero() || offsetExpr != null;
   }
 
   @Override
@@ -34,14 +52,19 @@ public record VectorSelector(
     return ValueType.VECTOR;
   }
 
-  VectorSelector withOffset(Duration newOffset, int end) {
+  VectorSelector withOffset(Duration newOffset, DurationExpr newOffsetExpr, int end) {
     return new VectorSelector(
-        name, matchers, newOffset, at, new PositionRange(positionRange.start(), end));
+        name,
+        matchers,
+        newOffset,
+        at,
+        new PositionRange(positionRange.start(), end),
+        newOffsetExpr);
   }
 
   VectorSelector withAt(AtModifier newAt, int end) {
     return new VectorSelector(
-        name, matchers, offset, newAt, new PositionRange(positionRange.start(), end));
+        name, matchers, offset, newAt, new PositionRange(positionRange.start(), end), offsetExpr);
   }
 
   @Override

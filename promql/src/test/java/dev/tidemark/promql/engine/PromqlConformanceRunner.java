@@ -1003,17 +1003,20 @@ public final class PromqlConformanceRunner {
   static Expr pin(Expr e, AtModifier at, boolean[] unsafe) {
     if (e instanceof VectorSelector vs) {
       if (vs.at() == null || vs.at().kind() != AtModifier.Kind.TIMESTAMP) {
-        return new VectorSelector(vs.name(), vs.matchers(), vs.offset(), at, vs.positionRange());
+        return new VectorSelector(
+            vs.name(), vs.matchers(), vs.offset(), at, vs.positionRange(), vs.offsetExpr());
       }
       return vs;
     } else if (e instanceof MatrixSelector ms) {
       return new MatrixSelector(
-          (VectorSelector) pin(ms.selector(), at, unsafe), ms.range(), ms.positionRange());
+          (VectorSelector) pin(ms.selector(), at, unsafe),
+          ms.range(),
+          ms.positionRange(),
+          ms.rangeExpr());
     } else if (e instanceof SubqueryExpr sq) {
       unsafe[0] |= containsUnsafe(sq.expr());
       if (sq.at() == null || sq.at().kind() != AtModifier.Kind.TIMESTAMP) {
-        return new SubqueryExpr(
-            sq.expr(), sq.range(), sq.step(), sq.offset(), at, sq.positionRange());
+        return sq.withAt(at);
       }
       return sq;
     } else if (e instanceof ParenExpr p) {

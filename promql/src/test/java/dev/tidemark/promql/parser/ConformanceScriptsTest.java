@@ -55,10 +55,9 @@ class ConformanceScriptsTest {
   private static final int EXPECTED_EVALS = 1730;
 
   private static final Set<KnownFailures.Category> PARSER_GATED =
-      EnumSet.of(
-          KnownFailures.Category.DURATION_EXPRESSIONS, KnownFailures.Category.FILL_MODIFIERS);
+      EnumSet.of(KnownFailures.Category.ANCHORED_SMOOTHED);
 
-  private static final Pattern NOT_ENABLED = Pattern.compile("experimental.* not enabled$");
+  private static final Pattern NOT_ENABLED = Pattern.compile("experimental and not enabled$");
 
   record Eval(
       String file,
