@@ -77,13 +77,15 @@ if java -jar "$run/tidemark.jar" --help 2>/dev/null | grep -q -- '--admin-port';
   admin_args=(--admin-port "$admin_port")
 fi
 # The launcher's own JVM options unless told otherwise (so RSS figures are those of the defaults).
-launcher_opts="$(sed -n 's/^default_java_opts="\(.*\)"$/\1/p' "$root/tidemark")"
-server_opts=${SERVER_JAVA_OPTS:-$launcher_opts}
+# shellcheck source=launcher-java.sh
+. "$root/benchmarks/bin/launcher-java.sh"
+server_opts=${SERVER_JAVA_OPTS:-$tm_java_opts}
 # As ./tidemark: two malloc arenas (RocksDB and gRPC allocate from many threads).
 export MALLOC_ARENA_MAX="${SERVER_MALLOC_ARENA_MAX:-2}"
 echo "uptime before start: $(uptime)"
+echo "server java: $tm_java $server_opts"
 # shellcheck disable=SC2086 # option lists
-java $server_opts -jar "$run/tidemark.jar" \
+"$tm_java" $server_opts -jar "$run/tidemark.jar" \
   --data-dir "$run/data" --otlp-grpc-port "$grpc_port" --otlp-http-port "$http_port" --http-port "$api_port" \
   "${admin_args[@]}" ${SERVER_ARGS:-} >"$run/server.log" 2>&1 &
 server_pid=$!
@@ -158,7 +160,7 @@ awk -v b="$bytes" -v s="$sst" -v w="$wal" -v n="$samples" 'BEGIN {
 if [[ "${RESTART_CHECK:-1}" == 1 && "$stop_rc" == 0 ]]; then
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
-  java $server_opts -jar "$run/tidemark.jar" \
+  "$tm_java" $server_opts -jar "$run/tidemark.jar" \
     --data-dir "$run/data" --otlp-grpc-port "$grpc_port" --otlp-http-port "$http_port" --http-port "$api_port" \
     "${admin_args[@]}" ${SERVER_ARGS:-} >"$run/server2.log" 2>&1 &
   server_pid=$!

@@ -16,11 +16,16 @@ PEERS_DIR="${PEERS_DIR:-$root/../shared/bench/peers}"
 need_loadgen
 inst="${1:-10000}"
 cd "$root"
-TM_JAVA_OPTS="$(sed -n 's/^default_java_opts="\(.*\)"$/\1/p' tidemark)"
+# shellcheck source=launcher-java.sh
+. "$root/benchmarks/bin/launcher-java.sh"
+# The harness starts `java` from the PATH: the launcher's JDK first for the server only.
+tm_path="$(dirname "$tm_java"):$PATH"
+TM_JAVA_OPTS="$tm_java_opts"
 export TM_JAVA_OPTS TIDEMARK_JAR="${TIDEMARK_JAR:-$root/server/target/tidemark.jar}"
+echo "server java: $tm_java $tm_java_opts"
 d="$PEERS_HOME/data/restart-tm"
 rm -rf "$d"
-MALLOC_ARENA_MAX=2 "$B/start-tm.sh" "$d"
+PATH="$tm_path" MALLOC_ARENA_MAX=2 "$B/start-tm.sh" "$d"
 pid="$(cat "$PEERS_HOME/tm.pid")"
 start=$((($(date +%s) / 15 * 15) * 1000 - 660000))
 java -Xmx10g -jar "$LOADGEN_JAR" otlp-grpc 127.0.0.1:14317 --instances="$inst" --hours=0.16667 \
@@ -30,7 +35,7 @@ echo "before kill: $("$B/procstat.sh" "$pid") head_active_series=$(active)"
 kill -9 "$pid"
 sleep 1
 t0=$(date +%s.%N)
-MALLOC_ARENA_MAX=2 "$B/start-tm.sh" "$d"
+PATH="$tm_path" MALLOC_ARENA_MAX=2 "$B/start-tm.sh" "$d"
 pid="$(cat "$PEERS_HOME/tm.pid")"
 for _ in $(seq 1 600); do curl -sf http://127.0.0.1:19090/-/ready >/dev/null && break; sleep 0.2; done
 echo "RESULT restart ready_s=$(echo "$(date +%s.%N) - $t0" | bc)"
