@@ -13,19 +13,32 @@ import java.util.Objects;
  *     Prometheus' global evaluation interval (1m)
  * @param parallelism threads one query may use for a range function over many series (the caller's
  *     thread plus common-pool workers); 1 evaluates on the caller's thread only
+ * @param delayedNameRemoval Prometheus' {@code EnableDelayedNameRemoval} ({@code
+ *     --enable-feature=promql-delayed-name-removal}): {@code __name__} (with {@code __type__} and
+ *     {@code __unit__}) is only marked where a function or operator drops it, and removed from the
+ *     query's result at the end, so {@code sum(rate({job="a"}[5m]))} sums series that differ only
+ *     in their name. Off, as Prometheus runs by default, each node removes it at once and two
+ *     series left with the same labels at one step fail the query there ({@code vector cannot
+ *     contain metrics with the same labelset}). Prometheus' test engine turns it on, and so do
+ *     {@link #DEFAULTS}; the server turns it off unless the feature is enabled.
  */
 public record EngineOptions(
     Duration lookbackDelta,
     long maxSamples,
     Duration timeout,
     Duration defaultSubqueryStep,
-    int parallelism) {
+    int parallelism,
+    boolean delayedNameRemoval) {
 
+  /**
+   * Prometheus' engine defaults (5m lookback, 50 million samples, 2m timeout, 1m subquery step),
+   * with delayed name removal on as its test engine runs the PromQL scripts.
+   */
   public static final EngineOptions DEFAULTS =
       new EngineOptions(
           Duration.ofMinutes(5), 50_000_000L, Duration.ofMinutes(2), Duration.ofMinutes(1));
 
-  /** Options with {@code parallelism} = the machine's processors. */
+  /** Options with {@code parallelism} = the machine's processors, delayed name removal on. */
   public EngineOptions(
       Duration lookbackDelta, long maxSamples, Duration timeout, Duration defaultSubqueryStep) {
     this(
@@ -34,6 +47,16 @@ public record EngineOptions(
         timeout,
         defaultSubqueryStep,
         Runtime.getRuntime().availableProcessors());
+  }
+
+  /** Options with delayed name removal on. */
+  public EngineOptions(
+      Duration lookbackDelta,
+      long maxSamples,
+      Duration timeout,
+      Duration defaultSubqueryStep,
+      int parallelism) {
+    this(lookbackDelta, maxSamples, timeout, defaultSubqueryStep, parallelism, true);
   }
 
   public EngineOptions {
@@ -56,22 +79,32 @@ public record EngineOptions(
   }
 
   public EngineOptions withLookbackDelta(Duration d) {
-    return new EngineOptions(d, maxSamples, timeout, defaultSubqueryStep, parallelism);
+    return new EngineOptions(
+        d, maxSamples, timeout, defaultSubqueryStep, parallelism, delayedNameRemoval);
   }
 
   public EngineOptions withMaxSamples(long n) {
-    return new EngineOptions(lookbackDelta, n, timeout, defaultSubqueryStep, parallelism);
+    return new EngineOptions(
+        lookbackDelta, n, timeout, defaultSubqueryStep, parallelism, delayedNameRemoval);
   }
 
   public EngineOptions withTimeout(Duration d) {
-    return new EngineOptions(lookbackDelta, maxSamples, d, defaultSubqueryStep, parallelism);
+    return new EngineOptions(
+        lookbackDelta, maxSamples, d, defaultSubqueryStep, parallelism, delayedNameRemoval);
   }
 
   public EngineOptions withDefaultSubqueryStep(Duration d) {
-    return new EngineOptions(lookbackDelta, maxSamples, timeout, d, parallelism);
+    return new EngineOptions(
+        lookbackDelta, maxSamples, timeout, d, parallelism, delayedNameRemoval);
   }
 
   public EngineOptions withParallelism(int n) {
-    return new EngineOptions(lookbackDelta, maxSamples, timeout, defaultSubqueryStep, n);
+    return new EngineOptions(
+        lookbackDelta, maxSamples, timeout, defaultSubqueryStep, n, delayedNameRemoval);
+  }
+
+  public EngineOptions withDelayedNameRemoval(boolean on) {
+    return new EngineOptions(
+        lookbackDelta, maxSamples, timeout, defaultSubqueryStep, parallelism, on);
   }
 }

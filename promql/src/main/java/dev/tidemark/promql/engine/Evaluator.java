@@ -26,6 +26,7 @@ import dev.tidemark.tsdb.query.SeriesSet;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -410,7 +411,80 @@ final class Evaluator {
     return e;
   }
 
+  /**
+   * Evaluates one node. Without delayed name removal ({@link EngineOptions#delayedNameRemoval()})
+   * the names a node drops are removed here, as Prometheus removes them in the node, not at the
+   * end.
+   */
   Object eval(Expr e) {
+    Object r = evalNode(e);
+    if (!sh.options.delayedNameRemoval() && r instanceof Vec v) {
+      return removeNamesNow(v);
+    }
+    return r;
+  }
+
+  /**
+   * Removes at once the names {@code v}'s node dropped; series then left with the same labels
+   * become one, and two values at one step fail the query, as Prometheus' {@code rangeEval} fails
+   * it without delayed name removal.
+   */
+  Vec removeNamesNow(Vec v) {
+    boolean any = false;
+    for (StepSeries ss : v.series()) {
+      if (ss.dropName) {
+        ss.labels = dropName(ss.labels);
+        ss.dropName = false;
+        any = true;
+      }
+    }
+    return any ? new Vec(mergeSameLabels(v.series(), true)) : v;
+  }
+
+  /**
+   * A sink that removes the names a streamed range function drops before {@code sink} sees the
+   * series, for a query without delayed name removal. Two series left with the same labels and a
+   * value at the same step fail the query, as they do in Prometheus. To find them the labels of
+   * every series passed are kept, unless every series has the same name (the selector is {@code
+   * name[5m]} or has {@code __name__="name"}): then two can only collide when one carries {@code
+   * __type__} or {@code __unit__}, the other labels removed with the name, and only the labels of
+   * such series are kept (a million series of one metric, the common case, keep nothing). A gap
+   * this leaves, for the rare store that holds one metric both with and without type-and-unit
+   * labels: a series without them is only compared with the typed ones already passed, so such a
+   * pair is caught when the typed series comes first, and otherwise both reach the parent.
+   */
+  SeriesSink namesRemovedNow(Call c, int matrixArg, SeriesSink sink) {
+    Expr arg = unwrap(c.args().get(matrixArg));
+    boolean oneName =
+        arg instanceof MatrixSelector ms
+            && ms.selector().matchers().stream()
+                .anyMatch(
+                    m -> m.name().equals(Labels.METRIC_NAME) && m.op() == LabelMatcher.Op.EQUAL);
+    Map<Labels, boolean[]> seen = new HashMap<>();
+    return s -> {
+      if (s.dropName) {
+        boolean typed = s.labels.get(TYPE_LABEL) != null || s.labels.get(UNIT_LABEL) != null;
+        s.labels = dropName(s.labels);
+        s.dropName = false;
+        if (!oneName || typed || !seen.isEmpty()) {
+          boolean[] has =
+              !oneName || typed ? seen.putIfAbsent(s.labels, s.has.clone()) : seen.get(s.labels);
+          if (has != null) {
+            for (int i = 0; i < has.length; i++) {
+              if (s.has[i] && has[i]) {
+                throw QueryException.execution(
+                    "vector cannot contain metrics with the same labelset");
+              }
+              has[i] |= s.has[i];
+            }
+          }
+        }
+      }
+      sink.accept(s);
+    };
+  }
+
+  private Object evalNode(Expr e) {
     tick();
     if (e instanceof NumberLiteral nl) {
       double[] v = new double[n];
@@ -469,7 +543,12 @@ final class Evaluator {
       return sh.held - before;
     }
     if (u instanceof Call c && Functions.RANGE.containsKey(c.function().name())) {
-      Functions.callRange(this, c, sink);
+      Functions.callRange(
+          this,
+          c,
+          sh.options.delayedNameRemoval()
+              ? sink
+              : namesRemovedNow(c, Functions.RANGE.get(c.function().name()).matrixArg(), sink));
       return sh.held - before;
     }
     Vec v = evalVector(e);

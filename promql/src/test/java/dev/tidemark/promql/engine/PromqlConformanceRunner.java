@@ -139,10 +139,16 @@ public final class PromqlConformanceRunner {
    */
   public static final ParserOptions PARSER_OPTIONS = ParserOptions.TEST_ENGINE;
 
+  /**
+   * The engine settings of Prometheus' test engine ({@code promqltest.NewTestEngine}): 5m lookback,
+   * 10,000 samples, 100 s timeout, 1m subquery step and delayed name removal, which the scripts'
+   * expectations assume (the server runs without it unless the feature is enabled).
+   */
   private final PromqlEngine promql =
       new PromqlEngine(
           new EngineOptions(
-              Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1)),
+                  Duration.ofMinutes(5), 10_000, Duration.ofSeconds(100), Duration.ofMinutes(1))
+              .withDelayedNameRemoval(true),
           PARSER_OPTIONS);
 
   public static Path defaultFolder() {
