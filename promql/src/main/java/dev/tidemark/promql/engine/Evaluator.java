@@ -1270,27 +1270,52 @@ final class Evaluator {
     return dup ? new ArrayList<>(byLabels.values()) : in;
   }
 
-  /** The position text Prometheus appends to an annotation: {@code line:column} of the start. */
+  /**
+   * The position text Prometheus appends to an annotation ({@code posrange.StartPosInput}): {@code
+   * line:column} of the start, the column counted in UTF-8 bytes from 1, as Go indexes the query.
+   */
   String pos(PositionRange pr) {
-    int p = pr.start();
-    String q = sh.query;
+    return startPos(sh.query, pr.start());
+  }
+
+  /** {@code line:column} of char {@code p} of {@code q}, the column in UTF-8 bytes, from 1. */
+  static String startPos(String q, int p) {
+    int end = Math.min(p, q.length());
     int line = 1;
     int lastNl = -1;
-    for (int i = 0; i < p && i < q.length(); i++) {
+    for (int i = 0; i < end; i++) {
       if (q.charAt(i) == '\n') {
         line++;
         lastNl = i;
       }
     }
-    return line + ":" + (p - lastNl);
+    int col = 1;
+    for (int i = lastNl + 1; i < end; i++) {
+      char c = q.charAt(i);
+      if (c < 0x80) {
+        col += 1;
+      } else if (c < 0x800) {
+        col += 2;
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < end
+          && Character.isLowSurrogate(q.charAt(i + 1))) {
+        col += 4; // one code point beyond the BMP: 4 bytes for the pair
+        i++;
+      } else {
+        col += 3;
+      }
+    }
+    return line + ":" + col;
   }
 
   void warn(String text, PositionRange pr) {
-    sh.annotations.warn("PromQL warning: " + text + " (" + pos(pr) + ")");
+    String message = "PromQL warning: " + text;
+    sh.annotations.warn(message, message + " (" + pos(pr) + ")");
   }
 
   void info(String text, PositionRange pr) {
-    sh.annotations.info("PromQL info: " + text + " (" + pos(pr) + ")");
+    String message = "PromQL info: " + text;
+    sh.annotations.info(message, message + " (" + pos(pr) + ")");
   }
 
   static List<LabelMatcher> matchersOf(Expr e) {

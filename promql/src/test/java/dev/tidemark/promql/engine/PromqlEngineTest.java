@@ -864,6 +864,19 @@ class PromqlEngineTest {
     assertThat(r.annotations().infos())
         .containsExactly(
             "PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: \"temperature\" (1:6)");
+    // One message raised twice is one annotation with the later position, as Prometheus keys
+    // them by the text without position; columns count UTF-8 bytes ("é" is 2), as Go's do.
+    r =
+        new PromqlEngine()
+            .instantQuery(e, "rate(temperature{x!=\"é\"}[1m]) + rate(temperature[1m])", 30_000);
+    assertThat(r.annotations().infos())
+        .containsExactly(
+            "PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: \"temperature\" (1:39)");
+    r = new PromqlEngine().instantQuery(e, "sum(\n  rate(temperature[1m])\n)", 30_000);
+    assertThat(r.annotations().infos()).hasSize(1);
+    assertThat(r.annotations().infos().get(0)).endsWith(" (2:8)");
+    assertThat(Evaluator.startPos("a\n日本 x", 5)).isEqualTo("2:8");
+    assertThat(Evaluator.startPos("\uD83D\uDE00 x", 3)).isEqualTo("1:6");
   }
 
   @Test
