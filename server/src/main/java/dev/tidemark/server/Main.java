@@ -222,6 +222,8 @@ public final class Main implements Callable<Integer> {
       OptionSpec.Builder o = OptionSpec.builder("--" + s.name()).description(helpText(s));
       if (s.isFlag()) {
         o.type(Boolean.class).negatable(true);
+      } else if (s.repeatable()) {
+        o.type(List.class).auxiliaryTypes(String.class).paramLabel(s.valueLabel());
       } else {
         o.type(String.class).paramLabel(s.valueLabel());
       }

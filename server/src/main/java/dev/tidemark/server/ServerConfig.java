@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * Every setting of a Tidemark server, with its default. Immutable.
@@ -99,6 +100,7 @@ public final class ServerConfig {
   private final TranslatorConfig translatorConfig;
   private final Duration shutdownTimeout;
   private final QueryConfig queryConfig;
+  private final Features features;
 
   private ServerConfig(Builder b, InetAddress address) {
     given = Map.copyOf(b.given);
@@ -116,6 +118,7 @@ public final class ServerConfig {
     translatorConfig = b.translatorConfig;
     shutdownTimeout = b.get(Settings.SHUTDOWN_TIMEOUT);
     queryConfig = b.queryConfig;
+    features = b.features;
   }
 
   /** Every setting at its default. */
@@ -273,6 +276,14 @@ public final class ServerConfig {
   }
 
   /**
+   * The {@code --enable-feature} names given, which the start logs ({@link Features#logLines()});
+   * the query API's share is in {@link #queryConfig()}.
+   */
+  Features features() {
+    return features;
+  }
+
+  /**
    * Every setting by name with its value as given (file, environment or command line) or its
    * default as {@code --help} shows it; the admin token is never shown. For {@code
    * /api/v1/status/flags}.
@@ -284,6 +295,8 @@ public final class ServerConfig {
       String v = given.get(name);
       if (name.equals("admin-token")) {
         v = adminToken == null ? "" : "<secret>";
+      } else if (setting == Settings.ENABLE_FEATURE) {
+        v = features.flagValue(); // Prometheus' own flag, as Prometheus shows it: "" when none
       } else if (v == null) {
         v = Setting.plain(setting.shownDefault());
       }
@@ -429,6 +442,7 @@ public final class ServerConfig {
     private ReceiverConfig receiverConfig;
     private TranslatorConfig translatorConfig;
     private QueryConfig queryConfig;
+    private Features features;
 
     private Builder() {
       for (Setting<?> s : Settings.ALL) {
@@ -628,7 +642,11 @@ public final class ServerConfig {
       }
       setting.apply(this, value, source);
       sources.put(name, source);
-      given.put(setting.name(), String.valueOf(value));
+      given.put(
+          setting.name(),
+          value instanceof List<?> l
+              ? l.stream().map(String::valueOf).collect(Collectors.joining(","))
+              : String.valueOf(value));
       return this;
     }
 
@@ -726,6 +744,7 @@ public final class ServerConfig {
                       get(Settings.OTLP_RETRY_AFTER)));
       translatorConfig =
           wrap("translator", () -> translator.maxFutureSkew(get(Settings.MAX_FUTURE_SKEW)).build());
+      features = Features.of(get(Settings.ENABLE_FEATURE));
       queryConfig =
           wrap(
               "query",
@@ -736,7 +755,7 @@ public final class ServerConfig {
                       get(Settings.QUERY_MAX_CONCURRENCY),
                       get(Settings.QUERY_MAX_QUEUED),
                       get(Settings.QUERY_LOOKBACK_DELTA),
-                      get(Settings.QUERY_EXPERIMENTAL_FUNCTIONS),
+                      features.promql(get(Settings.QUERY_EXPERIMENTAL_FUNCTIONS)),
                       get(Settings.QUERY_MAX_SAMPLES_TOTAL)));
       return new ServerConfig(this, address);
     }

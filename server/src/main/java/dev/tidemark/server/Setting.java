@@ -59,6 +59,7 @@ final class Setting<T> {
   private final BiConsumer<ServerConfig.Builder, T> target;
   private final boolean nullable;
   private final List<String> choices;
+  private final boolean repeatable;
 
   private Setting(Draft<T> d, String description) {
     this.name = d.name;
@@ -71,6 +72,7 @@ final class Setting<T> {
     this.target = d.target != null ? d.target : (b, v) -> b.put(this, v);
     this.nullable = !d.computedDefault && d.defaultValue.get() == null;
     this.choices = d.choices;
+    this.repeatable = d.repeatable;
     this.shownDefault = d.shownDefault != null ? d.shownDefault : derivedShownDefault();
     if (description.isBlank() || description.contains("\n") || description.contains("|")) {
       throw new IllegalArgumentException(name + ": the description must be one line without '|'");
@@ -141,6 +143,19 @@ final class Setting<T> {
    */
   List<String> choices() {
     return choices;
+  }
+
+  /**
+   * Whether the option may be given more than once on the command line, each time adding to the
+   * list ({@code --enable-feature=a,b --enable-feature=c}); its raw value is then a {@code List}.
+   */
+  boolean repeatable() {
+    return repeatable;
+  }
+
+  /** The value as text: a list joined with {@code ,}, as {@code --help} shows a default. */
+  String format(T value) {
+    return format.apply(value);
   }
 
   /** Parses {@code raw} (from {@code source}) with this setting's parser and range checks. */
@@ -245,6 +260,17 @@ final class Setting<T> {
     return new Draft<>(name, label, SettingValue::list, v -> String.join(",", v));
   }
 
+  /**
+   * Names, comma-separated, on a command line that may repeat the option (each adds to the list),
+   * or a YAML list (or comma-separated text) in the file: {@code --enable-feature}.
+   */
+  static Draft<List<String>> repeatedNames(String name, String label) {
+    Draft<List<String>> d =
+        new Draft<>(name, label, SettingValue::repeatedList, v -> String.join(",", v));
+    d.repeatable = true;
+    return d;
+  }
+
   /** {@code name=value} pairs: comma-separated on the command line, a YAML mapping in the file. */
   static Draft<Map<String, String>> labels(String name, String label) {
     return new Draft<>(
@@ -279,6 +305,7 @@ final class Setting<T> {
     private String shownDefault;
     private BiConsumer<ServerConfig.Builder, T> target;
     private List<String> choices = List.of();
+    private boolean repeatable;
 
     private Draft(
         String name,

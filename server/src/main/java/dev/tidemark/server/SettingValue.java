@@ -203,6 +203,26 @@ final class SettingValue {
     return out;
   }
 
+  /**
+   * Names from a list whose items may each be comma-separated ({@code [a,b, c]}: a repeated option
+   * or a YAML list), or from comma-separated text; empty items are dropped.
+   */
+  List<String> repeatedList() {
+    List<String> out = new ArrayList<>();
+    List<?> items = value instanceof List<?> l ? l : List.of(text());
+    for (Object o : items) {
+      if (o instanceof List || o instanceof Map) {
+        throw bad("expected a list of names");
+      }
+      for (String part : text(o).split(",", -1)) {
+        if (!part.isBlank()) {
+          out.add(part.strip());
+        }
+      }
+    }
+    return out;
+  }
+
   Map<String, String> map() {
     Map<String, String> out = new LinkedHashMap<>();
     if (value instanceof Map) {

@@ -10,6 +10,7 @@ import static dev.tidemark.server.Setting.labels;
 import static dev.tidemark.server.Setting.nameList;
 import static dev.tidemark.server.Setting.path;
 import static dev.tidemark.server.Setting.port;
+import static dev.tidemark.server.Setting.repeatedNames;
 import static dev.tidemark.server.Setting.size;
 import static dev.tidemark.server.Setting.sizeOrZero;
 import static dev.tidemark.server.Setting.text;
@@ -257,12 +258,21 @@ final class Settings {
               "how far back an instant selector looks for a sample; a request's `lookback_delta`"
                   + " overrides it");
 
+  static final Setting<List<String>> ENABLE_FEATURE =
+      repeatedNames("enable-feature", "FEATURE,...")
+          .byDefault(List.of())
+          .describedAs(
+              "Prometheus 3.14's experimental features by its names, comma-separated, the option"
+                  + " repeatable (a YAML list in the file): `promql-experimental-functions`,"
+                  + " `promql-binop-fill-modifiers`, `promql-delayed-name-removal`; any other"
+                  + " name is accepted and the start logs what it does here (below)");
+
   static final Setting<Boolean> QUERY_EXPERIMENTAL_FUNCTIONS =
       flag("query-experimental-functions")
           .byDefault(QueryConfig.DEFAULTS.experimentalFunctions())
           .describedAs(
-              "accept Prometheus' experimental PromQL functions"
-                  + " (`--enable-feature=promql-experimental-functions`)");
+              "accept Prometheus' experimental PromQL functions: the same as"
+                  + " `--enable-feature=promql-experimental-functions`");
 
   /** Every setting, in documentation order. */
   static final List<Setting<?>> ALL =
@@ -392,6 +402,7 @@ final class Settings {
           QUERY_MAX_CONCURRENCY,
           QUERY_MAX_QUEUED,
           QUERY_LOOKBACK_DELTA,
+          ENABLE_FEATURE,
           QUERY_EXPERIMENTAL_FUNCTIONS);
 
   private static final Map<String, Setting<?>> BY_NAME = byName();

@@ -181,6 +181,9 @@ public final class TidemarkServer implements AutoCloseable {
     }
     state = State.STARTING;
     long t0 = System.nanoTime();
+    for (Features.LogLine line : config.features().logLines()) {
+      LOG.log(line.level(), line.text()); // as Prometheus logs them while reading its flags
+    }
     try {
       JvmMetrics.builder().register(registry);
       startApi();

@@ -3,8 +3,10 @@ package dev.tidemark.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.tidemark.promql.parser.ParserOptions;
 import dev.tidemark.receiver.ReceiverConfig;
 import dev.tidemark.rocksdb.RocksDbConfig;
+import dev.tidemark.server.api.PromqlFeatures;
 import dev.tidemark.server.api.QueryConfig;
 import dev.tidemark.server.text.ConfigValues;
 import dev.tidemark.translator.TranslationStrategy;
@@ -14,6 +16,7 @@ import dev.tidemark.tsdb.model.PromText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -309,6 +312,121 @@ class ServerConfigTest {
     assertThat(flagsWin.translatorConfig().promoteResourceAttributes())
         .containsExactly("k8s.pod.name");
     assertThat(flagsWin.dataDir()).isEqualTo(Path.of("/srv/tidemark")); // from the file
+  }
+
+  @Test
+  void enableFeatureTakesPrometheusNamesRepeatedCommaSeparatedOrFromTheFile() throws IOException {
+    ServerConfig none = ServerConfig.defaults();
+    assertThat(none.queryConfig().promql()).isEqualTo(PromqlFeatures.DEFAULTS);
+    assertThat(none.queryConfig().promql().parserOptions())
+        .isEqualTo(ParserOptions.PROMETHEUS_DEFAULTS); // duration expressions on, as in 3.14
+    assertThat(none.settingValues()).containsEntry("enable-feature", "");
+    assertThat(none.features().logLines()).isEmpty();
+
+    ServerConfig cli =
+        Main.parseConfig(
+            "--enable-feature=promql-experimental-functions,promql-delayed-name-removal",
+            "--enable-feature",
+            "promql-binop-fill-modifiers");
+    assertThat(cli.queryConfig().promql()).isEqualTo(new PromqlFeatures(true, true, true));
+    assertThat(cli.settingValues())
+        .containsEntry(
+            "enable-feature",
+            "promql-experimental-functions,promql-delayed-name-removal,promql-binop-fill-modifiers");
+    assertThat(cli.features().logLines())
+        .containsExactly(
+            new Features.LogLine(Level.INFO, "Experimental PromQL functions enabled."),
+            new Features.LogLine(Level.INFO, "Experimental PromQL delayed name removal enabled."),
+            new Features.LogLine(
+                Level.INFO, "Experimental PromQL binary operator fill modifiers enabled."));
+    // one name at a time
+    assertThat(Main.parseConfig("--enable-feature", "promql-delayed-name-removal").queryConfig())
+        .extracting(q -> q.promql())
+        .isEqualTo(new PromqlFeatures(false, false, true));
+    // the older option is an alias of promql-experimental-functions
+    assertThat(Main.parseConfig("--query-experimental-functions").queryConfig().promql())
+        .isEqualTo(new PromqlFeatures(true, false, false));
+
+    Path yml =
+        Files.writeString(
+            dir.resolve("features.yml"),
+            "enable-feature: [promql-binop-fill-modifiers, \"use-start-timestamps,nosuch\"]\n");
+    ServerConfig file = Main.parseConfig("--config", yml.toString());
+    assertThat(file.queryConfig().promql()).isEqualTo(new PromqlFeatures(false, true, false));
+    assertThat(file.settingValues())
+        .containsEntry("enable-feature", "promql-binop-fill-modifiers,use-start-timestamps,nosuch");
+    List<Features.LogLine> lines = file.features().logLines();
+    assertThat(lines).hasSize(3);
+    assertThat(lines.get(1).level()).isEqualTo(Level.WARNING);
+    assertThat(lines.get(1).text())
+        .startsWith("Start timestamps in the PromQL engine are not implemented by Tidemark")
+        .endsWith(" option=use-start-timestamps");
+    // an unknown name is Prometheus' warning, never a failure
+    assertThat(lines.get(2))
+        .isEqualTo(
+            new Features.LogLine(
+                Level.WARNING, "Unknown option for --enable-feature option=nosuch"));
+    // the command line replaces the file's list, as for every setting
+    assertThat(
+            Main.parseConfig("--config", yml.toString(), "--enable-feature=promql-duration-expr")
+                .features()
+                .logLines())
+        .containsExactly(
+            new Features.LogLine(
+                Level.WARNING,
+                "This option for --enable-feature is now permanently enabled and therefore a"
+                    + " no-op. option=promql-duration-expr"));
+    Path text =
+        Files.writeString(
+            dir.resolve("features-text.yml"), "enable-feature: promql-experimental-functions\n");
+    assertThat(Main.parseConfig("--config", text.toString()).queryConfig().promql())
+        .isEqualTo(new PromqlFeatures(true, false, false));
+    Path nested = Files.writeString(dir.resolve("features-bad.yml"), "enable-feature: [[a]]\n");
+    assertThatThrownBy(() -> Main.parseConfig("--config", nested.toString()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("invalid enable-feature")
+        .hasMessageContaining("expected a list of names");
+  }
+
+  @Test
+  void everyFeatureNamePrometheusKnowsIsAcceptedWithALineSayingWhatItDoesHere() {
+    // Prometheus 3.14's --enable-feature help lists these (cmd/prometheus/main.go)
+    List<String> prometheus =
+        List.of(
+            "concurrent-rule-eval",
+            "created-timestamp-zero-ingestion",
+            "delayed-compaction",
+            "exemplar-storage",
+            "extra-scrape-metrics",
+            "histograms-st-encoding",
+            "memory-snapshot-on-shutdown",
+            "metadata-wal-records",
+            "old-ui",
+            "otlp-deltatocumulative",
+            "otlp-native-delta-ingestion",
+            "promql-binop-fill-modifiers",
+            "promql-delayed-name-removal",
+            "promql-experimental-functions",
+            "promql-extended-range-selectors",
+            "promql-per-step-stats",
+            "search-api",
+            "st-storage",
+            "st-synthesis",
+            "type-and-unit-labels",
+            "use-start-timestamps",
+            "use-uncached-io",
+            "xor2-encoding");
+    for (String name : prometheus) {
+      List<Features.LogLine> lines = Features.of(List.of(name)).logLines();
+      assertThat(lines).as(name).hasSize(1);
+      assertThat(lines.get(0).text()).as(name).doesNotStartWith("Unknown option");
+    }
+    assertThat(Features.of(List.of("promql-extended-range-selectors")).logLines().get(0).text())
+        .contains("not implemented by Tidemark");
+    assertThat(Features.of(List.of("type-and-unit-labels")).logLines().get(0).text())
+        .contains("not implemented by Tidemark");
+    // a name given twice is logged once
+    assertThat(Features.of(List.of("search-api", "search-api")).logLines()).hasSize(1);
   }
 
   @Test

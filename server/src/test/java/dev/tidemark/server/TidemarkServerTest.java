@@ -38,7 +38,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -166,6 +170,66 @@ class TidemarkServerTest {
     s.close();
     assertThat(s.isReady()).isFalse();
     assertThat(s.stop()).isFalse(); // idempotent
+  }
+
+  /**
+   * {@code --enable-feature} end to end: each name logged at start as Prometheus logs it (an
+   * unknown one a warning, not a failure), the list in {@code /api/v1/status/flags} as Prometheus
+   * shows it, and the features in effect in the query API.
+   */
+  @Test
+  void enableFeatureIsLoggedAtStartListedInStatusFlagsAndInEffect() throws Exception {
+    List<String> logged = new CopyOnWriteArrayList<>();
+    Logger jul = Logger.getLogger(TidemarkServer.class.getName());
+    Handler capture =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            logged.add(r.getLevel() + " " + r.getMessage());
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    jul.addHandler(capture);
+    TidemarkServer s;
+    try {
+      s =
+          start(
+              config()
+                  .set(
+                      "enable-feature",
+                      List.of(
+                          "promql-delayed-name-removal,nosuch", "promql-experimental-functions"),
+                      "--enable-feature"));
+    } finally {
+      jul.removeHandler(capture);
+    }
+    assertThat(logged)
+        .contains(
+            "INFO Experimental PromQL delayed name removal enabled.",
+            "WARNING Unknown option for --enable-feature option=nosuch",
+            "INFO Experimental PromQL functions enabled.");
+    String flags = get(s.httpPort(), "/api/v1/status/flags").body();
+    assertThat(flags)
+        .contains(
+            "\"enable-feature\":\"promql-delayed-name-removal,nosuch,promql-experimental-functions\"")
+        .contains("\"query-experimental-functions\":\"false\"");
+    HttpResponse<String> mad =
+        get(s.httpPort(), "/api/v1/query?query=mad_over_time(vector(1)%5B5m:1m%5D)&time=600");
+    assertThat(mad.statusCode()).as(mad.body()).isEqualTo(200);
+    s.close();
+
+    TidemarkServer plain = start(config().dataDir(dir.resolve("plain")));
+    assertThat(get(plain.httpPort(), "/api/v1/status/flags").body())
+        .contains("\"enable-feature\":\"\"");
+    assertThat(
+            get(plain.httpPort(), "/api/v1/query?query=mad_over_time(vector(1)%5B5m:1m%5D)")
+                .statusCode())
+        .isEqualTo(400);
   }
 
   @Test

@@ -39,6 +39,10 @@ public record ParserOptions(
    */
   public static final ParserOptions TEST_ENGINE = new ParserOptions(true, true, true);
 
-  /** Prometheus 3's server defaults: no experimental functions, no {@code fill*} modifiers. */
-  public static final ParserOptions PROMETHEUS_DEFAULTS = new ParserOptions(false);
+  /**
+   * Prometheus 3.14's server defaults: no experimental functions, no {@code fill*} modifiers, and
+   * duration expressions, which it has always on ({@code --enable-feature=promql-duration-expr} is
+   * a no-op there).
+   */
+  public static final ParserOptions PROMETHEUS_DEFAULTS = new ParserOptions(false, false, true);
 }

@@ -75,7 +75,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     this.queries = new QueryEndpoints(backend, config);
     this.series = new SeriesEndpoints(backend.querier(), config);
     this.status = new StatusEndpoints(backend);
-    this.parserOptions = new ParserOptions(config.experimentalFunctions());
+    this.parserOptions = config.promql().parserOptions();
     this.queryTimeoutMillis = config.timeout().toMillis();
   }
 

@@ -7,10 +7,10 @@ import java.util.Objects;
  * Settings of the Prometheus HTTP query API (Prometheus' {@code --query.*} flags).
  *
  * <p>The server builds it from the settings {@code query-timeout}, {@code query-max-samples},
- * {@code query-max-concurrency}, {@code query-max-queued}, {@code query-lookback-delta} and {@code
- * query-experimental-functions} (command line, YAML file, defaults: {@link #DEFAULTS}) and hands it
- * out as {@code ServerConfig.queryConfig()}; a bad value stops the start with a message naming the
- * setting before this record's own checks could see it.
+ * {@code query-max-concurrency}, {@code query-max-queued}, {@code query-lookback-delta}, {@code
+ * enable-feature} and {@code query-experimental-functions} (command line, YAML file, defaults:
+ * {@link #DEFAULTS}) and hands it out as {@code ServerConfig.queryConfig()}; a bad value stops the
+ * start with a message naming the setting before this record's own checks could see it.
  *
  * @param timeout wall-clock budget of one query, time spent waiting for a slot included
  *     (Prometheus: {@code --query.timeout=2m}); a request's {@code timeout} parameter can only
@@ -22,8 +22,8 @@ import java.util.Objects;
  *     503 at once
  * @param lookbackDelta how far back an instant selector looks ({@code --query.lookback-delta}, 5m);
  *     a request's {@code lookback_delta} parameter overrides it
- * @param experimentalFunctions whether the parser accepts Prometheus' experimental functions
- *     ({@code --enable-feature=promql-experimental-functions}); off by default, as in Prometheus
+ * @param promql the experimental PromQL features enabled ({@code --enable-feature}); none by
+ *     default, as in Prometheus
  * @param maxSamplesTotal most samples all queries together hold in memory at once ({@code
  *     query-max-samples-total}, no Prometheus counterpart): a query that would pass it fails as one
  *     over {@code maxSamples} does, so queries cannot take the heap ingestion needs (issue #22)
@@ -34,7 +34,7 @@ public record QueryConfig(
     int maxConcurrency,
     int maxQueued,
     Duration lookbackDelta,
-    boolean experimentalFunctions,
+    PromqlFeatures promql,
     long maxSamplesTotal) {
 
   public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
@@ -49,7 +49,7 @@ public record QueryConfig(
           defaultQueryThreads(),
           DEFAULT_MAX_QUEUED,
           DEFAULT_LOOKBACK_DELTA,
-          false,
+          PromqlFeatures.DEFAULTS,
           defaultMaxSamplesTotal());
 
   /**
@@ -71,7 +71,10 @@ public record QueryConfig(
     return Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
   }
 
-  /** Settings whose queries together hold at most {@code maxSamples}, as one query may. */
+  /**
+   * Settings whose queries together hold at most {@code maxSamples}, as one query may, with
+   * Prometheus' experimental functions as given and the other experimental features off.
+   */
   public QueryConfig(
       Duration timeout,
       long maxSamples,
@@ -89,8 +92,33 @@ public record QueryConfig(
         maxSamples);
   }
 
+  /** Settings with Prometheus' experimental functions as given, the other features off. */
+  public QueryConfig(
+      Duration timeout,
+      long maxSamples,
+      int maxConcurrency,
+      int maxQueued,
+      Duration lookbackDelta,
+      boolean experimentalFunctions,
+      long maxSamplesTotal) {
+    this(
+        timeout,
+        maxSamples,
+        maxConcurrency,
+        maxQueued,
+        lookbackDelta,
+        new PromqlFeatures(experimentalFunctions, false, false),
+        maxSamplesTotal);
+  }
+
+  /** Whether the parser accepts Prometheus' experimental functions. */
+  public boolean experimentalFunctions() {
+    return promql.experimentalFunctions();
+  }
+
   public QueryConfig {
     Objects.requireNonNull(timeout, "timeout");
+    Objects.requireNonNull(promql, "promql");
     Objects.requireNonNull(lookbackDelta, "lookbackDelta");
     if (timeout.toMillis() <= 0) {
       throw new IllegalArgumentException("query timeout must be positive, was " + timeout);

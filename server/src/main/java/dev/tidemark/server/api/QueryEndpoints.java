@@ -35,7 +35,7 @@ final class QueryEndpoints {
   QueryEndpoints(ApiBackend backend, QueryConfig config) {
     this.backend = backend;
     this.config = config;
-    this.parserOptions = new ParserOptions(config.experimentalFunctions());
+    this.parserOptions = config.promql().parserOptions();
     this.memory = new QueryMemory(config.maxSamplesTotal());
   }
 
@@ -158,7 +158,8 @@ final class QueryEndpoints {
             config.maxSamples(),
             Duration.ofMillis(remaining),
             EngineOptions.DEFAULTS.defaultSubqueryStep(),
-            QueryConfig.defaultQueryThreads());
+            QueryConfig.defaultQueryThreads(),
+            config.promql().delayedNameRemoval());
     PromqlEngine engine = new PromqlEngine(options, parserOptions, memory);
     long t0 = System.nanoTime();
     QueryResult result;

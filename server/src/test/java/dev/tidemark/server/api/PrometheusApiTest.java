@@ -819,6 +819,133 @@ class PrometheusApiTest {
     throw new AssertionError("no api");
   }
 
+  static final String NOT_A_COUNTER =
+      "PromQL info: metric might not be a counter, name does not end in"
+          + " _total/_sum/_count/_bucket: \\\"up\\\"";
+
+  /**
+   * Annotations as Prometheus 3.14's API answers them: {@code warnings} then {@code infos} after
+   * {@code data}, each present only when not empty, the texts Prometheus' with the position it
+   * appends (line:column, the column in UTF-8 bytes), one message once.
+   */
+  @Test
+  void annotationsAreWarningsAndInfosAsPrometheusAnswersThem() throws Exception {
+    String base =
+        serve(
+            new QueryConfig(Duration.ofMinutes(2), 100_000, 20, 100, Duration.ofMinutes(5), false));
+    String at = "&time=" + sec(T0 + 600_000);
+    String info = get(base, "/api/v1/query?query=" + enc("rate(up[5m])") + at).body();
+    assertThat(info)
+        .startsWith("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",")
+        .endsWith("]},\"infos\":[\"" + NOT_A_COUNTER + " (1:6)\"]}")
+        .doesNotContain("\"warnings\"");
+    String range =
+        get(
+                base,
+                "/api/v1/query_range?query="
+                    + enc("rate(up[5m])")
+                    + "&start="
+                    + sec(T0 + 300_000)
+                    + "&end="
+                    + sec(T0 + 600_000)
+                    + "&step=60")
+            .body();
+    assertThat(range)
+        .contains("\"resultType\":\"matrix\"")
+        .endsWith("]},\"infos\":[\"" + NOT_A_COUNTER + " (1:6)\"]}");
+    String both = get(base, "/api/v1/query?query=" + enc("quantile(2, rate(up[5m]))") + at).body();
+    assertThat(both)
+        .endsWith(
+            "},\"warnings\":[\"PromQL warning: quantile value should be between 0 and 1, got 2"
+                + " (1:10)\"],\"infos\":[\""
+                + NOT_A_COUNTER
+                + " (1:18)\"]}");
+    // the same message at two places is one annotation, at the later; "é" takes 2 bytes
+    JsonNode twice =
+        json(
+            post(
+                base,
+                "/api/v1/query",
+                "query=" + enc("rate(up{job!=\"é\"}[5m]) + rate(up[5m])") + at));
+    assertThat(twice.get("infos").toString()).isEqualTo("[\"" + NOT_A_COUNTER + " (1:32)\"]");
+    String none = get(base, "/api/v1/query?query=" + enc("up") + at).body();
+    assertThat(none).doesNotContain("\"warnings\"").doesNotContain("\"infos\"");
+  }
+
+  /**
+   * Without {@code --enable-feature=promql-delayed-name-removal}, as Prometheus 3.14 by default,
+   * {@code rate()} removes {@code __name__} at once: {@code up{job="a"}} and {@code tiny{job="a"}}
+   * collide before {@code sum} sees them; with the feature they are summed.
+   */
+  @Test
+  void delayedNameRemovalIsOffUnlessEnabledAsInPrometheus() throws Exception {
+    String q = "/api/v1/query?query=" + enc("sum(rate({job=\"a\",code=\"\"}[5m]))");
+    String at = "&time=" + sec(T0 + 600_000);
+    String byDefault = serve(QueryConfig.DEFAULTS);
+    assertError(
+        get(byDefault, q + at),
+        422,
+        "execution",
+        "vector cannot contain metrics with the same labelset");
+    String delayed =
+        serve(
+            new QueryConfig(
+                Duration.ofMinutes(2),
+                100_000,
+                20,
+                100,
+                Duration.ofMinutes(5),
+                new PromqlFeatures(false, false, true),
+                100_000));
+    JsonNode ok = json(get(delayed, q + at));
+    assertThat(ok.at("/status").asText()).isEqualTo("success");
+    assertThat(ok.at("/data/result/0/metric").toString()).isEqualTo("{}");
+    assertThat(ok.at("/data/result/0/value/1").asText()).isEqualTo("0");
+  }
+
+  @Test
+  void experimentalSyntaxFollowsTheFeaturesAndDurationExpressionsAreAlwaysOn() throws Exception {
+    String at = "&time=" + sec(T0 + 600_000);
+    String fill = "/api/v1/query?query=" + enc("up + on(job) fill(0) up") + at;
+    String mad = "/api/v1/query?query=" + enc("mad_over_time(up[5m])") + at;
+    String duration = "/api/v1/query?query=" + enc("rate(http_requests_total[2m * 2 + 1m])") + at;
+    String byDefault = serve(QueryConfig.DEFAULTS);
+    assertError(get(byDefault, fill), 400, "bad_data", null);
+    assertThat(json(get(byDefault, fill)).get("error").asText())
+        .contains("binop fill modifiers are experimental and not enabled");
+    assertThat(json(get(byDefault, mad)).get("error").asText())
+        .contains("function \"mad_over_time\" is not enabled");
+    String plain = "/api/v1/query?query=" + enc("rate(http_requests_total[5m])") + at;
+    assertThat(json(get(byDefault, duration)).at("/data/result").toString())
+        .isEqualTo(json(get(byDefault, plain)).at("/data/result").toString())
+        .contains("\"code\":\"200\"");
+    String enabled =
+        serve(
+            new QueryConfig(
+                Duration.ofMinutes(2),
+                100_000,
+                20,
+                100,
+                Duration.ofMinutes(5),
+                new PromqlFeatures(true, true, false),
+                100_000));
+    assertThat(json(get(enabled, fill)).at("/data/result").size()).isEqualTo(2);
+    assertThat(json(get(enabled, mad)).at("/status").asText()).isEqualTo("success");
+  }
+
+  @Test
+  void buildInfoHasPrometheusFieldNames() throws Exception {
+    String base = serve(QueryConfig.DEFAULTS);
+    JsonNode data = json(get(base, "/api/v1/status/buildinfo")).get("data");
+    List<String> names = new ArrayList<>();
+    data.fieldNames().forEachRemaining(names::add);
+    // Prometheus' PrometheusVersion, then what Tidemark adds
+    assertThat(names)
+        .containsExactly(
+            "version", "revision", "branch", "buildUser", "buildDate", "goVersion", "application");
+    data.fields().forEachRemaining(e -> assertThat(e.getValue().isTextual()).isTrue());
+  }
+
   static void assertError(HttpResponse<String> r, int status, String type, String message)
       throws Exception {
     assertThat(r.statusCode()).as(r.body()).isEqualTo(status);

@@ -1,0 +1,30 @@
+package dev.tidemark.server.api;
+
+import dev.tidemark.promql.parser.ParserOptions;
+
+/**
+ * The experimental PromQL features the query API runs with, each one of Prometheus 3.14's {@code
+ * --enable-feature} names; all off by default, as in Prometheus. Duration expressions are not among
+ * them: Prometheus 3.14 has them always on ({@code promql-duration-expr} is a no-op), and so does
+ * {@link #parserOptions()}.
+ *
+ * @param experimentalFunctions {@code promql-experimental-functions}: the functions and
+ *     aggregations Prometheus marks experimental ({@code mad_over_time}, {@code sort_by_label},
+ *     {@code info}, {@code limitk}, ...)
+ * @param binopFillModifiers {@code promql-binop-fill-modifiers}: {@code fill(v)}, {@code
+ *     fill_left(v)}, {@code fill_right(v)} after a binary operator
+ * @param delayedNameRemoval {@code promql-delayed-name-removal}: {@code __name__} is removed from
+ *     the result at the end rather than by each function and operator (see {@code
+ *     EngineOptions.delayedNameRemoval()})
+ */
+public record PromqlFeatures(
+    boolean experimentalFunctions, boolean binopFillModifiers, boolean delayedNameRemoval) {
+
+  /** Prometheus 3.14's defaults: every experimental feature off. */
+  public static final PromqlFeatures DEFAULTS = new PromqlFeatures(false, false, false);
+
+  /** The parser's options: these features, and duration expressions as Prometheus 3.14 has them. */
+  public ParserOptions parserOptions() {
+    return new ParserOptions(experimentalFunctions, binopFillModifiers, true);
+  }
+}
