@@ -427,18 +427,20 @@ final class Evaluator {
   /**
    * Removes at once the names {@code v}'s node dropped; series then left with the same labels
    * become one, and two values at one step fail the query, as Prometheus' {@code rangeEval} fails
-   * it without delayed name removal.
+   * it without delayed name removal. Only a label set that lost a label can meet another: a node
+   * over series that have no name left ({@code rate(x[5m]) * 2}) compares nothing.
    */
   Vec removeNamesNow(Vec v) {
-    boolean any = false;
+    boolean changed = false;
     for (StepSeries ss : v.series()) {
       if (ss.dropName) {
-        ss.labels = dropName(ss.labels);
+        Labels l = dropName(ss.labels);
+        changed |= l != ss.labels;
+        ss.labels = l;
         ss.dropName = false;
-        any = true;
       }
     }
-    return any ? new Vec(mergeSameLabels(v.series(), true)) : v;
+    return changed ? new Vec(mergeSameLabels(v.series(), true)) : v;
   }
 
   /**
