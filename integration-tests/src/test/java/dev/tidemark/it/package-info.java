@@ -21,6 +21,8 @@
  *   <li>{@code HostileClientIT}: slow connections, gzip bombs, malformed requests and garbage on
  *       every port leave a small-heap server serving normal clients;
  *   <li>{@code IndexIT}: this list names every test class of the package;
+ *   <li>{@code LauncherIT}: {@code ./tidemark} picks the newest JDK 17 or newer ({@code
+ *       TIDEMARK_JAVA} wins), passes the options for it, says why when none fits, and starts;
  *   <li>{@code NativeLibraryCacheIT}: RocksDB's native library is extracted once into the cache
  *       folder and reused, never copied into the temporary folder at each start;
  *   <li>{@code OtelSdkIT}: the real OpenTelemetry Java SDK over OTLP/gRPC and http/protobuf,
