@@ -3,9 +3,11 @@ package dev.tidemark.tsdb.codec;
 /**
  * The value of an RFC 0001 TimeSeries record: one {@code u8} encoding id, then the samples of one
  * series in one bucket in that encoding: {@link #ENCODING_GORILLA} (the stream of {@link
- * GorillaEncoder}) or {@link #ENCODING_DECIMAL} (the stream of {@link DecimalEncoder}); see <a
- * href="../../../../../../../../docs/format.md">docs/format.md</a>. Encoding ids are persisted and
- * never reused. Stateless and thread-safe; {@link Decoders} is the reusable read side.
+ * GorillaEncoder}) or {@link #ENCODING_DECIMAL} (the stream of {@link DecimalEncoder}) for float
+ * samples, {@link #ENCODING_HISTOGRAM} (the stream of {@link HistogramEncoder}) for native
+ * histogram samples; see <a href="../../../../../../../../docs/format.md">docs/format.md</a>.
+ * Encoding ids are persisted and never reused. Stateless and thread-safe; {@link Decoders} is the
+ * reusable read side.
  */
 public final class TimeSeriesValue {
   /** Encoding id of the Gorilla XOR stream ({@link GorillaEncoder}, {@link GorillaDecoder}). */
@@ -14,11 +16,52 @@ public final class TimeSeriesValue {
   /** Encoding id of the decimal stream ({@link DecimalEncoder}, {@link DecimalDecoder}). */
   public static final int ENCODING_DECIMAL = 0x02;
 
+  /**
+   * Encoding id of the native histogram stream ({@link HistogramEncoder}, {@link
+   * HistogramDecoder}): histogram samples, not floats, so {@link Decoders} does not open it.
+   */
+  public static final int ENCODING_HISTOGRAM = 0x03;
+
   private TimeSeriesValue() {}
 
-  /** Whether {@code id} is an encoding id this version reads. */
+  /**
+   * Whether {@code id} is an encoding of float samples this version reads ({@link Decoders});
+   * {@link #ENCODING_HISTOGRAM} is not one: {@link HistogramDecoder} reads it.
+   */
   public static boolean isKnownEncoding(int id) {
     return id == ENCODING_GORILLA || id == ENCODING_DECIMAL;
+  }
+
+  /** Whether {@code id} is the encoding of histogram samples, {@link #ENCODING_HISTOGRAM}. */
+  public static boolean isHistogramEncoding(int id) {
+    return id == ENCODING_HISTOGRAM;
+  }
+
+  /** A new array: {@link #ENCODING_HISTOGRAM} followed by the encoder's stream. */
+  public static byte[] encode(HistogramEncoder encoder) {
+    byte[] value = new byte[1 + encoder.encodedSizeBytes()];
+    value[0] = (byte) ENCODING_HISTOGRAM;
+    encoder.writeTo(value, 1);
+    return value;
+  }
+
+  /**
+   * A histogram decoder for a whole TimeSeries value of encoding {@link #ENCODING_HISTOGRAM},
+   * positioned before the first sample.
+   *
+   * @throws CorruptRecordException if the value is empty, of another encoding or malformed
+   */
+  public static HistogramDecoder openHistogram(HistogramDecoder decoder, byte[] value) {
+    if (value.length == 0 || (value[0] & 0xFF) != ENCODING_HISTOGRAM) {
+      throw new CorruptRecordException(
+          value.length == 0
+              ? "TimeSeries value is empty, expected an encoding id"
+              : String.format(
+                  "TimeSeries value has encoding id 0x%02x, not the histogram chunk 0x%02x",
+                  value[0] & 0xFF, ENCODING_HISTOGRAM));
+    }
+    decoder.reset(value, 1, value.length - 1);
+    return decoder;
   }
 
   /** A new array: {@link #ENCODING_GORILLA} followed by the encoder's stream. */
@@ -122,6 +165,10 @@ public final class TimeSeriesValue {
           switch (encoding) {
             case ENCODING_GORILLA -> gorilla != null ? gorilla : (gorilla = new GorillaDecoder());
             case ENCODING_DECIMAL -> decimal != null ? decimal : (decimal = new DecimalDecoder());
+            case ENCODING_HISTOGRAM ->
+                throw new CorruptRecordException(
+                    "TimeSeries value is a histogram chunk (encoding id 0x03), not float samples:"
+                        + " read it with HistogramDecoder");
             default ->
                 throw new CorruptRecordException(
                     String.format(

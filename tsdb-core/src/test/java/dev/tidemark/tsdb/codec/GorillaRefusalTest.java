@@ -269,9 +269,13 @@ class GorillaRefusalTest {
   @Test
   void unknownEncodingIdIsCorruptNamingTheId() {
     TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    assertThatThrownBy(() -> decoders.open(hex("04 00")))
+        .isInstanceOf(CorruptRecordException.class)
+        .hasMessageContaining("unknown encoding id 0x04");
+    // 0x03 is the histogram chunk since issue #25: not float samples, refused by name
     assertThatThrownBy(() -> decoders.open(hex("03 00")))
         .isInstanceOf(CorruptRecordException.class)
-        .hasMessageContaining("unknown encoding id 0x03");
+        .hasMessageContaining("histogram chunk");
     assertThatThrownBy(() -> decoders.open(hex("ff 00")))
         .isInstanceOf(CorruptRecordException.class)
         .hasMessageContaining("0xff");
