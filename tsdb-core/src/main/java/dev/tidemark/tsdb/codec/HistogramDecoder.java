@@ -422,7 +422,30 @@ public final class HistogramDecoder {
     return new CorruptRecordException("histogram stream corrupt: " + message);
   }
 
-  /** Whether the decoder stands on a sample (the last {@link #next()} returned true). */
+  /**
+   * Positions on the first sample whose timestamp is {@code >= timestampMillis}, starting at the
+   * current sample (kept if it qualifies). Only moves forward; every sample passed is decoded (a
+   * chunk has no index).
+   *
+   * @return false if no sample at or after the cursor qualifies (the cursor is then at the end)
+   * @throws CorruptRecordException if the stream is truncated or corrupt
+   */
+  public boolean seek(long timestampMillis) {
+    if (onSample && this.timestampMillis >= timestampMillis) {
+      return true;
+    }
+    while (next()) {
+      if (this.timestampMillis >= timestampMillis) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether the decoder stands on a sample (the last {@link #next()} or {@link #seek} returned
+   * true).
+   */
   public boolean onSample() {
     return onSample;
   }

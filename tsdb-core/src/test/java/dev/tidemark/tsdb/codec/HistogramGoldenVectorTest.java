@@ -127,6 +127,23 @@ class HistogramGoldenVectorTest {
     assertThat(TimeSeriesValue.isHistogramEncoding(0x03)).isTrue();
   }
 
+  @Test
+  void seekMovesForwardOnly() {
+    HistogramDecoder d = new HistogramDecoder();
+    d.reset(hex(INTEGER_HEX), 0, hex(INTEGER_HEX).length);
+    assertThat(d.onSample()).isFalse();
+    assertThat(d.seek(T0 + 1)).isTrue();
+    assertThat(d.timestampMillis()).isEqualTo(T0 + 15000);
+    assertThat(d.seek(T0)).isTrue(); // stays
+    assertThat(d.timestampMillis()).isEqualTo(T0 + 15000);
+    assertThat(d.seek(T0 + 30000)).isTrue();
+    assertThat(d.histogram()).isEqualTo(INTEGER_EXAMPLE.get(2).histogram());
+    assertThat(d.seek(T0 + 30001)).isFalse();
+    assertThat(d.onSample()).isFalse();
+    assertThatThrownBy(d::timestampMillis).isInstanceOf(IllegalStateException.class);
+    assertThat(d.next()).isFalse();
+  }
+
   /** Hand-made corrupt streams (after the worked examples' bit tables). */
   @Test
   void refusals() {

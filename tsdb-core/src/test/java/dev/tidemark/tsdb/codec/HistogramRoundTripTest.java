@@ -21,6 +21,7 @@ class HistogramRoundTripTest {
   @Test
   void randomSeriesDecodeToExactlyWhatWasAppended() {
     SplittableRandom seeds = new SplittableRandom(SEED);
+    HistogramEncoder reused = new HistogramEncoder();
     for (int round = 0; round < 400; round++) {
       long seed = seeds.nextLong();
       SplittableRandom rnd = new SplittableRandom(seed);
@@ -28,9 +29,11 @@ class HistogramRoundTripTest {
       try {
         byte[] stream = HistogramTestSupport.encode(samples);
         assertThat(HistogramTestSupport.decode(stream)).containsExactlyElementsOf(samples);
-        // the TimeSeries value: the encoding id, then the stream
-        HistogramEncoder e = new HistogramEncoder();
+        // the TimeSeries value: the encoding id, then the stream, from an encoder reused
+        HistogramEncoder e = reused;
+        e.reset();
         samples.forEach(s -> e.append(s.timestampMillis(), s.histogram()));
+        assertThat(e.toByteArray()).isEqualTo(stream);
         byte[] value = TimeSeriesValue.encode(e);
         assertThat(value[0]).isEqualTo((byte) TimeSeriesValue.ENCODING_HISTOGRAM);
         HistogramDecoder d = TimeSeriesValue.openHistogram(new HistogramDecoder(), value);
@@ -78,6 +81,29 @@ class HistogramRoundTripTest {
         List<Sample> out = HistogramTestSupport.decode(stream);
         for (int i = 1; i < out.size(); i++) {
           assertThat(out.get(i).timestampMillis()).isGreaterThan(out.get(i - 1).timestampMillis());
+        }
+      } catch (CorruptRecordException expected) {
+        // fine
+      }
+    }
+  }
+
+  /** Random bytes behind a plausible header decode or throw {@link CorruptRecordException}. */
+  @Test
+  void randomBytesNeverEscapeAsAnotherException() {
+    SplittableRandom rnd = new SplittableRandom(SEED ^ 0xB17E5);
+    HistogramDecoder d = new HistogramDecoder();
+    for (int round = 0; round < 20000; round++) {
+      byte[] b = new byte[rnd.nextInt(1, 64)];
+      rnd.nextBytes(b);
+      b[0] = (byte) rnd.nextInt(1, 8); // a small count
+      if (b.length > 1) {
+        b[1] &= 0x7F; // a one-byte t0
+      }
+      try {
+        d.reset(b, 0, b.length);
+        while (d.next()) {
+          assertThat(d.histogram()).isNotNull();
         }
       } catch (CorruptRecordException expected) {
         // fine
