@@ -136,13 +136,9 @@ class QueryIsolationTest {
                 took[0] = System.nanoTime() - start;
                 took[1] = THREADS.getCurrentThreadCpuTime() - cpuStart;
               });
-      // The query's own CPU time, not the wall time: on a loaded machine (two cores shared with a
-      // build) the thread may wait for a core past its deadline, but it must not keep working.
-      // Unchecked, this match runs for minutes.
+      assertThat(millis(took[0])).as("stopped soon after its deadline").isLessThan(4_000);
+      // And it stopped working there: its own CPU time is bounded the same way.
       assertThat(millis(took[1])).as("query CPU until it stopped").isLessThan(4_000);
-      assertThat(millis(took[0]))
-          .as("stopped after its deadline, not minutes later")
-          .isLessThan(20_000);
       assertThat(millis(maxAppend)).as("longest append during the query").isLessThan(500);
     }
   }
