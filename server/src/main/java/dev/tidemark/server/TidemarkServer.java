@@ -2,6 +2,7 @@ package dev.tidemark.server;
 
 import dev.tidemark.receiver.HeapGuard;
 import dev.tidemark.receiver.InFlightBytes;
+import dev.tidemark.receiver.grpc.GrpcDecompressors;
 import dev.tidemark.receiver.grpc.OtlpGrpcService;
 import dev.tidemark.receiver.http.OtlpHttpHandler;
 import dev.tidemark.receiver.http.PlainTextErrorHandler;
@@ -386,6 +387,7 @@ public final class TidemarkServer implements AutoCloseable {
         NettyServerBuilder.forAddress(address)
             .executor(grpcExecutor)
             .maxInboundMessageSize(config.receiverConfig().maxGrpcMessageBytes())
+            .decompressorRegistry(GrpcDecompressors.registry())
             .addService(new OtlpGrpcService(ingestor).serviceDefinition())
             .addService(health.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())

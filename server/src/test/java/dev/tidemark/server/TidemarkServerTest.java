@@ -316,6 +316,59 @@ class TidemarkServerTest {
   }
 
   @Test
+  void zstdOverGrpcAndOtlpHttpReachesTheStore() throws Exception {
+    TidemarkServer s = start(config());
+    long now = System.currentTimeMillis();
+    io.grpc.CompressorRegistry compressors = io.grpc.CompressorRegistry.newEmptyInstance();
+    compressors.register(
+        new io.grpc.Compressor() {
+          @Override
+          public String getMessageEncoding() {
+            return "zstd";
+          }
+
+          @Override
+          public java.io.OutputStream compress(java.io.OutputStream os) throws java.io.IOException {
+            return new com.github.luben.zstd.ZstdOutputStream(os);
+          }
+        });
+    ManagedChannel zstdChannel =
+        Grpc.newChannelBuilderForAddress(
+                "127.0.0.1", s.otlpGrpcPort(), InsecureChannelCredentials.create())
+            .compressorRegistry(compressors)
+            .build();
+    try {
+      ExportMetricsServiceResponse viaGrpc =
+          MetricsServiceGrpc.newBlockingStub(zstdChannel)
+              .withCompression("zstd")
+              .export(gauge("zstd.grpc", now, 1));
+      assertThat(viaGrpc.hasPartialSuccess()).as("%s", viaGrpc).isFalse();
+    } finally {
+      zstdChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+    HttpResponse<byte[]> viaHttp =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + s.otlpHttpPort() + "/v1/metrics"))
+                .header("Content-Type", "application/x-protobuf")
+                .header("Content-Encoding", "zstd")
+                .POST(
+                    HttpRequest.BodyPublishers.ofByteArray(
+                        com.github.luben.zstd.Zstd.compress(
+                            gauge("zstd.http", now, 2).toByteArray())))
+                .build(),
+            HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(viaHttp.statusCode()).isEqualTo(200);
+    s.close();
+    try (RocksDbKvStore store = RocksDbKvStore.open(dir.resolve("data"));
+        Engine engine =
+            Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+      assertThat(readOne(engine, "zstd_grpc", now)).isEqualTo(1);
+      assertThat(readOne(engine, "zstd_http", now)).isEqualTo(2);
+    }
+  }
+
+  @Test
   void grpcExportIsDurableAcrossCloseAndReopen() throws Exception {
     TidemarkServer s = start(config());
     long now = System.currentTimeMillis();

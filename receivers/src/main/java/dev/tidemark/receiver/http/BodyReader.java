@@ -6,7 +6,6 @@ import dev.tidemark.receiver.http.BoundedBody.Overloaded;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongPredicate;
-import java.util.zip.ZipException;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Request;
@@ -15,9 +14,9 @@ import org.eclipse.jetty.util.Callback;
 /**
  * The one path by which the HTTP receivers (OTLP/HTTP, remote write) read a request body and
  * answer: the declared length checked against the limit, the body read without blocking into a
- * {@link BoundedBody} (through a {@link GzipDecoder} when gzipped), each way it can end handed to
- * the handler's {@link Ends}, and the answer sent <em>before</em> whatever is left of the body is
- * drained.
+ * {@link BoundedBody} (through the {@link BodyDecoder} of its {@link ContentCoding}), each way it
+ * can end handed to the handler's {@link Ends}, and the answer sent <em>before</em> whatever is
+ * left of the body is drained.
  *
  * <p><b>Reading.</b> {@code request.read()} until it returns null, then {@code
  * request.demand(this)} and return: no thread waits while the client is silent. Jetty runs {@link
@@ -59,8 +58,8 @@ final class BodyReader<R> implements Runnable {
     /** The in-flight limit refused the body's bytes. */
     R overloaded();
 
-    /** The gzip stream is broken. */
-    R invalidGzip(ZipException e);
+    /** The body's coding cannot be decoded (bad header, checksum or data, cut short). */
+    R invalidBody(ContentCoding coding, CorruptBodyException e);
 
     /**
      * The body could not be read to its end: the connection was reset or closed, went silent for
@@ -87,7 +86,8 @@ final class BodyReader<R> implements Runnable {
   private final long maxBodyBytes;
   private final Ends<R> ends;
   private BoundedBody body;
-  private GzipDecoder gzip;
+  private ContentCoding coding = ContentCoding.IDENTITY;
+  private BodyDecoder decoder;
 
   /** The body was read to its end, or its reading failed: nothing to drain. */
   private boolean bodyDone;
@@ -105,25 +105,27 @@ final class BodyReader<R> implements Runnable {
 
   /**
    * Starts reading the body, or answers 413 at once if its declared length is over the limit (not
-   * checked for a gzipped body, whose length says little about what it inflates to).
+   * checked for a compressed body, whose length says little about what it decodes to; its decoder
+   * stops at the limit).
    *
-   * @param reserve admits the body's bytes against the in-flight limit
+   * @param coding the body's {@code Content-Encoding}
+   * @param reserve admits the body's (decoded) bytes against the in-flight limit
    */
-  void read(boolean gzipped, LongPredicate reserve) {
+  void read(ContentCoding coding, LongPredicate reserve) {
+    this.coding = coding;
+    boolean compressed = coding != ContentCoding.IDENTITY;
     R early;
     try {
       long declared = request.getLength();
-      if (!gzipped && declared > maxBodyBytes) {
+      if (!compressed && declared > maxBodyBytes) {
         early = ends.tooLarge(declared);
       } else {
         int firstSegment =
-            !gzipped && declared >= 0
+            !compressed && declared >= 0
                 ? (int) Math.min(declared, BoundedBody.FIRST_SEGMENT_BYTES)
                 : BoundedBody.FIRST_SEGMENT_BYTES;
         body = new BoundedBody(maxBodyBytes, firstSegment, reserve);
-        if (gzipped) {
-          gzip = new GzipDecoder(body);
-        }
+        decoder = coding.decoder(body);
         run();
         return;
       }
@@ -164,8 +166,8 @@ final class BodyReader<R> implements Runnable {
         boolean last = chunk.isLast();
         try {
           ByteBuffer bytes = chunk.getByteBuffer();
-          if (gzip != null) {
-            gzip.write(bytes);
+          if (decoder != null) {
+            decoder.write(bytes);
           } else {
             body.write(bytes);
           }
@@ -174,10 +176,10 @@ final class BodyReader<R> implements Runnable {
         }
         if (last) {
           bodyDone = true;
-          if (gzip != null) {
-            gzip.finish();
-            gzip.close();
-            gzip = null;
+          if (decoder != null) {
+            decoder.finish();
+            decoder.close();
+            decoder = null;
           }
           BoundedBody whole = body;
           body = null; // what the handler decodes from it is all it needs
@@ -188,8 +190,8 @@ final class BodyReader<R> implements Runnable {
       return ends.tooLarge(-1);
     } catch (Overloaded e) {
       return ends.overloaded();
-    } catch (ZipException e) {
-      return ends.invalidGzip(e);
+    } catch (CorruptBodyException e) {
+      return ends.invalidBody(coding, e);
     }
   }
 
@@ -218,9 +220,9 @@ final class BodyReader<R> implements Runnable {
    * demand callback.
    */
   void answer(R answer) {
-    if (gzip != null) {
-      gzip.close();
-      gzip = null;
+    if (decoder != null) {
+      decoder.close();
+      decoder = null;
     }
     body = null;
     Callback done =

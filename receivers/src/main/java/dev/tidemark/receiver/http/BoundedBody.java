@@ -110,6 +110,11 @@ final class BoundedBody {
     allocated += size;
   }
 
+  /** The most bytes the body may have. */
+  long limit() {
+    return limit;
+  }
+
   /** Bytes written so far. */
   long length() {
     return length;

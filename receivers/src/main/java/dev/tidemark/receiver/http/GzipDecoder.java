@@ -7,7 +7,6 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
 import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
-import java.util.zip.ZipException;
 
 /**
  * A push decoder for gzip (RFC 1952) that inflates into a {@link BoundedBody} as compressed bytes
@@ -18,11 +17,11 @@ import java.util.zip.ZipException;
  * <p>Accepted as {@link java.util.zip.GZIPInputStream} accepts it: header flags {@code FEXTRA},
  * {@code FNAME}, {@code FCOMMENT} and {@code FHCRC} (checked), the trailer's CRC-32 and size
  * checked, several members concatenated; bytes after a member that do not start a valid member
- * header are ignored. Errors are {@link ZipException}s with a plain message.
+ * header are ignored. Errors are {@link CorruptBodyException}s with a plain message.
  *
  * <p>Holds a native {@link Inflater}: {@link #close()} on every path. Not thread-safe.
  */
-final class GzipDecoder implements AutoCloseable {
+final class GzipDecoder implements BodyDecoder {
   private static final int FHCRC = 2;
   private static final int FEXTRA = 4;
   private static final int FNAME = 8;
@@ -60,7 +59,8 @@ final class GzipDecoder implements AutoCloseable {
   }
 
   /** Decodes all of {@code in} (its position advances). */
-  void write(ByteBuffer in) throws ZipException, BodyTooLarge, Overloaded {
+  @Override
+  public void write(ByteBuffer in) throws CorruptBodyException, BodyTooLarge, Overloaded {
     inputBytes += in.remaining();
     while (in.hasRemaining()) {
       switch (state) {
@@ -117,16 +117,17 @@ final class GzipDecoder implements AutoCloseable {
   /**
    * Checks that the input ended at a member's end.
    *
-   * @throws ZipException if the body is empty or the stream was cut short
+   * @throws CorruptBodyException if the body is empty or the stream was cut short
    */
-  void finish() throws ZipException {
+  @Override
+  public void finish() throws CorruptBodyException {
     switch (state) {
       case MEMBER_END, IGNORE -> {}
       default -> {
         if (members > 0 && state.compareTo(State.INFLATE) < 0) {
           return; // a cut header after a complete member: ignored, as GZIPInputStream does
         }
-        throw new ZipException(
+        throw new CorruptBodyException(
             inputBytes == 0 ? "empty body" : "unexpected end of the gzip stream");
       }
     }
@@ -159,7 +160,7 @@ final class GzipDecoder implements AutoCloseable {
     in.position(in.position() + n);
   }
 
-  private void fixedHeader() throws ZipException {
+  private void fixedHeader() throws CorruptBodyException {
     if ((field[0] & 0xff) != 0x1f || (field[1] & 0xff) != 0x8b) {
       headerError("not in gzip format");
       return;
@@ -185,14 +186,14 @@ final class GzipDecoder implements AutoCloseable {
   }
 
   /** A bad header: an error for the first member; after a complete member, the rest is ignored. */
-  private void headerError(String message) throws ZipException {
+  private void headerError(String message) throws CorruptBodyException {
     if (members == 0) {
-      throw new ZipException(message);
+      throw new CorruptBodyException(message);
     }
     state = State.IGNORE;
   }
 
-  private void inflate(ByteBuffer in) throws ZipException, BodyTooLarge, Overloaded {
+  private void inflate(ByteBuffer in) throws CorruptBodyException, BodyTooLarge, Overloaded {
     inflater.setInput(in);
     while (true) {
       int room = out.room();
@@ -203,7 +204,7 @@ final class GzipDecoder implements AutoCloseable {
       try {
         n = inflater.inflate(segment, at, room);
       } catch (DataFormatException e) {
-        throw new ZipException(
+        throw new CorruptBodyException(
             "invalid deflate data" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
       }
       if (n > 0) {
@@ -215,23 +216,23 @@ final class GzipDecoder implements AutoCloseable {
         return; // the inflater advanced in's position past the deflate data
       }
       if (inflater.needsDictionary()) {
-        throw new ZipException("invalid deflate data (needs a preset dictionary)");
+        throw new CorruptBodyException("invalid deflate data (needs a preset dictionary)");
       }
       if (n == 0 && (inflater.needsInput() || in.position() == before)) {
         if (in.hasRemaining()) {
-          throw new ZipException("invalid deflate data");
+          throw new CorruptBodyException("invalid deflate data");
         }
         return; // wait for more input
       }
     }
   }
 
-  private void trailer() throws ZipException {
+  private void trailer() throws CorruptBodyException {
     long expectedCrc = le32(0);
     long expectedSize = le32(4);
     if (expectedCrc != crc.getValue()
         || expectedSize != (inflater.getBytesWritten() & 0xffffffffL)) {
-      throw new ZipException("corrupt gzip trailer (checksum or size mismatch)");
+      throw new CorruptBodyException("corrupt gzip trailer (checksum or size mismatch)");
     }
     members++;
     state = State.MEMBER_END;

@@ -22,7 +22,6 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.zip.GZIPOutputStream;
-import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -42,14 +41,15 @@ import org.eclipse.jetty.util.Callback;
  *
  * <p><b>Request.</b> Content types {@code application/x-protobuf} and {@code application/json},
  * media-type parameters ignored ({@code application/json; charset=utf-8} is JSON; JSON is always
- * read as UTF-8). Content encodings {@code gzip} (also {@code x-gzip}) and {@code identity}. The
- * body is read without blocking and, if gzipped, inflated as it arrives ({@link GzipDecoder}) into
- * a {@link BoundedBody}: segments allocated only as bytes arrive, counted against the in-flight
- * bytes limit as they are allocated and against {@link ReceiverConfig#maxHttpBodyBytes()} after
- * decompression. Inflation stops the moment the body passes the limit, so one body never holds more
- * than the limit plus one byte, gzip bomb or not. JSON follows OTLP/JSON: unknown fields ignored,
- * 64-bit integers as strings or numbers, enums as integers, {@code traceId}/{@code spanId} as hex
- * (see {@link OtlpJson}).
+ * read as UTF-8). Content encodings as {@link ContentCoding} lists them ({@code gzip}, {@code
+ * deflate}, {@code zstd}, {@code snappy}, {@code x-snappy-framed}, {@code identity}). The body is
+ * read without blocking and, if compressed, decoded by its {@link BodyDecoder} (gzip and deflate as
+ * they arrive, the others once the body is whole) into a {@link BoundedBody}: segments allocated
+ * only as bytes arrive, counted against the in-flight bytes limit as they are allocated and against
+ * {@link ReceiverConfig#maxHttpBodyBytes()} after decompression. Decoding stops the moment the body
+ * passes the limit, so one body never holds more than the limit plus one byte, compression bomb or
+ * not. JSON follows OTLP/JSON: unknown fields ignored, 64-bit integers as strings or numbers, enums
+ * as integers, {@code traceId}/{@code spanId} as hex (see {@link OtlpJson}).
  *
  * <p><b>Answers</b> (every error body is a {@code google.rpc.Status}; bodies use the request's
  * content type, or protobuf when that is not one of ours):
@@ -58,13 +58,13 @@ import org.eclipse.jetty.util.Callback;
  *   <li>200 + {@code ExportMetricsServiceResponse}: full success (empty message, {@code {}} in
  *       JSON) or partial success ({@code partialSuccess.rejectedDataPoints}, a string in JSON, and
  *       {@code errorMessage});
- *   <li>400: a body read in full but undecodable (garbage, truncated protobuf, malformed JSON,
- *       broken gzip);
+ *   <li>400: a body read in full but undecodable (garbage, truncated protobuf, malformed JSON, a
+ *       broken compressed stream);
  *   <li>405 + {@code Allow: POST}: any other method;
  *   <li>413: body over the limit after decompression (checked against {@code Content-Length} first
  *       when not compressed);
- *   <li>415: other content types; other content encodings (with {@code Accept-Encoding: gzip,
- *       identity}, RFC 9110 §15.5.16);
+ *   <li>415: other content types; other content encodings (with {@code Accept-Encoding} listing the
+ *       accepted ones, RFC 9110 §15.5.16);
  *   <li>503 + {@code Retry-After} (seconds, {@link ReceiverConfig#retryAfterSeconds()}) and a
  *       {@code RetryInfo} detail: in-flight limit reached (or out of memory), storage unavailable,
  *       or the body could not be read to its end ({@link Outcome#BODY_UNREADABLE}: the connection
@@ -171,7 +171,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     private final Encoding encoding;
     private final Exchange ex;
     private final BodyReader<Reply> reader;
-    private boolean gzipped;
+    private ContentCoding coding = ContentCoding.IDENTITY;
 
     Call(Request request, Response response, Callback callback) {
       this.request = request;
@@ -189,7 +189,7 @@ public final class OtlpHttpHandler extends Handler.Abstract {
         reply = failed(e);
       }
       if (reply == null) {
-        reader.read(gzipped, ex::reserve);
+        reader.read(coding, ex::reserve);
       } else {
         reader.answer(reply);
       }
@@ -218,18 +218,19 @@ public final class OtlpHttpHandler extends Handler.Abstract {
                     + JSON),
             null);
       }
-      Boolean gz = gzip(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
-      if (gz == null) {
+      ContentCoding c = ContentCoding.of(request.getHeaders().get(HttpHeader.CONTENT_ENCODING));
+      if (c == null) {
         return error(
                 ex.fail(
                     Outcome.UNSUPPORTED_MEDIA_TYPE,
                     "unsupported content encoding \""
                         + request.getHeaders().get(HttpHeader.CONTENT_ENCODING)
-                        + "\"; use gzip or identity"),
+                        + "\"; use one of "
+                        + ContentCoding.ACCEPTED),
                 encoding)
-            .header(HttpHeader.ACCEPT_ENCODING, "gzip, identity");
+            .header(HttpHeader.ACCEPT_ENCODING, ContentCoding.ACCEPTED);
       }
-      gzipped = gz;
+      coding = c;
       return null;
     }
 
@@ -244,8 +245,9 @@ public final class OtlpHttpHandler extends Handler.Abstract {
     }
 
     @Override
-    public Reply invalidGzip(ZipException e) {
-      return error(ex.fail(Outcome.INVALID, "invalid gzip body: " + e.getMessage()), encoding);
+    public Reply invalidBody(ContentCoding c, CorruptBodyException e) {
+      return error(
+          ex.fail(Outcome.INVALID, "invalid " + c.label + " body: " + e.getMessage()), encoding);
     }
 
     /**
@@ -365,20 +367,6 @@ public final class OtlpHttpHandler extends Handler.Abstract {
   }
 
   /** TRUE for gzip, FALSE for identity (or none), null for anything else. */
-  private static Boolean gzip(String contentEncoding) {
-    if (contentEncoding == null) {
-      return Boolean.FALSE;
-    }
-    String e = contentEncoding.trim().toLowerCase(Locale.ROOT);
-    if (e.isEmpty() || e.equals("identity")) {
-      return Boolean.FALSE;
-    }
-    if (e.equals("gzip") || e.equals("x-gzip")) {
-      return Boolean.TRUE;
-    }
-    return null;
-  }
-
   // ------------------------------------------------------------------ answers
 
   /** The request's payload encoding, from its media type (parameters ignored). */

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
-import java.util.zip.ZipException;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpMethod;
@@ -31,8 +30,11 @@ import org.xerial.snappy.Snappy;
  *   <li>{@code Content-Type}: {@code application/x-protobuf}, optionally with {@code
  *       proto=prometheus.WriteRequest} (1.0, also when there is no header or no {@code proto}) or
  *       {@code proto=io.prometheus.write.v2.Request} (2.0); anything else is 415;
- *   <li>{@code Content-Encoding}: {@code snappy} (block format), or none (snappy is assumed, as
- *       Prometheus does); anything else is 415;
+ *   <li>{@code Content-Encoding}: {@code snappy} (block format, the protocol's; framed when the
+ *       body starts with the framed stream identifier), or none (snappy is assumed, as Prometheus
+ *       does); also {@code zstd}, {@code gzip}, {@code deflate} and {@code x-snappy-framed} ({@link
+ *       ContentCoding}), decoded as the body is read into the same limit; anything else is 415 with
+ *       {@code Accept-Encoding};
  *   <li>the body is read without blocking into a {@link BoundedBody} admitted against the shared
  *       in-flight limit, then decompressed; compressed and decompressed sizes are both bounded by
  *       {@link ReceiverConfig#maxHttpBodyBytes()} (413; the decompressed size is read from the
@@ -130,12 +132,22 @@ public final class RemoteWriteHandler extends Handler.Abstract {
     return Version.V1;
   }
 
+  /**
+   * How the reader reads a body of coding {@code c}: snappy raw (decoded here), the rest decoded.
+   */
+  private static ContentCoding readAs(ContentCoding c) {
+    return c == ContentCoding.SNAPPY ? ContentCoding.IDENTITY : c;
+  }
+
   /** One request: header checks, the body read by its {@link BodyReader}, the write, the answer. */
   private final class Call implements BodyReader.Ends<WriteResult> {
     private final Request request;
     private final Response response;
     private final Exchange ex;
     private final BodyReader<WriteResult> reader;
+
+    /** The body's coding; snappy (or none, read as snappy) is decoded here, the rest as read. */
+    private ContentCoding coding = ContentCoding.SNAPPY;
 
     Call(Request request, Response response, Callback callback) {
       this.request = request;
@@ -152,7 +164,7 @@ public final class RemoteWriteHandler extends Handler.Abstract {
         r = failed(e);
       }
       if (r == null) {
-        reader.read(false, ex::reserve);
+        reader.read(readAs(coding), ex::reserve);
       } else {
         reader.answer(r);
       }
@@ -170,12 +182,16 @@ public final class RemoteWriteHandler extends Handler.Abstract {
         return ex.fail(Outcome.UNSUPPORTED_MEDIA_TYPE, e.getMessage());
       }
       String enc = request.getHeaders().get(HttpHeader.CONTENT_ENCODING);
-      if (enc != null && !enc.isEmpty() && !enc.equals("snappy")) {
+      ContentCoding c = ContentCoding.of(enc);
+      if (c == null) {
+        response.getHeaders().put(HttpHeader.ACCEPT_ENCODING, ContentCoding.ACCEPTED);
         return ex.fail(
             Outcome.UNSUPPORTED_MEDIA_TYPE,
             enc
-                + " encoding (compression) is not accepted by this server; only snappy is acceptable");
+                + " encoding (compression) is not accepted by this server; accepted: snappy"
+                + " (the protocol's), zstd, gzip, deflate, x-snappy-framed");
       }
+      coding = c == ContentCoding.IDENTITY ? ContentCoding.SNAPPY : c;
       return null;
     }
 
@@ -191,8 +207,8 @@ public final class RemoteWriteHandler extends Handler.Abstract {
     }
 
     @Override
-    public WriteResult invalidGzip(ZipException e) {
-      throw new IllegalStateException("remote write bodies are never read as gzip", e);
+    public WriteResult invalidBody(ContentCoding c, CorruptBodyException e) {
+      return ex.fail(Outcome.INVALID, c.label + ": " + e.getMessage());
     }
 
     @Override
@@ -218,6 +234,12 @@ public final class RemoteWriteHandler extends Handler.Abstract {
       int compressedLength = (int) body.length();
       if (compressed == null) {
         compressed = body.bytes().toByteArray(); // several segments (no Content-Length) or none
+      }
+      if (coding != ContentCoding.SNAPPY) {
+        return ex.write(compressed, compressedLength); // decoded as it was read
+      }
+      if (SnappyDecoder.isFramed(compressed, compressedLength)) {
+        return ingestFramed(compressed, compressedLength);
       }
       int length;
       try {
@@ -247,6 +269,27 @@ public final class RemoteWriteHandler extends Handler.Abstract {
       } finally {
         buffers.giveBack(raw);
       }
+    }
+
+    /** A framed snappy body (sent as {@code snappy}): decoded into a body of its own. */
+    private WriteResult ingestFramed(byte[] compressed, int length) {
+      BoundedBody decoded =
+          new BoundedBody(maxBodyBytes, BoundedBody.FIRST_SEGMENT_BYTES, ex::reserve);
+      try (SnappyDecoder d = new SnappyDecoder(decoded, true)) {
+        d.write(ByteBuffer.wrap(compressed, 0, length));
+        d.finish();
+      } catch (CorruptBodyException e) {
+        return invalidBody(ContentCoding.SNAPPY_FRAMED, e);
+      } catch (BoundedBody.BodyTooLarge e) {
+        return tooLarge("more than " + maxBodyBytes + " bytes after decompression");
+      } catch (BoundedBody.Overloaded e) {
+        return ex.overloaded();
+      }
+      byte[] raw = decoded.contiguous();
+      if (raw == null) {
+        raw = decoded.bytes().toByteArray();
+      }
+      return ex.write(raw, (int) decoded.length());
     }
 
     private WriteResult tooLarge(String size) {

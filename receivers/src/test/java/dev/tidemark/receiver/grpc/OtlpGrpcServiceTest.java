@@ -60,7 +60,8 @@ class OtlpGrpcServiceTest {
     NettyServerBuilder b =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
             .executor(executor)
-            .maxInboundMessageSize(config.maxGrpcMessageBytes());
+            .maxInboundMessageSize(config.maxGrpcMessageBytes())
+            .decompressorRegistry(GrpcDecompressors.registry()); // as the server configures it
     if (generatedBinding) {
       b.addService((BindableService) service);
     } else {
@@ -171,6 +172,60 @@ class OtlpGrpcServiceTest {
         Otlp.bigRequest("zipped", 200, 100); // ~30 KB, compresses well
     assertThat(stub.export(req).hasPartialSuccess()).isFalse();
     assertThat(fixture.appender.named("zipped")).hasSize(200);
+  }
+
+  @Test
+  void zstdAndSnappyMessagesAreDecompressedAsTheCollectorSendsThem() throws Exception {
+    start();
+    io.grpc.CompressorRegistry compressors = io.grpc.CompressorRegistry.newEmptyInstance();
+    compressors.register(
+        new io.grpc.Compressor() {
+          @Override
+          public String getMessageEncoding() {
+            return "zstd";
+          }
+
+          @Override
+          public java.io.OutputStream compress(java.io.OutputStream os) throws IOException {
+            return new com.github.luben.zstd.ZstdOutputStream(os);
+          }
+        });
+    compressors.register(
+        new io.grpc.Compressor() {
+          @Override
+          public String getMessageEncoding() {
+            return "snappy";
+          }
+
+          @Override
+          public java.io.OutputStream compress(java.io.OutputStream os) throws IOException {
+            return new org.xerial.snappy.SnappyFramedOutputStream(os);
+          }
+        });
+    io.grpc.ManagedChannel coded =
+        NettyChannelBuilder.forAddress("127.0.0.1", server.getPort())
+            .usePlaintext()
+            .compressorRegistry(compressors)
+            .build();
+    try {
+      for (String encoding : new String[] {"zstd", "snappy"}) {
+        MetricsServiceBlockingStub stub =
+            MetricsServiceGrpc.newBlockingStub(coded)
+                .withDeadlineAfter(20, TimeUnit.SECONDS)
+                .withCompression(encoding);
+        assertThat(stub.export(Otlp.bigRequest(encoding, 200, 100)).hasPartialSuccess()).isFalse();
+        assertThat(fixture.appender.named(encoding)).as(encoding).hasSize(200);
+        // 700 series: over the message limit once decompressed, a few KB on the wire.
+        assertThatThrownBy(() -> stub.export(Otlp.bigRequest("big", 700, 100)))
+            .as(encoding)
+            .isInstanceOfSatisfying(
+                StatusRuntimeException.class,
+                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+      }
+      assertThat(fixture.appender.named("big")).isEmpty();
+    } finally {
+      coded.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
   }
 
   @Test

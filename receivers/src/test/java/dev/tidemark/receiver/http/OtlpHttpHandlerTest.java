@@ -331,7 +331,8 @@ class OtlpHttpHandlerTest {
         .isEqualTo(415);
     HttpResponse<byte[]> br = post(PROTOBUF, "br", body);
     assertThat(br.statusCode()).isEqualTo(415);
-    assertThat(br.headers().firstValue("Accept-Encoding")).hasValue("gzip, identity");
+    assertThat(br.headers().firstValue("Accept-Encoding"))
+        .hasValue("gzip, deflate, zstd, snappy, x-snappy-framed, identity");
     assertThat(post("Application/X-Protobuf ; foo=bar", "identity", body).statusCode())
         .as("case and parameters")
         .isEqualTo(200);
@@ -434,6 +435,58 @@ class OtlpHttpHandlerTest {
     assertThat((long) justUnder.getSerializedSize()).isLessThan(MAX_BODY);
     assertThat(post(PROTOBUF, "gzip", gzip(justUnder.toByteArray())).statusCode()).isEqualTo(200);
     assertThat(fixture.appender.named("fits")).hasSize(1500);
+  }
+
+  @Test
+  void everyAcceptedContentCodingIsDecoded() throws Exception {
+    start();
+    byte[] raw = request(gauge("coded", 1, 2, 3)).toByteArray();
+    java.util.Map<String, byte[]> bodies = new java.util.LinkedHashMap<>();
+    bodies.put("zstd", com.github.luben.zstd.Zstd.compress(raw));
+    bodies.put("snappy", org.xerial.snappy.Snappy.compress(raw));
+    bodies.put("x-snappy-framed", framedSnappy(raw));
+    java.util.zip.Deflater d = new java.util.zip.Deflater();
+    d.setInput(raw);
+    d.finish();
+    byte[] zlib = new byte[raw.length + 64];
+    bodies.put("deflate", Arrays.copyOf(zlib, d.deflate(zlib)));
+    d.end();
+    for (java.util.Map.Entry<String, byte[]> e : bodies.entrySet()) {
+      HttpResponse<byte[]> r = post(PROTOBUF, e.getKey(), e.getValue());
+      assertThat(r.statusCode()).as(e.getKey()).isEqualTo(200);
+    }
+    // "snappy" takes the framed format too, as the OpenTelemetry Collector's clients sent it.
+    assertThat(post(PROTOBUF, "snappy", framedSnappy(raw)).statusCode()).isEqualTo(200);
+    assertThat(fixture.appender.named("coded")).hasSize(5 * 3);
+    HttpResponse<byte[]> broken = post(PROTOBUF, "zstd", Arrays.copyOf(bodies.get("zstd"), 7));
+    assertThat(broken.statusCode()).isEqualTo(400);
+    assertThat(com.google.rpc.Status.parseFrom(broken.body()).getMessage())
+        .startsWith("invalid zstd body: invalid zstd data");
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+  }
+
+  @Test
+  void zstdAndSnappyBombsGet413AfterDecompression() throws Exception {
+    start();
+    byte[] zeros = new byte[64 << 20];
+    byte[] zstd = com.github.luben.zstd.Zstd.compress(zeros);
+    assertThat((long) zstd.length).isLessThan(MAX_BODY);
+    assertThat(post(PROTOBUF, "zstd", zstd).statusCode()).isEqualTo(413);
+    // A snappy block says how long it decodes to: refused before anything is allocated for it.
+    byte[] snappy = org.xerial.snappy.Snappy.compress(new byte[(int) MAX_BODY * 4]);
+    assertThat((long) snappy.length).isLessThan(MAX_BODY);
+    assertThat(post(PROTOBUF, "snappy", snappy).statusCode()).isEqualTo(413);
+    assertThat(fixture.requests("http", Outcome.TOO_LARGE)).isEqualTo(2);
+    assertThat(fixture.ingestor.inFlightBytes()).isZero();
+  }
+
+  private static byte[] framedSnappy(byte[] b) throws IOException {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    try (org.xerial.snappy.SnappyFramedOutputStream s =
+        new org.xerial.snappy.SnappyFramedOutputStream(bytes)) {
+      s.write(b);
+    }
+    return bytes.toByteArray();
   }
 
   // ------------------------------------------------------------------ slow clients

@@ -440,19 +440,55 @@ class RemoteWriteHandlerTest {
             "got application/x-protobuf;proto=yolo content type; unknown type for remote write"
                 + " protobuf message yolo, supported: prometheus.WriteRequest,"
                 + " io.prometheus.write.v2.Request\n");
-    HttpResponse<String> zstd = post(V2, "zstd", body);
-    assertThat(zstd.statusCode()).isEqualTo(415);
-    assertThat(zstd.body())
+    HttpResponse<String> br = post(V2, "br", body);
+    assertThat(br.statusCode()).isEqualTo(415);
+    assertThat(br.body())
         .isEqualTo(
-            "zstd encoding (compression) is not accepted by this server; only snappy is"
-                + " acceptable\n");
-    assertThat(zstd.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).isEmpty();
+            "br encoding (compression) is not accepted by this server; accepted: snappy (the"
+                + " protocol's), zstd, gzip, deflate, x-snappy-framed\n");
+    assertThat(br.headers().firstValue("Accept-Encoding"))
+        .hasValue("gzip, deflate, zstd, snappy, x-snappy-framed, identity");
+    assertThat(br.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).isEmpty();
     HttpResponse<String> get =
         client.send(
             HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
     assertThat(get.statusCode()).isEqualTo(405);
     assertThat(get.headers().firstValue("Allow")).hasValue("POST");
     assertThat(engine.labelNames(0, Long.MAX_VALUE / 2, List.of())).isEmpty();
+  }
+
+  @Test
+  void bodiesInOtherCodingsAreDecodedIntoTheSameLimit() throws Exception {
+    start();
+    byte[] raw =
+        WriteRequest.newBuilder()
+            .addTimeseries(series(List.of("__name__", "coded", "job", "a"), T0, 1))
+            .build()
+            .toByteArray();
+    java.io.ByteArrayOutputStream gz = new java.io.ByteArrayOutputStream();
+    try (java.util.zip.GZIPOutputStream g = new java.util.zip.GZIPOutputStream(gz)) {
+      g.write(raw);
+    }
+    java.io.ByteArrayOutputStream framed = new java.io.ByteArrayOutputStream();
+    try (org.xerial.snappy.SnappyFramedOutputStream f =
+        new org.xerial.snappy.SnappyFramedOutputStream(framed)) {
+      f.write(raw);
+    }
+    assertThat(post(V1, "zstd", com.github.luben.zstd.Zstd.compress(raw)).statusCode())
+        .isEqualTo(204);
+    assertThat(post(V1, "gzip", gz.toByteArray()).statusCode()).isEqualTo(204);
+    assertThat(post(V1, "x-snappy-framed", framed.toByteArray()).statusCode()).isEqualTo(204);
+    assertThat(post(V1, "snappy", framed.toByteArray()).statusCode())
+        .as("framed under the protocol's name")
+        .isEqualTo(204);
+    assertThat(read(Labels.of("__name__", "coded", "job", "a")))
+        .containsExactly(T0 + "=" + bits(1));
+    HttpResponse<String> bomb =
+        post(V1, "zstd", com.github.luben.zstd.Zstd.compress(new byte[(int) MAX_BODY * 8]));
+    assertThat(bomb.statusCode()).isEqualTo(413);
+    HttpResponse<String> broken = post(V1, "gzip", new byte[] {0x1f, (byte) 0x8b, 8, 0});
+    assertThat(broken.statusCode()).isEqualTo(400);
+    assertThat(broken.body()).startsWith("gzip: ");
   }
 
   @Test
