@@ -312,11 +312,19 @@ class AdminIT {
                     .build());
     assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
-    // Server reflection answers without a token too (grpcurl list).
+    // Server reflection answers without a token too (grpcurl list), in v1 and in v1alpha (older
+    // grpcurl releases, Postman).
+    assertThat(reflectedServices(rpc.channel()))
+        .contains("tidemark.admin.v1.AdminService", "grpc.health.v1.Health");
+    assertThat(reflectedServicesV1alpha(rpc.channel()))
+        .contains("tidemark.admin.v1.AdminService", "grpc.health.v1.Health");
+  }
+
+  private static List<String> reflectedServices(io.grpc.Channel channel) throws Exception {
     List<String> services = new ArrayList<>();
     java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
     io.grpc.stub.StreamObserver<ServerReflectionRequest> req =
-        ServerReflectionGrpc.newStub(rpc.channel())
+        ServerReflectionGrpc.newStub(channel)
             .serverReflectionInfo(
                 new io.grpc.stub.StreamObserver<>() {
                   @Override
@@ -339,7 +347,41 @@ class AdminIT {
     req.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
     req.onCompleted();
     assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(services).contains("tidemark.admin.v1.AdminService", "grpc.health.v1.Health");
+    return services;
+  }
+
+  @SuppressWarnings("deprecation") // v1alpha is what the test is about
+  private static List<String> reflectedServicesV1alpha(io.grpc.Channel channel) throws Exception {
+    List<String> services = new ArrayList<>();
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    io.grpc.stub.StreamObserver<io.grpc.reflection.v1alpha.ServerReflectionRequest> req =
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.newStub(channel)
+            .serverReflectionInfo(
+                new io.grpc.stub.StreamObserver<>() {
+                  @Override
+                  public void onNext(io.grpc.reflection.v1alpha.ServerReflectionResponse r) {
+                    r.getListServicesResponse()
+                        .getServiceList()
+                        .forEach(s -> services.add(s.getName()));
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    done.countDown();
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    done.countDown();
+                  }
+                });
+    req.onNext(
+        io.grpc.reflection.v1alpha.ServerReflectionRequest.newBuilder()
+            .setListServices("")
+            .build());
+    req.onCompleted();
+    assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+    return services;
   }
 
   @Test

@@ -72,6 +72,25 @@ public final class Main implements Callable<Integer> {
     System.exit(code);
   }
 
+  /**
+   * One line for a word where a command expects one of its subcommands ({@code tidemark admin
+   * frobnicate}), naming them; null for any other usage error.
+   */
+  static String unknownSubcommand(CommandLine.ParameterException ex) {
+    CommandLine cmd = ex.getCommandLine();
+    if (!(ex instanceof CommandLine.UnmatchedArgumentException u)
+        || cmd.getSubcommands().isEmpty()
+        || u.getUnmatched().isEmpty()
+        || u.getUnmatched().get(0).startsWith("-")) {
+      return null;
+    }
+    return cmd.getCommandSpec().qualifiedName()
+        + ": unknown subcommand '"
+        + u.getUnmatched().get(0)
+        + "'; subcommands: "
+        + String.join(", ", cmd.getSubcommands().keySet());
+  }
+
   /** Runs the command line and returns the exit code (blocks while the server runs). */
   static int run(String... args) {
     return run(null, null, args);
@@ -91,6 +110,12 @@ public final class Main implements Callable<Integer> {
     cl.setParameterExceptionHandler(
         (ex, a) -> {
           PrintWriter w = ex.getCommandLine().getErr();
+          String unknown = unknownSubcommand(ex);
+          if (unknown != null) {
+            w.println(unknown);
+            w.flush();
+            return EXIT_USAGE;
+          }
           w.println("tidemark: " + ex.getMessage());
           w.println(
               "Try '"

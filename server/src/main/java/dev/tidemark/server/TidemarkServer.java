@@ -12,6 +12,7 @@ import dev.tidemark.receiver.remotewrite.RemoteWriteIngestor;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.server.admin.AdminGrpcService;
 import dev.tidemark.server.admin.AdminServer;
+import dev.tidemark.server.admin.Reflection;
 import dev.tidemark.server.api.ApiBackend;
 import dev.tidemark.server.api.PrometheusApi;
 import dev.tidemark.translator.Translator;
@@ -22,7 +23,6 @@ import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -384,13 +384,13 @@ public final class TidemarkServer implements AutoCloseable {
     InetSocketAddress address =
         new InetSocketAddress(config.listenInetAddress(), config.otlpGrpcPort());
     Server server =
-        NettyServerBuilder.forAddress(address)
-            .executor(grpcExecutor)
-            .maxInboundMessageSize(config.receiverConfig().maxGrpcMessageBytes())
-            .decompressorRegistry(GrpcDecompressors.registry())
-            .addService(new OtlpGrpcService(ingestor).serviceDefinition())
-            .addService(health.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance())
+        Reflection.addTo(
+                NettyServerBuilder.forAddress(address)
+                    .executor(grpcExecutor)
+                    .maxInboundMessageSize(config.receiverConfig().maxGrpcMessageBytes())
+                    .decompressorRegistry(GrpcDecompressors.registry())
+                    .addService(new OtlpGrpcService(ingestor).serviceDefinition())
+                    .addService(health.getHealthService()))
             .build();
     try {
       server.start();

@@ -78,6 +78,20 @@ class AdminCommandTest {
   }
 
   @Test
+  void anUnknownSubcommandIsOneLineNamingTheSubcommands() {
+    Run r = run("admin", "frobnicate");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err().lines()).hasSize(1);
+    assertThat(r.err())
+        .startsWith("tidemark admin: unknown subcommand 'frobnicate'; subcommands: ")
+        .contains(COMMANDS);
+    assertThat(run("frobnicate").err()).startsWith("tidemark: unknown subcommand 'frobnicate'");
+    assertThat(run("admin", "--frobnicate").err())
+        .as("an unknown option stays picocli's message")
+        .contains("Unknown option");
+  }
+
+  @Test
   void tablesForSeriesAndSamples() {
     long t0 = (System.currentTimeMillis() - 600_000) / 1000 * 1000;
     if ((t0 + 2000) / 3_600_000 != t0 / 3_600_000) {

@@ -7,7 +7,6 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ExecutorService;
@@ -66,11 +65,11 @@ public final class AdminServer {
             ? service.bindService()
             : ServerInterceptors.intercept(service, new AdminAuthInterceptor(token));
     Server server =
-        NettyServerBuilder.forAddress(address)
-            .executor(executor)
-            .addService(admin)
-            .addService(health.getHealthService())
-            .addService(ProtoReflectionServiceV1.newInstance())
+        Reflection.addTo(
+                NettyServerBuilder.forAddress(address)
+                    .executor(executor)
+                    .addService(admin)
+                    .addService(health.getHealthService()))
             .build();
     try {
       server.start();
