@@ -187,6 +187,21 @@ public final class TidemarkServer implements AutoCloseable {
     }
     try {
       JvmMetrics.builder().register(registry);
+      GaugeWithCallback.builder()
+          .name("tidemark_build_info")
+          .help(
+              "A metric with a constant '1' value labeled by version, Java version, OS and"
+                  + " architecture from which tidemark was built and runs (as prometheus_build_info)")
+          .labelNames("version", "javaversion", "os", "arch")
+          .callback(
+              cb ->
+                  cb.call(
+                      1,
+                      Main.version(),
+                      Runtime.version().toString(),
+                      System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT),
+                      System.getProperty("os.arch", "")))
+          .register(registry);
       startApi();
       openStorage();
       Translator translator =

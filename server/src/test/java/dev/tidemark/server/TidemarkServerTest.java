@@ -312,7 +312,9 @@ class TidemarkServerTest {
             "tidemark_otlp_requests_total{",
             "tidemark_otlp_data_points_accepted_total{protocol=\"grpc\"} 1",
             "tidemark_otlp_request_duration_seconds_bucket{",
-            "\njvm_memory_used_bytes{");
+            "\njvm_memory_used_bytes{",
+            "# TYPE tidemark_build_info gauge",
+            "\ntidemark_build_info{arch=\"");
   }
 
   @Test
