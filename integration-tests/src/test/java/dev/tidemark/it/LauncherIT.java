@@ -231,4 +231,67 @@ class LauncherIT {
       }
     }
   }
+
+  /**
+   * The layout packaging/tidemark.service runs: the launcher with the jar next to it runs that jar
+   * and never builds (no Maven there), and the unit passes {@code systemd-analyze verify} with its
+   * launcher path pointed at that copy.
+   */
+  @Test
+  void installedLayoutRunsTheJarNextToTheLauncherAndTheUnitVerifies() throws Exception {
+    Path opt = tmp.resolve("opt-tidemark");
+    Files.createDirectories(opt);
+    Path launcher = opt.resolve("tidemark");
+    Files.copy(LAUNCHER, launcher);
+    Path jar =
+        Path.of(System.getProperty("tidemark.jar", "../server/target/tidemark.jar"))
+            .toAbsolutePath()
+            .normalize();
+    Files.copy(jar, opt.resolve("tidemark.jar"));
+
+    List<String> cmd = List.of("bash", launcher.toString(), "--version");
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(tmp.toFile());
+    pb.environment().keySet().removeIf(k -> k.startsWith("TIDEMARK"));
+    pb.environment().put("PATH", "/usr/bin:/bin"); // whatever Maven there is must not be needed
+    pb.environment().put("TIDEMARK_JVM_DIRS", "/usr/lib/jvm");
+    Path out = tmp.resolve("installed.txt");
+    pb.redirectErrorStream(true).redirectOutput(out.toFile());
+    Process p = pb.start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(Files.readString(out))
+        .as("--version through the installed launcher")
+        .startsWith("tidemark ")
+        .doesNotContain("building");
+    assertThat(p.exitValue()).isZero();
+
+    Map<String, String> env = new HashMap<>();
+    env.put("TIDEMARK_JAVA", ProcessHandle.current().info().command().orElseThrow());
+    Run printed = launch(env);
+    assertThat(printed.out())
+        .endsWith("-jar " + LAUNCHER.getParent().resolve("server/target/tidemark.jar"));
+    Path installedCopy = opt.resolve("tidemark");
+    List<String> printCmd = List.of("bash", installedCopy.toString());
+    ProcessBuilder pp = new ProcessBuilder(printCmd).directory(tmp.toFile());
+    pp.environment().keySet().removeIf(k -> k.startsWith("JAVA") || k.startsWith("TIDEMARK"));
+    pp.environment().putAll(env);
+    pp.environment().put("TIDEMARK_PRINT_COMMAND", "1");
+    Path printedOut = tmp.resolve("printed.txt");
+    pp.redirectErrorStream(true).redirectOutput(printedOut.toFile());
+    assertThat(pp.start().waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(Files.readString(printedOut).trim()).endsWith("-jar " + opt.resolve("tidemark.jar"));
+
+    Path unit = tmp.resolve("tidemark.service");
+    Files.writeString(
+        unit,
+        Files.readString(LAUNCHER.getParent().resolve("packaging/tidemark.service"))
+            .replace("/opt/tidemark/tidemark", launcher.toString()));
+    ProcessBuilder verify =
+        new ProcessBuilder("systemd-analyze", "verify", unit.toString()).directory(tmp.toFile());
+    Path verifyOut = tmp.resolve("verify.txt");
+    verify.redirectErrorStream(true).redirectOutput(verifyOut.toFile());
+    Process v = verify.start();
+    assertThat(v.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(v.exitValue()).as(Files.readString(verifyOut)).isZero();
+    assertThat(Files.readString(verifyOut)).as("no warning about the unit").isEmpty();
+  }
 }
