@@ -31,6 +31,8 @@
  *       stored, every acknowledged request is stored whole and survives SIGKILL;
  *   <li>{@code QueryApiIT}: the Prometheus HTTP API as Grafana or promtool use it: every endpoint,
  *       parameter form, error type, gzip, concurrency limit, timeout and client disconnect;
+ *   <li>{@code ReadmeQuickStartIT}: the README's first-sample commands, run as written with bash
+ *       and curl against a real server, send a sample and read it back;
  *   <li>{@code RemoteWriteCrashIT}: SIGKILL during remote write 1.0 loses no sample answered 204
  *       and stores nothing that was not sent;
  *   <li>{@code RemoteWriteIT}: remote write 1.0 and 2.0 and Prometheus' OTLP path, read back
