@@ -18,6 +18,8 @@
  *       nothing and leaves a store that verifies clean;
  *   <li>{@code CrashIT}: SIGKILL (and SIGTERM) of a server receiving exports; acknowledged exports
  *       survive, unanswered ones are all or nothing;
+ *   <li>{@code FederateIT}: a real Prometheus scrapes {@code /federate} with {@code honor_labels}
+ *       and reads back the series sent over OTLP; a bad selector gets 400;
  *   <li>{@code HostileClientIT}: slow connections, gzip bombs, malformed requests and garbage on
  *       every port leave a small-heap server serving normal clients;
  *   <li>{@code IndexIT}: this list names every test class of the package;

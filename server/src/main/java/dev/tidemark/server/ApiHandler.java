@@ -84,6 +84,21 @@ final class ApiHandler extends Handler.Abstract {
       send(response, callback, HttpStatus.NOT_FOUND_404, TEXT, bytes("404 page not found\n"), head);
       return true;
     }
+    if (path.equals(PrometheusApi.FEDERATE_PATH)) {
+      PrometheusApi a = api;
+      if (a == null) {
+        send(
+            response,
+            callback,
+            HttpStatus.SERVICE_UNAVAILABLE_503,
+            TEXT,
+            bytes("starting\n"),
+            head);
+      } else {
+        a.federate(request, response, callback);
+      }
+      return true;
+    }
     if (!path.equals("/metrics") && !path.equals("/-/healthy") && !path.equals("/-/ready")) {
       send(response, callback, HttpStatus.NOT_FOUND_404, TEXT, bytes("404 page not found\n"), head);
       return true;

@@ -58,6 +58,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final QueryEndpoints queries;
   private final SeriesEndpoints series;
   private final StatusEndpoints status;
+  private final Federation federation;
   private final ParserOptions parserOptions;
   private final long queryTimeoutMillis;
   private final java.util.concurrent.atomic.LongAdder canceledByClient =
@@ -75,8 +76,17 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     this.queries = new QueryEndpoints(backend, config);
     this.series = new SeriesEndpoints(backend.querier(), config);
     this.status = new StatusEndpoints(backend);
+    this.federation = new Federation(backend.querier(), backend.clock(), config);
     this.parserOptions = config.promql().parserOptions();
     this.queryTimeoutMillis = config.timeout().toMillis();
+  }
+
+  /** {@code /federate} ({@link Federation}). */
+  public static final String FEDERATE_PATH = Federation.PATH;
+
+  /** Serves {@code /federate} ({@link Federation}). */
+  public void federate(Request request, Response response, Callback callback) {
+    federation.handle(request, response, callback);
   }
 
   @Override
