@@ -6,14 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.grpc.ManagedChannel;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -74,13 +72,7 @@ class FederateIT {
                   + now
                   + "\n");
 
-      int promPort;
-      try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-        promPort = s.getLocalPort();
-      }
-      Path config = tmp.resolve("prometheus.yml");
-      Files.writeString(
-          config,
+      String config =
           "global:\n"
               + "  scrape_interval: 1s\n"
               + "scrape_configs:\n"
@@ -92,44 +84,10 @@ class FederateIT {
               + "    static_configs:\n"
               + "      - targets: ['127.0.0.1:"
               + tm.apiPort()
-              + "']\n");
-      Path log = tmp.resolve("prometheus.log");
-      Process prom =
-          new ProcessBuilder(
-                  "prometheus",
-                  "--config.file=" + config,
-                  "--storage.tsdb.path=" + tmp.resolve("prom-data"),
-                  "--web.listen-address=127.0.0.1:" + promPort)
-              .directory(tmp.toFile())
-              .redirectErrorStream(true)
-              .redirectOutput(log.toFile())
-              .start();
-      try {
-        JsonNode result = null;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline && prom.isAlive()) {
-          try {
-            HttpResponse<String> r =
-                http.send(
-                    HttpRequest.newBuilder(
-                            URI.create(
-                                "http://127.0.0.1:"
-                                    + promPort
-                                    + "/api/v1/query?query="
-                                    + enc("{job=\"fed\"}")))
-                        .build(),
-                    HttpResponse.BodyHandlers.ofString());
-            JsonNode data = JSON.readTree(r.body()).path("data").path("result");
-            if (data.size() == 2) {
-              result = data;
-              break;
-            }
-          } catch (java.io.IOException notYet) {
-            // Prometheus is still starting
-          }
-          Thread.sleep(250);
-        }
-        assertThat(result).as(Files.readString(log)).isNotNull();
+              + "']\n";
+      try (PrometheusProcess prom = PrometheusProcess.start(tmp, config)) {
+        JsonNode result = prom.queryUntil("{job=\"fed\"}", r -> r.size() == 2);
+        assertThat(result).as(prom.log()).isNotNull();
         JsonNode queue =
             result.get(0).path("metric").path("__name__").asText().equals("queue_depth")
                 ? result.get(0)
@@ -139,11 +97,6 @@ class FederateIT {
                 "{\"__name__\":\"queue_depth\",\"instance\":\"i-1\",\"job\":\"fed\","
                     + "\"queue\":\"q1\"}");
         assertThat(queue.path("value").get(1).asText()).isEqualTo("42.5");
-      } finally {
-        prom.destroy();
-        if (!prom.waitFor(30, TimeUnit.SECONDS)) {
-          prom.destroyForcibly().waitFor();
-        }
       }
     }
   }

@@ -35,6 +35,8 @@
  *       parameter form, error type, gzip, concurrency limit, timeout and client disconnect;
  *   <li>{@code ReadmeQuickStartIT}: the README's first-sample commands, run as written with bash
  *       and curl against a real server, send a sample and read it back;
+ *   <li>{@code RemoteReadIT}: a real Prometheus with Tidemark as its {@code remote_read} store
+ *       reads back series sent over OTLP through its own query API;
  *   <li>{@code RemoteWriteCrashIT}: SIGKILL during remote write 1.0 loses no sample answered 204
  *       and stores nothing that was not sent;
  *   <li>{@code RemoteWriteIT}: remote write 1.0 and 2.0 and Prometheus' OTLP path, read back

@@ -59,6 +59,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final SeriesEndpoints series;
   private final StatusEndpoints status;
   private final Federation federation;
+  private final RemoteRead remoteRead;
   private final ParserOptions parserOptions;
   private final long queryTimeoutMillis;
   private final java.util.concurrent.atomic.LongAdder canceledByClient =
@@ -77,6 +78,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     this.series = new SeriesEndpoints(backend.querier(), config);
     this.status = new StatusEndpoints(backend);
     this.federation = new Federation(backend.querier(), backend.clock(), config);
+    this.remoteRead = new RemoteRead(backend.querier(), config);
     this.parserOptions = config.promql().parserOptions();
     this.queryTimeoutMillis = config.timeout().toMillis();
   }
@@ -96,6 +98,10 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       return false;
     }
     String endpoint = path.substring(PREFIX.length());
+    if (endpoint.equals(RemoteRead.ENDPOINT)) {
+      remoteRead.handle(request, response, callback);
+      return true;
+    }
     String method = request.getMethod();
     Route route = route(endpoint);
     if (route == null) {
