@@ -101,6 +101,7 @@ public final class ServerConfig {
   private final Duration shutdownTimeout;
   private final QueryConfig queryConfig;
   private final Features features;
+  private final boolean webEnableAdminApi;
 
   private ServerConfig(Builder b, InetAddress address) {
     given = Map.copyOf(b.given);
@@ -119,6 +120,12 @@ public final class ServerConfig {
     shutdownTimeout = b.get(Settings.SHUTDOWN_TIMEOUT);
     queryConfig = b.queryConfig;
     features = b.features;
+    webEnableAdminApi = b.get(Settings.WEB_ENABLE_ADMIN_API);
+  }
+
+  /** Whether the HTTP port serves Prometheus' TSDB admin APIs ({@code web-enable-admin-api}). */
+  public boolean webEnableAdminApi() {
+    return webEnableAdminApi;
   }
 
   /** Every setting at its default. */
@@ -518,6 +525,10 @@ public final class ServerConfig {
 
     public Builder fsync(boolean v) {
       return put(Settings.FSYNC, v);
+    }
+
+    public Builder webEnableAdminApi(boolean v) {
+      return put(Settings.WEB_ENABLE_ADMIN_API, v);
     }
 
     public Builder maxHeadBytes(long v) {

@@ -274,6 +274,14 @@ final class Settings {
               "accept Prometheus' experimental PromQL functions: the same as"
                   + " `--enable-feature=promql-experimental-functions`");
 
+  static final Setting<Boolean> WEB_ENABLE_ADMIN_API =
+      flag("web-enable-admin-api")
+          .byDefault(false)
+          .describedAs(
+              "serve Prometheus' TSDB admin APIs on the HTTP port (`/api/v1/admin/tsdb/snapshot`,"
+                  + " `delete_series`, `clean_tombstones`), as Prometheus'"
+                  + " `--web.enable-admin-api`: anyone who reaches the port can then delete data");
+
   /** Every setting, in documentation order. */
   static final List<Setting<?>> ALL =
       List.of(
@@ -403,7 +411,8 @@ final class Settings {
           QUERY_MAX_QUEUED,
           QUERY_LOOKBACK_DELTA,
           ENABLE_FEATURE,
-          QUERY_EXPERIMENTAL_FUNCTIONS);
+          QUERY_EXPERIMENTAL_FUNCTIONS,
+          WEB_ENABLE_ADMIN_API);
 
   private static final Map<String, Setting<?>> BY_NAME = byName();
 

@@ -326,6 +326,9 @@ public final class TidemarkServer implements AutoCloseable {
         .help("Queries cancelled because their client went away")
         .callback(cb -> cb.call(api.canceledByClient()))
         .register(registry);
+    if (config.webEnableAdminApi()) {
+      queryApi.admin(new StoreAdmin(engine, store, dataFolder(), config.engineConfig().clock()));
+    }
     apiHandler.api(queryApi);
   }
 

@@ -247,7 +247,8 @@ class ServerConfigTest {
         if (name.startsWith("promote")
             || name.startsWith("keep")
             || name.equals("fsync")
-            || name.equals("query-experimental-functions")) {
+            || name.equals("query-experimental-functions")
+            || name.equals("web-enable-admin-api")) {
           return true;
         }
         if (name.contains("scale")

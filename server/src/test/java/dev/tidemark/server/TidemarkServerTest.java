@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.tidemark.rocksdb.RocksDbKvStore;
+import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
@@ -367,6 +370,100 @@ class TidemarkServerTest {
             Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
       assertThat(readOne(engine, "zstd_grpc", now)).isEqualTo(1);
       assertThat(readOne(engine, "zstd_http", now)).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void tsdbAdminApisOnlyWithTheFlagAndAsPrometheusAnswersThem() throws Exception {
+    TidemarkServer off = start(config());
+    HttpResponse<String> disabled =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:" + off.httpPort() + "/api/v1/admin/tsdb/snapshot"))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(disabled.statusCode()).isEqualTo(503);
+    assertThat(disabled.body())
+        .isEqualTo(
+            "{\"status\":\"error\",\"errorType\":\"unavailable\",\"error\":\"admin APIs"
+                + " disabled\"}");
+    off.close();
+
+    Path data = dir.resolve("admin-data");
+    TidemarkServer s = start(config().dataDir(data).webEnableAdminApi(true));
+    long now = System.currentTimeMillis();
+    SampleBatch b = new SampleBatch();
+    b.addPoint(Labels.of("__name__", "keep", "job", "a"), MetricMetadata.UNKNOWN, now, 1);
+    b.addPoint(Labels.of("__name__", "drop", "job", "a"), MetricMetadata.UNKNOWN, now, 2);
+    assertThat(s.engine().append(b).rejectedPoints()).isZero();
+    String base = "http://127.0.0.1:" + s.httpPort() + "/api/v1/admin/tsdb/";
+
+    HttpResponse<String> snapshot =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "snapshot"))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(snapshot.statusCode()).isEqualTo(200);
+    String name =
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(snapshot.body())
+            .path("data")
+            .path("name")
+            .asText();
+    assertThat(name).matches("\\d{8}T\\d{6}Z-[0-9a-f]{16}");
+    Path copy = dir.resolve("admin-data.snapshots").resolve(name);
+    assertThat(copy.resolve("CURRENT")).exists();
+
+    HttpResponse<String> delete =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        base
+                            + "delete_series?match[]="
+                            + java.net.URLEncoder.encode(
+                                "drop", java.nio.charset.StandardCharsets.UTF_8)))
+                .PUT(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(delete.statusCode()).as(delete.body()).isEqualTo(204);
+    assertThat(
+            s.engine()
+                .select(now - 1, now + 1, List.of(LabelMatcher.equal("__name__", "drop")))
+                .toList())
+        .isEmpty();
+    HttpResponse<String> noMatch =
+        http.send(
+            HttpRequest.newBuilder(URI.create(base + "delete_series"))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(noMatch.statusCode()).isEqualTo(400);
+    assertThat(noMatch.body()).contains("no match[] parameter provided");
+    assertThat(
+            http.send(
+                    HttpRequest.newBuilder(URI.create(base + "clean_tombstones"))
+                        .POST(HttpRequest.BodyPublishers.noBody())
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode())
+        .isEqualTo(204);
+    assertThat(
+            http.send(
+                    HttpRequest.newBuilder(URI.create(base + "snapshot")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString())
+                .statusCode())
+        .isEqualTo(405);
+    s.close();
+
+    // The snapshot serves what the store held when it was taken, the deleted series included.
+    try (RocksDbKvStore store = RocksDbKvStore.open(copy);
+        Engine engine =
+            Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
+      assertThat(readOne(engine, "drop", now)).isEqualTo(2);
+      assertThat(readOne(engine, "keep", now)).isEqualTo(1);
     }
   }
 

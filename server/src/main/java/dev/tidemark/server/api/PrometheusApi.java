@@ -60,6 +60,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final StatusEndpoints status;
   private final Federation federation;
   private final RemoteRead remoteRead;
+  private volatile TsdbAdmin admin;
   private final ParserOptions parserOptions;
   private final long queryTimeoutMillis;
   private final java.util.concurrent.atomic.LongAdder canceledByClient =
@@ -83,6 +84,53 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     this.queryTimeoutMillis = config.timeout().toMillis();
   }
 
+  /**
+   * Serves the TSDB admin APIs through {@code admin} from now on ({@code --web-enable-admin-api}).
+   */
+  public void admin(TsdbAdmin admin) {
+    this.admin = admin;
+  }
+
+  private void admin(String endpoint, Request request, Response response, Callback callback) {
+    String method = request.getMethod();
+    if (!method.equals("POST") && !method.equals("PUT")) {
+      response.getHeaders().put(HttpHeader.ALLOW, "POST, PUT");
+      Response.writeError(request, response, callback, 405, "Method Not Allowed");
+      return;
+    }
+    java.util.Map<String, String> data;
+    try {
+      data =
+          AdminEndpoints.run(
+              admin,
+              endpoint,
+              new ApiParams(Request.extractQueryParameters(request, StandardCharsets.UTF_8)));
+    } catch (ApiError e) {
+      respondError(response, callback, e);
+      return;
+    } catch (RuntimeException e) {
+      respondError(response, callback, asApiError(e));
+      return;
+    }
+    if (data == null) {
+      response.setStatus(204);
+      callback.succeeded();
+      return;
+    }
+    byte[] body;
+    try {
+      body =
+          new com.fasterxml.jackson.databind.ObjectMapper()
+              .writeValueAsBytes(java.util.Map.of("status", "success", "data", data));
+    } catch (IOException e) {
+      callback.failed(e);
+      return;
+    }
+    response.setStatus(200);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON);
+    response.write(true, java.nio.ByteBuffer.wrap(body), callback);
+  }
+
   /** {@code /federate} ({@link Federation}). */
   public static final String FEDERATE_PATH = Federation.PATH;
 
@@ -100,6 +148,10 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     String endpoint = path.substring(PREFIX.length());
     if (endpoint.equals(RemoteRead.ENDPOINT)) {
       remoteRead.handle(request, response, callback);
+      return true;
+    }
+    if (endpoint.startsWith(AdminEndpoints.PREFIX)) {
+      admin(endpoint, request, response, callback);
       return true;
     }
     String method = request.getMethod();
