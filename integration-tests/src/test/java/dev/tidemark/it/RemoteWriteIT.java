@@ -183,7 +183,11 @@ class RemoteWriteIT {
                 .build()
                 .toByteArray());
     assertThat(post("/api/v1/write", "text/plain", "snappy", one).statusCode()).isEqualTo(415);
-    assertThat(post("/api/v1/write", V1, "gzip", one).statusCode()).isEqualTo(415);
+    assertThat(post("/api/v1/write", V1, "br", one).statusCode()).isEqualTo(415);
+    // gzip is accepted (issue #27); snappy bytes labelled gzip are a broken gzip body.
+    HttpResponse<String> mislabelled = post("/api/v1/write", V1, "gzip", one);
+    assertThat(mislabelled.statusCode()).isEqualTo(400);
+    assertThat(mislabelled.body()).isEqualTo("gzip: not in gzip format\n");
     HttpResponse<String> garbage =
         post("/api/v1/write", V1, "snappy", Snappy.compress("garbage!".getBytes()));
     assertThat(garbage.statusCode()).isEqualTo(400);
