@@ -3,7 +3,6 @@ package dev.tidemark.receiver.http;
 import dev.tidemark.receiver.http.BoundedBody.BodyTooLarge;
 import dev.tidemark.receiver.http.BoundedBody.Overloaded;
 import java.nio.ByteBuffer;
-import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 
 /**
@@ -78,34 +77,9 @@ final class DeflateDecoder implements BodyDecoder {
   }
 
   private void inflate(ByteBuffer in) throws CorruptBodyException, BodyTooLarge, Overloaded {
-    inflater.setInput(in);
-    while (true) {
-      int room = out.room();
-      int before = in.position();
-      int n;
-      try {
-        n = inflater.inflate(out.segment(), out.position(), room);
-      } catch (DataFormatException e) {
-        throw new CorruptBodyException(
-            "invalid deflate data" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
-      }
-      if (n > 0) {
-        out.advance(n); // throws BodyTooLarge the moment the limit is passed
-      }
-      if (inflater.finished()) {
-        finished = true;
-        in.position(in.limit()); // whatever follows the stream is ignored
-        return;
-      }
-      if (inflater.needsDictionary()) {
-        throw new CorruptBodyException("invalid deflate data (needs a preset dictionary)");
-      }
-      if (n == 0 && (inflater.needsInput() || in.position() == before)) {
-        if (in.hasRemaining()) {
-          throw new CorruptBodyException("invalid deflate data");
-        }
-        return; // wait for more input
-      }
+    if (Inflation.inflate(inflater, in, out, null)) {
+      finished = true;
+      in.position(in.limit()); // whatever follows the stream is ignored
     }
   }
 }

@@ -5,7 +5,6 @@ import dev.tidemark.receiver.http.BoundedBody.Overloaded;
 import dev.tidemark.tsdb.codec.Bytes;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32;
-import java.util.zip.DataFormatException;
 import java.util.zip.Inflater;
 
 /**
@@ -194,36 +193,8 @@ final class GzipDecoder implements BodyDecoder {
   }
 
   private void inflate(ByteBuffer in) throws CorruptBodyException, BodyTooLarge, Overloaded {
-    inflater.setInput(in);
-    while (true) {
-      int room = out.room();
-      byte[] segment = out.segment();
-      int at = out.position();
-      int before = in.position();
-      int n;
-      try {
-        n = inflater.inflate(segment, at, room);
-      } catch (DataFormatException e) {
-        throw new CorruptBodyException(
-            "invalid deflate data" + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")"));
-      }
-      if (n > 0) {
-        crc.update(segment, at, n);
-        out.advance(n); // throws BodyTooLarge the moment the limit is passed
-      }
-      if (inflater.finished()) {
-        state = State.TRAILER;
-        return; // the inflater advanced in's position past the deflate data
-      }
-      if (inflater.needsDictionary()) {
-        throw new CorruptBodyException("invalid deflate data (needs a preset dictionary)");
-      }
-      if (n == 0 && (inflater.needsInput() || in.position() == before)) {
-        if (in.hasRemaining()) {
-          throw new CorruptBodyException("invalid deflate data");
-        }
-        return; // wait for more input
-      }
+    if (Inflation.inflate(inflater, in, out, crc)) {
+      state = State.TRAILER; // the inflater left in's position just after the deflate data
     }
   }
 
