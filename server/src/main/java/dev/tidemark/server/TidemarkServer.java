@@ -298,6 +298,7 @@ public final class TidemarkServer implements AutoCloseable {
             startTime,
             config.engineConfig().clock());
     queryApi = new PrometheusApi(backend, config.queryConfig());
+    queryApi.register(registry);
     PrometheusApi api = queryApi;
     GaugeWithCallback.builder()
         .name("tidemark_query_running")

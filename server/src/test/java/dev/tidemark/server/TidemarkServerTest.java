@@ -282,6 +282,7 @@ class TidemarkServerTest {
     TidemarkServer s = start(config());
     MetricsServiceGrpc.newBlockingStub(channel(s.otlpGrpcPort()))
         .export(gauge("queue_depth", System.currentTimeMillis(), 3));
+    assertThat(get(s.httpPort(), "/api/v1/query?query=queue_depth").statusCode()).isEqualTo(200);
 
     HttpResponse<String> r = get(s.httpPort(), "/metrics");
     assertThat(r.statusCode()).isEqualTo(200);
@@ -316,6 +317,10 @@ class TidemarkServerTest {
             "tidemark_otlp_data_points_accepted_total{protocol=\"grpc\"} 1",
             "tidemark_otlp_request_duration_seconds_bucket{",
             "\njvm_memory_used_bytes{",
+            "tidemark_http_request_duration_seconds_bucket{handler=\"/api/v1/query\",le=\"+Inf\"} 1",
+            "tidemark_http_request_duration_seconds_count{handler=\"/api/v1/query\"} 1",
+            "tidemark_engine_query_duration_seconds{slice=\"inner_eval\",quantile=\"0.99\"}",
+            "tidemark_engine_query_duration_seconds_count{slice=\"queue_time\"} 1",
             "# TYPE tidemark_build_info gauge",
             "\ntidemark_build_info{arch=\"");
   }

@@ -61,6 +61,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final Federation federation;
   private final RemoteRead remoteRead;
   private volatile TsdbAdmin admin;
+  private final ApiMetrics metrics = new ApiMetrics();
   private final ParserOptions parserOptions;
   private final long queryTimeoutMillis;
   private final java.util.concurrent.atomic.LongAdder canceledByClient =
@@ -76,12 +77,41 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       throw new java.io.UncheckedIOException("cannot open a selector for the query API", e);
     }
     this.queries = new QueryEndpoints(backend, config);
+    this.queries.timings(this::queryTimings);
     this.series = new SeriesEndpoints(backend.querier(), config);
     this.status = new StatusEndpoints(backend);
     this.federation = new Federation(backend.querier(), backend.clock(), config);
     this.remoteRead = new RemoteRead(backend.querier(), config);
     this.parserOptions = config.promql().parserOptions();
     this.queryTimeoutMillis = config.timeout().toMillis();
+  }
+
+  /** Registers the API's metrics ({@link ApiMetrics}) with {@code registry}. */
+  public void register(io.prometheus.metrics.model.registry.PrometheusRegistry registry) {
+    metrics.register(registry);
+  }
+
+  /** {@code callback}, observing the request's duration under {@code handler} when it completes. */
+  private Callback timed(Callback callback, String handler, long arrivedNanos) {
+    return Callback.from(
+        () -> {
+          observe(handler, arrivedNanos);
+          callback.succeeded();
+        },
+        x -> {
+          observe(handler, arrivedNanos);
+          callback.failed(x);
+        });
+  }
+
+  private void observe(String handler, long arrivedNanos) {
+    metrics.requestDuration.labelValues(handler).observe((System.nanoTime() - arrivedNanos) / 1e9);
+  }
+
+  /** Records a PromQL query's time in the queue and in evaluation. */
+  void queryTimings(long queuedNanos, long evalNanos) {
+    metrics.queryDuration.labelValues("queue_time").observe(queuedNanos / 1e9);
+    metrics.queryDuration.labelValues("inner_eval").observe(evalNanos / 1e9);
   }
 
   /**
@@ -136,7 +166,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
 
   /** Serves {@code /federate} ({@link Federation}). */
   public void federate(Request request, Response response, Callback callback) {
-    federation.handle(request, response, callback);
+    federation.handle(request, response, timed(callback, Federation.PATH, System.nanoTime()));
   }
 
   @Override
@@ -173,6 +203,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       return true;
     }
     long arrived = System.nanoTime();
+    callback = timed(callback, ApiMetrics.handler(route.name), arrived);
     Fields query = Request.extractQueryParameters(request, StandardCharsets.UTF_8);
     String contentType = request.getHeaders().get(HttpHeader.CONTENT_TYPE);
     if (!method.equals("POST")

@@ -32,6 +32,18 @@ final class QueryEndpoints {
   /** The samples every query of this API holds together ({@link QueryConfig#maxSamplesTotal()}). */
   private final QueryMemory memory;
 
+  /** Receives each evaluated query's time waiting for a slot and evaluating, in nanoseconds. */
+  @FunctionalInterface
+  interface Timings {
+    void record(long queuedNanos, long evalNanos);
+  }
+
+  private Timings timings = (q, e) -> {};
+
+  void timings(Timings t) {
+    this.timings = t;
+  }
+
   QueryEndpoints(ApiBackend backend, QueryConfig config) {
     this.backend = backend;
     this.config = config;
@@ -173,6 +185,7 @@ final class QueryEndpoints {
       throw translate(e);
     }
     long evalNanos = System.nanoTime() - t0;
+    timings.record(queuedNanos, evalNanos);
     Value value = result.value();
     List<String> warnings = new ArrayList<>(result.annotations().warnings());
     int size =
