@@ -102,6 +102,7 @@ public final class ServerConfig {
   private final QueryConfig queryConfig;
   private final Features features;
   private final boolean webEnableAdminApi;
+  private final String queryLogFile;
 
   private ServerConfig(Builder b, InetAddress address) {
     given = Map.copyOf(b.given);
@@ -121,6 +122,12 @@ public final class ServerConfig {
     queryConfig = b.queryConfig;
     features = b.features;
     webEnableAdminApi = b.get(Settings.WEB_ENABLE_ADMIN_API);
+    queryLogFile = b.get(Settings.QUERY_LOG_FILE);
+  }
+
+  /** The query log's file ({@code query-log-file}), or null for none. */
+  public Path queryLogFile() {
+    return queryLogFile == null || queryLogFile.isEmpty() ? null : Path.of(queryLogFile);
   }
 
   /** Whether the HTTP port serves Prometheus' TSDB admin APIs ({@code web-enable-admin-api}). */
@@ -525,6 +532,10 @@ public final class ServerConfig {
 
     public Builder fsync(boolean v) {
       return put(Settings.FSYNC, v);
+    }
+
+    public Builder queryLogFile(Path v) {
+      return put(Settings.QUERY_LOG_FILE, v == null ? null : v.toString());
     }
 
     public Builder webEnableAdminApi(boolean v) {

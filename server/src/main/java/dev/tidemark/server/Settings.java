@@ -274,6 +274,14 @@ final class Settings {
               "accept Prometheus' experimental PromQL functions: the same as"
                   + " `--enable-feature=promql-experimental-functions`");
 
+  static final Setting<String> QUERY_LOG_FILE =
+      text("query-log-file", "FILE")
+          .byDefault(null)
+          .shown(Setting.NONE)
+          .describedAs(
+              "append every PromQL query evaluated to FILE, one JSON object a line as Prometheus'"
+                  + " `query_log_file` (client, parameters, timings)");
+
   static final Setting<Boolean> WEB_ENABLE_ADMIN_API =
       flag("web-enable-admin-api")
           .byDefault(false)
@@ -412,6 +420,7 @@ final class Settings {
           QUERY_LOOKBACK_DELTA,
           ENABLE_FEATURE,
           QUERY_EXPERIMENTAL_FUNCTIONS,
+          QUERY_LOG_FILE,
           WEB_ENABLE_ADMIN_API);
 
   private static final Map<String, Setting<?>> BY_NAME = byName();

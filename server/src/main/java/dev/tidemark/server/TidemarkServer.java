@@ -15,6 +15,7 @@ import dev.tidemark.server.admin.AdminServer;
 import dev.tidemark.server.admin.Reflection;
 import dev.tidemark.server.api.ApiBackend;
 import dev.tidemark.server.api.PrometheusApi;
+import dev.tidemark.server.api.QueryLog;
 import dev.tidemark.translator.Translator;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
@@ -141,6 +142,7 @@ public final class TidemarkServer implements AutoCloseable {
   private ApiHandler apiHandler;
   private IngestRoutes ingestRoutes;
   private PrometheusApi queryApi;
+  private QueryLog queryLog;
   private final Instant startTime = Instant.now();
   private ServerConnector apiConnector;
   private RocksDbKvStore store;
@@ -299,6 +301,15 @@ public final class TidemarkServer implements AutoCloseable {
             config.engineConfig().clock());
     queryApi = new PrometheusApi(backend, config.queryConfig());
     queryApi.register(registry);
+    if (config.queryLogFile() != null) {
+      try {
+        queryLog = QueryLog.open(config.queryLogFile(), config.engineConfig().clock());
+      } catch (IOException e) {
+        throw new StartupException(
+            "cannot open the query log " + config.queryLogFile() + ": " + e.getMessage(), e);
+      }
+      queryApi.queryLog(queryLog);
+    }
     PrometheusApi api = queryApi;
     GaugeWithCallback.builder()
         .name("tidemark_query_running")
@@ -699,6 +710,13 @@ public final class TidemarkServer implements AutoCloseable {
     }
     apiHandler.api(null); // new queries get 503 from here on
     clean &= queryApi.close(Duration.ofSeconds(5));
+    if (queryLog != null) {
+      try {
+        queryLog.close();
+      } catch (IOException e) {
+        LOG.log(System.Logger.Level.WARNING, "cannot close the query log: " + e.getMessage());
+      }
+    }
 
     if (heapGuard != null) {
       heapGuard.close();

@@ -473,6 +473,40 @@ class TidemarkServerTest {
   }
 
   @Test
+  void theQueryLogHasALineForEveryQueryAsPrometheusWritesIt() throws Exception {
+    Path log = dir.resolve("logs").resolve("queries.jsonl");
+    TidemarkServer s = start(config().queryLogFile(log));
+    assertThat(get(s.httpPort(), "/api/v1/query?query=up&time=1700000000").statusCode())
+        .isEqualTo(200);
+    assertThat(
+            get(
+                    s.httpPort(),
+                    "/api/v1/query_range?query=sum(up)&start=1700000000&end=1700000060&step=15")
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(get(s.httpPort(), "/api/v1/labels").statusCode()).isEqualTo(200); // not a query
+    List<String> lines = java.nio.file.Files.readAllLines(log);
+    assertThat(lines).hasSize(2);
+    com.fasterxml.jackson.databind.ObjectMapper json =
+        new com.fasterxml.jackson.databind.ObjectMapper();
+    com.fasterxml.jackson.databind.JsonNode instant = json.readTree(lines.get(0));
+    assertThat(instant.path("httpRequest").path("clientIP").asText()).isEqualTo("127.0.0.1");
+    assertThat(instant.path("httpRequest").path("method").asText()).isEqualTo("GET");
+    assertThat(instant.path("httpRequest").path("path").asText()).isEqualTo("/api/v1/query");
+    assertThat(instant.path("params").toString())
+        .isEqualTo(
+            "{\"end\":\"2023-11-14T22:13:20Z\",\"query\":\"up\",\"start\":\"2023-11-14T22:13:20Z\","
+                + "\"step\":0}");
+    assertThat(instant.path("stats").path("timings").path("execTotalTime").isNumber()).isTrue();
+    assertThat(instant.path("stats").path("samples").path("peakSamples").isNumber()).isTrue();
+    assertThat(instant.path("ts").asText()).endsWith("Z");
+    com.fasterxml.jackson.databind.JsonNode range = json.readTree(lines.get(1));
+    assertThat(range.path("httpRequest").path("path").asText()).isEqualTo("/api/v1/query_range");
+    assertThat(range.path("params").path("step").asLong()).isEqualTo(15);
+    assertThat(range.path("params").path("end").asText()).isEqualTo("2023-11-14T22:14:20Z");
+  }
+
+  @Test
   void grpcExportIsDurableAcrossCloseAndReopen() throws Exception {
     TidemarkServer s = start(config());
     long now = System.currentTimeMillis();

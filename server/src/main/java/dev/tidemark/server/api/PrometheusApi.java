@@ -62,6 +62,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final RemoteRead remoteRead;
   private volatile TsdbAdmin admin;
   private final ApiMetrics metrics = new ApiMetrics();
+  private volatile QueryLog queryLog;
   private final ParserOptions parserOptions;
   private final long queryTimeoutMillis;
   private final java.util.concurrent.atomic.LongAdder canceledByClient =
@@ -108,10 +109,26 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     metrics.requestDuration.labelValues(handler).observe((System.nanoTime() - arrivedNanos) / 1e9);
   }
 
-  /** Records a PromQL query's time in the queue and in evaluation. */
-  void queryTimings(long queuedNanos, long evalNanos) {
+  /**
+   * Records an evaluated PromQL query: its timings, and a line of the query log if there is one.
+   */
+  void queryTimings(
+      QueryEndpoints.Plan plan,
+      QueryEndpoints.RequestInfo request,
+      long queuedNanos,
+      long evalNanos,
+      long peakSamples) {
     metrics.queryDuration.labelValues("queue_time").observe(queuedNanos / 1e9);
     metrics.queryDuration.labelValues("inner_eval").observe(evalNanos / 1e9);
+    QueryLog log = queryLog;
+    if (log != null) {
+      log.log(plan, request, queuedNanos, evalNanos, peakSamples);
+    }
+  }
+
+  /** Writes every evaluated query to {@code log} from now on ({@code --query-log-file}). */
+  public void queryLog(QueryLog log) {
+    this.queryLog = log;
   }
 
   /**
@@ -283,7 +300,16 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
         respond(response, callback, light(route, p));
         return;
       }
-      Function<QueryControl, Answer> work = plan(route, endpoint, p, arrived);
+      Function<QueryControl, Answer> work =
+          plan(
+              route,
+              endpoint,
+              p,
+              arrived,
+              new QueryEndpoints.RequestInfo(
+                  Request.getRemoteAddr(request),
+                  request.getMethod(),
+                  Request.getPathInContext(request)));
       InFlight q = new InFlight();
       request.addFailureListener(t -> q.clientGone());
       // The connection's idle timeout must not cut off a client waiting for a long query; the
@@ -348,17 +374,17 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
 
   /** Checks the parameters now (so that bad ones never wait for a slot) and returns the work. */
   private Function<QueryControl, Answer> plan(
-      Route route, String endpoint, ApiParams p, long arrived) {
+      Route route, String endpoint, ApiParams p, long arrived, QueryEndpoints.RequestInfo info) {
     switch (route.name) {
       case "query":
         {
           QueryEndpoints.Plan plan = queries.planInstant(p);
-          return c -> queries.run(plan, arrived, c);
+          return c -> queries.run(plan, arrived, c, info);
         }
       case "query_range":
         {
           QueryEndpoints.Plan plan = queries.planRange(p);
-          return c -> queries.run(plan, arrived, c);
+          return c -> queries.run(plan, arrived, c, info);
         }
       case "series":
         {

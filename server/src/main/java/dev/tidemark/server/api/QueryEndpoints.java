@@ -32,13 +32,19 @@ final class QueryEndpoints {
   /** The samples every query of this API holds together ({@link QueryConfig#maxSamplesTotal()}). */
   private final QueryMemory memory;
 
-  /** Receives each evaluated query's time waiting for a slot and evaluating, in nanoseconds. */
+  /** Who asked for a query, for the query log. */
+  record RequestInfo(String clientIp, String method, String path) {}
+
+  /**
+   * Receives each evaluated query with its request, its time waiting for a slot and evaluating
+   * (nanoseconds) and its peak samples.
+   */
   @FunctionalInterface
   interface Timings {
-    void record(long queuedNanos, long evalNanos);
+    void record(Plan plan, RequestInfo request, long queuedNanos, long evalNanos, long peakSamples);
   }
 
-  private Timings timings = (q, e) -> {};
+  private Timings timings = (p, r, q, e, s) -> {};
 
   void timings(Timings t) {
     this.timings = t;
@@ -156,7 +162,7 @@ final class QueryEndpoints {
    * Evaluates {@code plan}; {@code arrivedNanos} is when the request arrived, so that time spent
    * waiting for a slot counts against the timeout.
    */
-  Answer run(Plan plan, long arrivedNanos, QueryControl control) {
+  Answer run(Plan plan, long arrivedNanos, QueryControl control, RequestInfo request) {
     long queuedNanos = System.nanoTime() - arrivedNanos;
     long remaining = plan.timeoutMillis() - queuedNanos / 1_000_000;
     if (remaining <= 0) {
@@ -185,7 +191,7 @@ final class QueryEndpoints {
       throw translate(e);
     }
     long evalNanos = System.nanoTime() - t0;
-    timings.record(queuedNanos, evalNanos);
+    timings.record(plan, request, queuedNanos, evalNanos, control.peakSamples());
     Value value = result.value();
     List<String> warnings = new ArrayList<>(result.annotations().warnings());
     int size =
