@@ -109,6 +109,12 @@ final class DurationResolver {
       return vs;
     }
     return new VectorSelector(
-        vs.name(), vs.matchers(), value(vs.offsetExpr(), true), vs.at(), vs.positionRange());
+        vs.name(),
+        vs.matchers(),
+        value(vs.offsetExpr(), true),
+        vs.at(),
+        vs.positionRange(),
+        null,
+        vs.extendedRange());
   }
 }

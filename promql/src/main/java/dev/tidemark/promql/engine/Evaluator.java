@@ -5,6 +5,7 @@ import dev.tidemark.promql.parser.AtModifier;
 import dev.tidemark.promql.parser.BinaryExpr;
 import dev.tidemark.promql.parser.Call;
 import dev.tidemark.promql.parser.Expr;
+import dev.tidemark.promql.parser.ExtendedRange;
 import dev.tidemark.promql.parser.MatrixSelector;
 import dev.tidemark.promql.parser.NumberLiteral;
 import dev.tidemark.promql.parser.ParenExpr;
@@ -225,8 +226,15 @@ final class Evaluator {
       Window w = new Window();
       for (int s = 0; s < src.size(); s++) {
         w.reset(cursorOf(src, s, w));
-        w.advance(windowEnd(src, 0) - src.rangeMs, windowEnd(src, 0));
-        if (w.hi > w.lo) {
+        advance(w, src, windowEnd(src, 0));
+        if (src.ext != ExtendedRange.NONE) {
+          checkWindow(w.size());
+          Value.Series ext = ExtendedRanges.extend(w, src.labels(s));
+          if (ext != null) {
+            acquire(ext.timestamps().length);
+            out.add(ext);
+          }
+        } else if (w.hi > w.lo) {
           acquire(w.hi - w.lo); // a range-vector result is held whole, as in Prometheus
           Labels l = src.dropName(s) ? dropName(src.labels(s)) : src.labels(s);
           out.add(
@@ -602,6 +610,10 @@ final class Evaluator {
 
   /** {@link #selectVector(VectorSelector, boolean)} into a sink, series by series. */
   void selectVector(VectorSelector vs, boolean timestamps, SeriesSink out) {
+    if (vs.extendedRange() == ExtendedRange.SMOOTHED && !timestamps) {
+      selectSmoothed(vs, out); // timestamp() ignores smoothing, as Prometheus' does
+      return;
+    }
     long lb = sh.options.lookbackDelta().toMillis();
     long off = vs.offset().toMillis();
     long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
@@ -642,6 +654,40 @@ final class Evaluator {
         }
         if (haveCur && curT > t - lb && curT <= t && curB != SampleBatch.STALE_NAN_BITS) {
           r.set(i, timestamps ? curT / 1000.0 : Double.longBitsToDouble(curB));
+        }
+      }
+      int c = r.count();
+      if (c > 0) {
+        acquire(c);
+        out.accept(r);
+      }
+    }
+  }
+
+  /**
+   * A smoothed instant selector: per step the value at the step's data time interpolated from the
+   * samples within a lookback delta either side of it ({@link ExtendedRanges#smoothedAt}), read
+   * through one sliding window per series. Stale markers are dropped, not ends of the series.
+   */
+  private void selectSmoothed(VectorSelector vs, SeriesSink out) {
+    long lb = sh.options.lookbackDelta().toMillis();
+    long off = vs.offset().toMillis();
+    long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
+    long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
+    SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff + lb, vs.matchers(), sh.ctx);
+    Window w = new Window();
+    while (set.next()) {
+      Series s = set.at();
+      checkNow();
+      w.iterator = s.iterator(w.iterator);
+      w.reset(w.iteratorCursor.reset(w.iterator));
+      StepSeries r = new StepSeries(s.labels(), n);
+      for (int i = 0; i < n; i++) {
+        tick();
+        long t = eff(i, vs.at(), off);
+        w.advance(t - lb, t + lb);
+        if (w.size() > 0 && ExtendedRanges.smoothedAt(w, t)) {
+          r.set(i, w.out);
         }
       }
       int c = r.count();
@@ -769,6 +815,15 @@ final class Evaluator {
     Expr selectorExpr;
     PositionRange argPos;
 
+    /** The selector's {@code anchored}/{@code smoothed}; NONE for a subquery. */
+    ExtendedRange ext = ExtendedRange.NONE;
+
+    /** How far the window reaches before the range start (the lookback when extended), ms. */
+    long beforeMs;
+
+    /** How far the window reaches after the range end (the lookback when smoothed), ms. */
+    long afterMs;
+
     /** Samples of a subquery's inner result, counted against the budget until the call is done. */
     long held;
 
@@ -815,10 +870,28 @@ final class Evaluator {
     src.offsetMs = vs.offset().toMillis();
     src.at = vs.at();
     src.selectorExpr = ms;
+    src.ext = vs.extendedRange();
+    long lb = sh.options.lookbackDelta().toMillis();
+    src.beforeMs = src.ext == ExtendedRange.NONE ? 0 : lb;
+    src.afterMs = src.ext == ExtendedRange.SMOOTHED ? lb : 0;
     long a = windowEnd(src, 0);
     long b = windowEnd(src, n - 1);
     return sh.querier.select(
-        Math.min(a, b) - src.rangeMs + 1, Math.max(a, b), vs.matchers(), sh.ctx);
+        Math.min(a, b) - src.rangeMs - src.beforeMs + 1,
+        Math.max(a, b) + src.afterMs,
+        vs.matchers(),
+        sh.ctx);
+  }
+
+  /**
+   * Advances {@code w} to the window of step end {@code wEnd}: {@code (wEnd - range, wEnd]},
+   * reaching further either side for an anchored or smoothed selector ({@link ExtendedRanges}).
+   */
+  void advance(Window w, RangeSource src, long wEnd) {
+    w.rangeStart = wEnd - src.rangeMs;
+    w.rangeEnd = wEnd;
+    w.ext = src.ext;
+    w.advance(wEnd - src.rangeMs - src.beforeMs, wEnd + src.afterMs);
   }
 
   long windowEnd(RangeSource src, int i) {
@@ -923,6 +996,14 @@ final class Evaluator {
     SampleIterator iterator;
     long start;
     long end;
+
+    /**
+     * The range itself, {@code (rangeStart, rangeEnd]}; the window reaches further when extended.
+     */
+    long rangeStart;
+
+    long rangeEnd;
+    ExtendedRange ext = ExtendedRange.NONE;
     long rangeMs;
     long stepT;
     double p0;
@@ -1052,6 +1133,7 @@ final class Evaluator {
     Expr arg = unwrap(c.args().get(matrixArg));
     Window w = new Window();
     if (arg instanceof MatrixSelector ms) {
+      ExtendedRanges.check(c.function().name(), ms.selector().extendedRange());
       RangeSource src = new RangeSource();
       SeriesSet set = selectRange(ms, src);
       boolean more = true;
@@ -1189,7 +1271,7 @@ final class Evaluator {
         }
         w.p0 = a0;
         w.p1 = a1;
-        w.advance(wEnd - src.rangeMs, wEnd);
+        advance(w, src, wEnd);
         checkWindow(w.size());
         prevEnd = wEnd;
         prevHas = w.size() > 0 && k.apply(w);

@@ -9,6 +9,8 @@ import dev.tidemark.promql.engine.Evaluator.Vec;
 import dev.tidemark.promql.engine.Evaluator.Window;
 import dev.tidemark.promql.parser.Call;
 import dev.tidemark.promql.parser.Expr;
+import dev.tidemark.promql.parser.ExtendedRange;
+import dev.tidemark.promql.parser.MatrixSelector;
 import dev.tidemark.promql.parser.StringLiteral;
 import dev.tidemark.promql.parser.VectorSelector;
 import dev.tidemark.tsdb.model.Labels;
@@ -175,8 +177,13 @@ final class Functions {
             sink.accept(s);
           };
     }
+    Kernel kernel = rf.kernel();
+    if (Evaluator.unwrap(args.get(rf.matrixArg())) instanceof MatrixSelector ms
+        && ms.selector().extendedRange() != ExtendedRange.NONE) {
+      kernel = ExtendedRanges.KERNELS.get(name); // null for the others: rangeCall refuses them
+    }
     ev.rangeCall(
-        c, rf.matrixArg(), rf.kernel(), rf.dropName(), p0, p1, name.equals("predict_linear"), out);
+        c, rf.matrixArg(), kernel, rf.dropName(), p0, p1, name.equals("predict_linear"), out);
   }
 
   static Object call(Evaluator ev, Call c) {

@@ -361,8 +361,12 @@ final class Parser {
           break;
         case ANCHORED:
         case SMOOTHED:
-          throw error(
-              e.positionRange(), t.type().text + " modifier is experimental and not enabled");
+          next();
+          e =
+              extendedRange(
+                  e,
+                  t.type() == TokenType.ANCHORED ? ExtendedRange.ANCHORED : ExtendedRange.SMOOTHED);
+          break;
         default:
           return e;
       }
@@ -895,6 +899,38 @@ final class Parser {
         e.positionRange(),
         "@ modifier must be preceded by an instant vector selector or range vector selector or a"
             + " subquery");
+  }
+
+  /**
+   * {@code anchored} or {@code smoothed} after {@code e}, as Prometheus' {@code setAnchored} and
+   * {@code setSmoothed}: on a selector or a range selector it sets the modifier (written twice it
+   * is still set once; the other one already set is an error), anything else is an error. The
+   * position range of {@code e} does not grow: Prometheus' grammar rule keeps the operand's.
+   */
+  private Expr extendedRange(Expr e, ExtendedRange m) {
+    String kw = m.keyword;
+    if (!options.extendedRangeSelectors()) {
+      throw error(e.positionRange(), kw + " modifier is experimental and not enabled");
+    }
+    String both = "anchored and smoothed modifiers cannot be used together";
+    if (e instanceof VectorSelector vs) {
+      if (vs.extendedRange() != ExtendedRange.NONE && vs.extendedRange() != m) {
+        throw error(e.positionRange(), both);
+      }
+      return vs.withExtendedRange(m);
+    }
+    if (e instanceof MatrixSelector ms) {
+      VectorSelector vs = ms.selector();
+      if (vs.extendedRange() != ExtendedRange.NONE && vs.extendedRange() != m) {
+        throw error(e.positionRange(), both);
+      }
+      return new MatrixSelector(
+          vs.withExtendedRange(m), ms.range(), ms.positionRange(), ms.rangeExpr());
+    }
+    if (e instanceof SubqueryExpr) {
+      throw error(e.positionRange(), kw + " modifier is not supported for subqueries");
+    }
+    throw error(e.positionRange(), kw + " modifier not implemented");
   }
 
   // ---- calls and aggregations ----

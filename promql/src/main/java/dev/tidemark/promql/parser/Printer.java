@@ -16,7 +16,10 @@ import java.util.List;
  *       on (x) group_left (y) b}); no parentheses are added, only {@link ParenExpr}s print them;
  *   <li>aggregations with the grouping first: {@code sum by (job) (x)}, {@code topk(3, x)};
  *   <li>selectors with the name outside the braces and the other matchers sorted by their text:
- *       {@code foo{a="b",c=~"d"}}; {@code @} before {@code offset};
+ *       {@code foo{a="b",c=~"d"}}; {@code @} before {@code offset}; {@code anchored}/{@code
+ *       smoothed} before {@code offset}, after {@code @} on an instant selector ({@code a @ 1.000
+ *       smoothed}) but before it on a range selector ({@code a[5m] smoothed @ 1.000}), as {@code
+ *       printer.go} places them;
  *   <li>durations in canonical units ({@code 90m} prints {@code 1h30m}, {@code [90]} prints {@code
  *       [1m30s]}); numbers in the shortest form, never with an exponent ({@code 1e3} prints {@code
  *       1000}); {@code @} times with three decimals;
@@ -36,6 +39,12 @@ final class Printer {
     return b.toString();
   }
 
+  private static void writeExtendedRange(StringBuilder b, ExtendedRange m) {
+    if (m != ExtendedRange.NONE) {
+      b.append(' ').append(m.keyword);
+    }
+  }
+
   private static void write(StringBuilder b, Expr e) {
     if (e instanceof NumberLiteral n) {
       writeNumber(b, n);
@@ -44,12 +53,14 @@ final class Printer {
     } else if (e instanceof VectorSelector vs) {
       writeSelector(b, vs);
       writeAt(b, vs.at());
+      writeExtendedRange(b, vs.extendedRange());
       writeOffset(b, vs.offset(), vs.offsetExpr());
     } else if (e instanceof MatrixSelector m) {
       writeSelector(b, m.selector());
       b.append('[');
       writeDuration(b, m.range(), m.rangeExpr());
       b.append(']');
+      writeExtendedRange(b, m.selector().extendedRange()); // before @ here, after it above
       writeAt(b, m.selector().at());
       writeOffset(b, m.selector().offset(), m.selector().offsetExpr());
     } else if (e instanceof SubqueryExpr s) {

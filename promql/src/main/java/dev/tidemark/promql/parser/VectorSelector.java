@@ -3,6 +3,7 @@ package dev.tidemark.promql.parser;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * An instant vector selector: {@code foo{a="b", c=~"d.*"} @ 100 offset 5m}.
@@ -18,6 +19,8 @@ import java.util.List;
  * @param positionRange from the name (or the brace) to the end of the last modifier
  * @param offsetExpr the offset when written as a {@link DurationExpr} ({@code offset step()}), else
  *     null; {@code offset} is then zero until the engine resolves it
+ * @param extendedRange {@code anchored} or {@code smoothed}, written after the selector or, for a
+ *     range selector, after its range; {@link ExtendedRange#NONE} when neither is
  */
 public record VectorSelector(
     String name,
@@ -25,11 +28,24 @@ public record VectorSelector(
     Duration offset,
     AtModifier at,
     PositionRange positionRange,
-    DurationExpr offsetExpr)
+    DurationExpr offsetExpr,
+    ExtendedRange extendedRange)
     implements Expr {
 
   public VectorSelector {
     matchers = List.copyOf(matchers);
+    Objects.requireNonNull(extendedRange, "extendedRange");
+  }
+
+  /** A selector without {@code anchored} or {@code smoothed}. */
+  public VectorSelector(
+      String name,
+      List<LabelMatcher> matchers,
+      Duration offset,
+      AtModifier at,
+      PositionRange positionRange,
+      DurationExpr offsetExpr) {
+    this(name, matchers, offset, at, positionRange, offsetExpr, ExtendedRange.NONE);
   }
 
   /** A selector whose offset, if any, is a plain duration. */
@@ -39,7 +55,7 @@ public record VectorSelector(
       Duration offset,
       AtModifier at,
       PositionRange positionRange) {
-    this(name, matchers, offset, at, positionRange, null);
+    this(name, matchers, offset, at, positionRange, null, ExtendedRange.NONE);
   }
 
   /** Whether an offset was written, as a duration or as an expression. */
@@ -59,12 +75,25 @@ public record VectorSelector(
         newOffset,
         at,
         new PositionRange(positionRange.start(), end),
-        newOffsetExpr);
+        newOffsetExpr,
+        extendedRange);
   }
 
   VectorSelector withAt(AtModifier newAt, int end) {
     return new VectorSelector(
-        name, matchers, offset, newAt, new PositionRange(positionRange.start(), end), offsetExpr);
+        name,
+        matchers,
+        offset,
+        newAt,
+        new PositionRange(positionRange.start(), end),
+        offsetExpr,
+        extendedRange);
+  }
+
+  /** This selector with {@code anchored} or {@code smoothed}; the position range stays. */
+  public VectorSelector withExtendedRange(ExtendedRange newExtendedRange) {
+    return new VectorSelector(
+        name, matchers, offset, at, positionRange, offsetExpr, newExtendedRange);
   }
 
   @Override

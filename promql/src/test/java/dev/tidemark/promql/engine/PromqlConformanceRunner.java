@@ -1010,7 +1010,13 @@ public final class PromqlConformanceRunner {
     if (e instanceof VectorSelector vs) {
       if (vs.at() == null || vs.at().kind() != AtModifier.Kind.TIMESTAMP) {
         return new VectorSelector(
-            vs.name(), vs.matchers(), vs.offset(), at, vs.positionRange(), vs.offsetExpr());
+            vs.name(),
+            vs.matchers(),
+            vs.offset(),
+            at,
+            vs.positionRange(),
+            vs.offsetExpr(),
+            vs.extendedRange());
       }
       return vs;
     } else if (e instanceof MatrixSelector ms) {
