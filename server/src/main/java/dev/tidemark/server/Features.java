@@ -43,6 +43,7 @@ final class Features {
   static final String EXPERIMENTAL_FUNCTIONS = "promql-experimental-functions";
   static final String BINOP_FILL_MODIFIERS = "promql-binop-fill-modifiers";
   static final String DELAYED_NAME_REMOVAL = "promql-delayed-name-removal";
+  static final String EXTENDED_RANGE_SELECTORS = "promql-extended-range-selectors";
 
   private static final String NO_EFFECT =
       "This option for --enable-feature names a Prometheus feature Tidemark does not have: it is"
@@ -67,12 +68,8 @@ final class Features {
             Effect.ALWAYS_ON,
             "This option for --enable-feature is now permanently enabled and therefore a no-op."));
     m.put(
-        "promql-extended-range-selectors",
-        new Known(
-            Effect.NOT_IMPLEMENTED,
-            "Experimental PromQL extended range selectors (anchored, smoothed) are not implemented"
-                + " by Tidemark: the option is accepted and has no effect, and queries using them"
-                + " fail to parse."));
+        EXTENDED_RANGE_SELECTORS,
+        new Known(Effect.ENABLED, "Experimental PromQL extended range selectors enabled."));
     m.put(
         "use-start-timestamps",
         new Known(
@@ -150,7 +147,8 @@ final class Features {
     return new PromqlFeatures(
         experimentalFunctions || has(EXPERIMENTAL_FUNCTIONS),
         has(BINOP_FILL_MODIFIERS),
-        has(DELAYED_NAME_REMOVAL));
+        has(DELAYED_NAME_REMOVAL),
+        has(EXTENDED_RANGE_SELECTORS));
   }
 
   /**

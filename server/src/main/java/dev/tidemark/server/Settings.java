@@ -264,7 +264,8 @@ final class Settings {
           .describedAs(
               "Prometheus 3.14's experimental features by its names, comma-separated, the option"
                   + " repeatable (a YAML list in the file): `promql-experimental-functions`,"
-                  + " `promql-binop-fill-modifiers`, `promql-delayed-name-removal`; any other"
+                  + " `promql-binop-fill-modifiers`, `promql-delayed-name-removal`,"
+                  + " `promql-extended-range-selectors`; any other"
                   + " name is accepted and the start logs what it does here (below)");
 
   static final Setting<Boolean> QUERY_EXPERIMENTAL_FUNCTIONS =

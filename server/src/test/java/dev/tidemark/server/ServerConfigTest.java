@@ -422,8 +422,17 @@ class ServerConfigTest {
       assertThat(lines).as(name).hasSize(1);
       assertThat(lines.get(0).text()).as(name).doesNotStartWith("Unknown option");
     }
-    assertThat(Features.of(List.of("promql-extended-range-selectors")).logLines().get(0).text())
-        .contains("not implemented by Tidemark");
+    assertThat(Features.of(List.of("promql-extended-range-selectors")).logLines())
+        .containsExactly(
+            new Features.LogLine(
+                Level.INFO, "Experimental PromQL extended range selectors enabled."));
+    assertThat(
+            Main.parseConfig("--enable-feature=promql-extended-range-selectors")
+                .queryConfig()
+                .promql()
+                .parserOptions()
+                .extendedRangeSelectors())
+        .isTrue();
     assertThat(Features.of(List.of("type-and-unit-labels")).logLines().get(0).text())
         .contains("not implemented by Tidemark");
     // a name given twice is logged once

@@ -16,15 +16,27 @@ import dev.tidemark.promql.parser.ParserOptions;
  * @param delayedNameRemoval {@code promql-delayed-name-removal}: {@code __name__} is removed from
  *     the result at the end rather than by each function and operator (see {@code
  *     EngineOptions.delayedNameRemoval()})
+ * @param extendedRangeSelectors {@code promql-extended-range-selectors}: the {@code anchored} and
+ *     {@code smoothed} selector modifiers ({@code rate(x[5m] anchored)}, {@code x smoothed})
  */
 public record PromqlFeatures(
-    boolean experimentalFunctions, boolean binopFillModifiers, boolean delayedNameRemoval) {
+    boolean experimentalFunctions,
+    boolean binopFillModifiers,
+    boolean delayedNameRemoval,
+    boolean extendedRangeSelectors) {
 
   /** Prometheus 3.14's defaults: every experimental feature off. */
-  public static final PromqlFeatures DEFAULTS = new PromqlFeatures(false, false, false);
+  public static final PromqlFeatures DEFAULTS = new PromqlFeatures(false, false, false, false);
+
+  /** The first three features as given, extended range selectors off. */
+  public PromqlFeatures(
+      boolean experimentalFunctions, boolean binopFillModifiers, boolean delayedNameRemoval) {
+    this(experimentalFunctions, binopFillModifiers, delayedNameRemoval, false);
+  }
 
   /** The parser's options: these features, and duration expressions as Prometheus 3.14 has them. */
   public ParserOptions parserOptions() {
-    return new ParserOptions(experimentalFunctions, binopFillModifiers, true);
+    return new ParserOptions(
+        experimentalFunctions, binopFillModifiers, true, extendedRangeSelectors);
   }
 }

@@ -931,6 +931,30 @@ class PrometheusApiTest {
                 100_000));
     assertThat(json(get(enabled, fill)).at("/data/result").size()).isEqualTo(2);
     assertThat(json(get(enabled, mad)).at("/status").asText()).isEqualTo("success");
+
+    String anchored =
+        "/api/v1/query?query=" + enc("increase(http_requests_total[5m] anchored)") + at;
+    assertThat(json(get(enabled, anchored)).get("error").asText())
+        .contains("anchored modifier is experimental and not enabled");
+    String extended =
+        serve(
+            new QueryConfig(
+                Duration.ofMinutes(2),
+                100_000,
+                20,
+                100,
+                Duration.ofMinutes(5),
+                new PromqlFeatures(false, false, false, true),
+                100_000));
+    assertThat(json(get(extended, anchored)).at("/status").asText()).isEqualTo("success");
+    assertThat(json(get(extended, anchored)).at("/data/result").size())
+        .isEqualTo(json(get(extended, plain)).at("/data/result").size())
+        .isPositive();
+    String deriv = "/api/v1/query?query=" + enc("deriv(http_requests_total[5m] smoothed)") + at;
+    assertError(get(extended, deriv), 422, "execution", null);
+    assertThat(json(get(extended, deriv)).get("error").asText())
+        .isEqualTo(
+            "smoothed modifier can only be used with: delta, increase, rate - not with deriv");
   }
 
   @Test
