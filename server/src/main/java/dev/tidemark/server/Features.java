@@ -44,6 +44,7 @@ final class Features {
   static final String BINOP_FILL_MODIFIERS = "promql-binop-fill-modifiers";
   static final String DELAYED_NAME_REMOVAL = "promql-delayed-name-removal";
   static final String EXTENDED_RANGE_SELECTORS = "promql-extended-range-selectors";
+  static final String TYPE_AND_UNIT_LABELS = "type-and-unit-labels";
 
   private static final String NO_EFFECT =
       "This option for --enable-feature names a Prometheus feature Tidemark does not have: it is"
@@ -78,13 +79,8 @@ final class Features {
                 + " keeps no start timestamps, so rate(), increase(), irate() and resets() cannot"
                 + " use them; the option is accepted and has no effect."));
     m.put(
-        "type-and-unit-labels",
-        new Known(
-            Effect.NOT_IMPLEMENTED,
-            "Type and unit labels are not implemented by Tidemark: OTLP and remote write add no"
-                + " __type__ or __unit__ labels, and rate() and increase() do not read __type__;"
-                + " the option is accepted and has no effect. (The engine drops __type__ and"
-                + " __unit__ with __name__ whatever the option, as Prometheus does.)"));
+        TYPE_AND_UNIT_LABELS,
+        new Known(Effect.ENABLED, "Experimental type and unit labels enabled"));
     m.put(
         "promql-per-step-stats",
         new Known(

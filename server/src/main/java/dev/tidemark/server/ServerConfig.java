@@ -764,9 +764,15 @@ public final class ServerConfig {
                       get(Settings.OTLP_HTTP_MAX_BODY_SIZE),
                       get(Settings.OTLP_MAX_IN_FLIGHT_SIZE),
                       get(Settings.OTLP_RETRY_AFTER)));
-      translatorConfig =
-          wrap("translator", () -> translator.maxFutureSkew(get(Settings.MAX_FUTURE_SKEW)).build());
       features = Features.of(get(Settings.ENABLE_FEATURE));
+      translatorConfig =
+          wrap(
+              "translator",
+              () ->
+                  translator
+                      .maxFutureSkew(get(Settings.MAX_FUTURE_SKEW))
+                      .typeAndUnitLabels(features.has(Features.TYPE_AND_UNIT_LABELS))
+                      .build());
       queryConfig =
           wrap(
               "query",

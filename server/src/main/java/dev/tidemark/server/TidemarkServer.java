@@ -355,7 +355,8 @@ public final class TidemarkServer implements AutoCloseable {
             engine.metadata(),
             inFlight,
             config.translatorConfig().seriesCacheSize(),
-            registry);
+            registry,
+            config.translatorConfig().typeAndUnitLabels()); // the same feature flag
     ingestRoutes.open(
         Map.of(
             RemoteWriteHandler.PATH,

@@ -433,8 +433,15 @@ class ServerConfigTest {
                 .parserOptions()
                 .extendedRangeSelectors())
         .isTrue();
-    assertThat(Features.of(List.of("type-and-unit-labels")).logLines().get(0).text())
-        .contains("not implemented by Tidemark");
+    assertThat(Features.of(List.of("type-and-unit-labels")).logLines())
+        .containsExactly(
+            new Features.LogLine(Level.INFO, "Experimental type and unit labels enabled"));
+    assertThat(
+            Main.parseConfig("--enable-feature=type-and-unit-labels")
+                .translatorConfig()
+                .typeAndUnitLabels())
+        .isTrue();
+    assertThat(ServerConfig.defaults().translatorConfig().typeAndUnitLabels()).isFalse();
     // a name given twice is logged once
     assertThat(Features.of(List.of("search-api", "search-api")).logLines()).hasSize(1);
   }

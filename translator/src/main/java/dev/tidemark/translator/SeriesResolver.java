@@ -294,6 +294,10 @@ final class SeriesResolver {
     for (int i = 0; i < scope.length; i += 2) {
       m.put(scope[i], scope[i + 1]);
     }
+    if (config.typeAndUnitLabels()) {
+      putIfNotEmpty(m, TYPE_LABEL, mc.promType == PromType.UNKNOWN ? "" : mc.promType.text());
+      putIfNotEmpty(m, UNIT_LABEL, unitLabel(mc.meta.unit()));
+    }
     m.remove(Labels.METRIC_NAME);
     String warning = warnings.isEmpty() ? null : String.join("; ", warnings);
     String f = mc.family;
@@ -327,6 +331,23 @@ final class SeriesResolver {
           RejectionReason.LIMIT_EXCEEDED, SeriesLimits.violation(longest, mc.meta));
     }
     return e;
+  }
+
+  /** The label Prometheus' type-and-unit-labels feature gives a series its metric type. */
+  static final String TYPE_LABEL = "__type__";
+
+  /** The label Prometheus' type-and-unit-labels feature gives a series its metric's unit. */
+  static final String UNIT_LABEL = "__unit__";
+
+  /**
+   * The {@code __unit__} value of an OTLP unit: Prometheus builds the UNIT metadata word with
+   * escaping ({@code UnitNamer{UTF8Allowed: false}}), then the label from that word with the
+   * translation strategy's own setting, so the second pass can map a word again (a unit {@code $s}
+   * cleans to {@code s}, which maps to {@code seconds}).
+   */
+  String unitLabel(String unit) {
+    boolean utf8Allowed = !config.translationStrategy().shouldEscape();
+    return MetricNamer.unitName(MetricNamer.unitName(unit, false), utf8Allowed);
   }
 
   /** Sanitizes, sorts by original key and merges colliding names with {@code ;} (§2.1 step 1). */

@@ -99,6 +99,7 @@ public final class TranslatorConfig {
   private final LeFormat leFormat;
   private final Duration lookbackDelta;
   private final int seriesCacheSize;
+  private final boolean typeAndUnitLabels;
 
   private TranslatorConfig(Builder b) {
     translationStrategy = b.translationStrategy;
@@ -124,6 +125,7 @@ public final class TranslatorConfig {
     leFormat = b.leFormat;
     lookbackDelta = b.lookbackDelta;
     seriesCacheSize = b.seriesCacheSize;
+    typeAndUnitLabels = b.typeAndUnitLabels;
   }
 
   /** The defaults. */
@@ -250,6 +252,19 @@ public final class TranslatorConfig {
     return seriesCacheSize;
   }
 
+  /**
+   * Add {@code __type__} and {@code __unit__} labels to every series of a metric, as Prometheus'
+   * {@code --enable-feature=type-and-unit-labels} does on its OTLP endpoint: {@code __type__} is
+   * the metric's Prometheus type ({@code counter}, {@code gauge}, {@code histogram}, {@code
+   * summary}; none for {@code unknown}), {@code __unit__} the unit as its UNIT metadata word
+   * ({@code s} → {@code seconds}, {@code By/s} → {@code bytes_per_second}; none when that is empty,
+   * as for {@code 1} or {@code {packet}}). They replace attributes of those names; {@code
+   * target_info} gets neither. Default false.
+   */
+  public boolean typeAndUnitLabels() {
+    return typeAndUnitLabels;
+  }
+
   @Override
   public String toString() {
     return "TranslatorConfig{strategy="
@@ -274,6 +289,7 @@ public final class TranslatorConfig {
         + maxStale
         + ", maxStreams="
         + maxStreams
+        + (typeAndUnitLabels ? ", typeAndUnitLabels" : "")
         + "}";
   }
 
@@ -304,6 +320,7 @@ public final class TranslatorConfig {
     private LeFormat leFormat = LeFormat.GO;
     private Duration lookbackDelta = DEFAULT_LOOKBACK_DELTA;
     private int seriesCacheSize = DEFAULT_SERIES_CACHE_SIZE;
+    private boolean typeAndUnitLabels;
 
     private Builder() {}
 
@@ -416,6 +433,11 @@ public final class TranslatorConfig {
 
     public Builder lookbackDelta(Duration v) {
       lookbackDelta = Objects.requireNonNull(v, "lookbackDelta");
+      return this;
+    }
+
+    public Builder typeAndUnitLabels(boolean v) {
+      typeAndUnitLabels = v;
       return this;
     }
 

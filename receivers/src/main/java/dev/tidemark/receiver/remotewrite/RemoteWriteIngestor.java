@@ -104,8 +104,28 @@ public final class RemoteWriteIngestor {
       InFlightBytes inFlight,
       int seriesCacheSize,
       PrometheusRegistry registry) {
+    this(appender, metadata, inFlight, seriesCacheSize, registry, false);
+  }
+
+  /**
+   * @param appender where samples go (the engine)
+   * @param metadata where metadata goes (the translator's registry, which the query API serves)
+   * @param inFlight admission control shared with the other receivers
+   * @param seriesCacheSize most label runs remembered
+   * @param registry where the metrics are registered
+   * @param typeAndUnitLabels Prometheus' {@code type-and-unit-labels}: a 2.0 series whose metadata
+   *     names a type or a unit is written with {@code __type__} and {@code __unit__} labels from it
+   */
+  public RemoteWriteIngestor(
+      Appender appender,
+      MetadataRegistry metadata,
+      InFlightBytes inFlight,
+      int seriesCacheSize,
+      PrometheusRegistry registry,
+      boolean typeAndUnitLabels) {
     this.appender = Objects.requireNonNull(appender, "appender");
-    this.metadata = new WriteMetadata(Objects.requireNonNull(metadata, "metadata"));
+    this.metadata =
+        new WriteMetadata(Objects.requireNonNull(metadata, "metadata"), typeAndUnitLabels);
     this.inFlight = Objects.requireNonNull(inFlight, "inFlight");
     this.series = new SeriesCache(seriesCacheSize, this.metadata);
     this.metrics = new RemoteWriteMetrics(registry);
@@ -274,8 +294,16 @@ public final class RemoteWriteIngestor {
           continue;
         }
         NonFloatSamples.refuseHistograms(d, s, k, refusals);
-        MetricMetadata meta = version == Version.V2 ? metadata.forV2(k, d, s) : metadata.forV1(k);
-        Labels labels = k.labels;
+        MetricMetadata meta;
+        Labels labels;
+        if (version == Version.V2) {
+          WriteMetadata.V2Meta m = metadata.forV2(k, d, s);
+          meta = m.meta();
+          labels = m.labels();
+        } else {
+          meta = metadata.forV1(k);
+          labels = k.labels;
+        }
         for (int i = d.sampleStart[s]; i < d.sampleEnd[s]; i++) {
           seriesOf[batch.size()] = s;
           if (d.bits[i] == SampleBatch.STALE_NAN_BITS) {

@@ -3,6 +3,7 @@ package dev.tidemark.receiver.remotewrite;
 import static dev.tidemark.receiver.remotewrite.KnownSeries.utf8OrNull;
 
 import dev.tidemark.tsdb.model.FamilyMetadata;
+import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetadataRegistry;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
@@ -17,10 +18,22 @@ import java.util.Arrays;
  * and unit) is derived from them and remembered in its {@link KnownSeries}. Thread-safe.
  */
 final class WriteMetadata {
-  private final MetadataRegistry registry;
+  /** The label Prometheus' type-and-unit-labels feature gives a series its metadata type. */
+  static final String TYPE_LABEL = "__type__";
 
-  WriteMetadata(MetadataRegistry registry) {
+  /** The label Prometheus' type-and-unit-labels feature gives a series its metadata unit. */
+  static final String UNIT_LABEL = "__unit__";
+
+  private final MetadataRegistry registry;
+  private final boolean typeAndUnitLabels;
+
+  /**
+   * @param typeAndUnitLabels give 2.0 series {@code __type__} and {@code __unit__} labels from
+   *     their metadata ({@link #typedLabels})
+   */
+  WriteMetadata(MetadataRegistry registry, boolean typeAndUnitLabels) {
     this.registry = registry;
+    this.typeAndUnitLabels = typeAndUnitLabels;
   }
 
   /** Offers a 1.0 request's metadata entries to the registry. */
@@ -70,9 +83,10 @@ final class WriteMetadata {
 
   /**
    * 2.0: the metadata for this request's type/help/unit of series {@code s} (symbol references into
-   * the request's symbol table), remembered until it changes; a change is offered to the registry.
+   * the request's symbol table) and the labels the series is written with, remembered until it
+   * changes; a change is offered to the registry.
    */
-  MetricMetadata forV2(KnownSeries k, WriteDecoder d, int s) {
+  V2Meta forV2(KnownSeries k, WriteDecoder d, int s) {
     int type = d.metaType[s];
     int hr = d.helpRef[s];
     int ur = d.unitRef[s];
@@ -86,7 +100,7 @@ final class WriteMetadata {
         && m.type == type
         && Arrays.equals(m.help, 0, m.help.length, src, hFrom, hTo)
         && Arrays.equals(m.unit, 0, m.unit.length, src, uFrom, uTo)) {
-      return m.meta;
+      return m;
     }
     byte[] help = Arrays.copyOfRange(src, hFrom, hTo);
     byte[] unitBytes = Arrays.copyOfRange(src, uFrom, uTo);
@@ -94,7 +108,14 @@ final class WriteMetadata {
     String helpText = utf8OrNull(help, 0, help.length);
     PromType promType = promType(type);
     MetricMetadata meta = seriesMetadata(promType, unit == null ? "" : unit);
-    k.v2 = new V2Meta(type, help, unitBytes, meta);
+    V2Meta created =
+        new V2Meta(
+            type,
+            help,
+            unitBytes,
+            meta,
+            typeAndUnitLabels ? typedLabels(k.labels, promType, unit) : k.labels);
+    k.v2 = created;
     if (type != 0 || help.length > 0 || unitBytes.length > 0) {
       String name = k.labels.metricName();
       boolean derived =
@@ -108,11 +129,38 @@ final class WriteMetadata {
               unit == null ? "" : unit,
               helpText == null ? "" : helpText));
     }
-    return meta;
+    return created;
   }
 
-  /** A 2.0 series' last metadata, as the bytes it came in. */
-  record V2Meta(int type, byte[] help, byte[] unit, MetricMetadata meta) {}
+  /**
+   * A 2.0 series' labels under type-and-unit-labels, as Prometheus' write handler makes them: when
+   * the metadata names a type other than unknown or a unit, the series' own {@code __type__} and
+   * {@code __unit__} labels give way to {@code __type__} = the type's word ({@code counter}, {@code
+   * gaugehistogram}, ...; none for unknown) and {@code __unit__} = the unit as sent (none when
+   * empty); otherwise the labels stay as they are. A unit that is not UTF-8 is taken as none (our
+   * labels hold strings; Prometheus would refuse the series as invalid).
+   */
+  static Labels typedLabels(Labels labels, PromType type, String unit) {
+    boolean hasType = type != PromType.UNKNOWN;
+    boolean hasUnit = unit != null && !unit.isEmpty();
+    if (!hasType && !hasUnit) {
+      return labels;
+    }
+    Labels.Builder b = labels.toBuilder().remove(TYPE_LABEL).remove(UNIT_LABEL);
+    if (hasType) {
+      b.set(TYPE_LABEL, type.text());
+    }
+    if (hasUnit) {
+      b.set(UNIT_LABEL, unit);
+    }
+    return b.build();
+  }
+
+  /**
+   * A 2.0 series' last metadata, as the bytes it came in, and the labels its samples are written
+   * with (its own, or with type and unit labels).
+   */
+  record V2Meta(int type, byte[] help, byte[] unit, MetricMetadata meta, Labels labels) {}
 
   /** The Prometheus type of a metadata enum number (the same numbers in 1.0 and 2.0). */
   static PromType promType(int type) {
