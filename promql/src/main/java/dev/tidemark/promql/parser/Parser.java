@@ -14,9 +14,9 @@ import java.util.List;
  * decisions here, in order of binding strength:
  *
  * <ol>
- *   <li>Postfix modifiers ({@code [range]}, {@code [range:step]}, {@code offset}, {@code @}) bind
- *       to the primary expression right before them: {@code a + b offset 5m} is {@code a + (b
- *       offset 5m)}, {@code -foo[5m]} is {@code -(foo[5m])}.
+ *   <li>Postfix modifiers ({@code [range]}, {@code [range:step]}, {@code offset}, {@code @}, {@code
+ *       anchored}, {@code smoothed}) bind to the primary expression right before them: {@code a + b
+ *       offset 5m} is {@code a + (b offset 5m)}, {@code -foo[5m]} is {@code -(foo[5m])}.
  *   <li>{@code ^}, right-associative.
  *   <li>Unary {@code -}/{@code +} (yacc's {@code %prec MUL}): its operand takes postfix modifiers
  *       and {@code ^} only; a number literal operand is folded ({@code -1} is a literal).
