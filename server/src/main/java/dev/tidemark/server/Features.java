@@ -144,7 +144,8 @@ final class Features {
         experimentalFunctions || has(EXPERIMENTAL_FUNCTIONS),
         has(BINOP_FILL_MODIFIERS),
         has(DELAYED_NAME_REMOVAL),
-        has(EXTENDED_RANGE_SELECTORS));
+        has(EXTENDED_RANGE_SELECTORS),
+        has(TYPE_AND_UNIT_LABELS));
   }
 
   /**

@@ -441,6 +441,12 @@ class ServerConfigTest {
                 .translatorConfig()
                 .typeAndUnitLabels())
         .isTrue();
+    assertThat(
+            Main.parseConfig("--enable-feature=type-and-unit-labels")
+                .queryConfig()
+                .promql()
+                .typeAndUnitLabels())
+        .isTrue();
     assertThat(ServerConfig.defaults().translatorConfig().typeAndUnitLabels()).isFalse();
     // a name given twice is logged once
     assertThat(Features.of(List.of("search-api", "search-api")).logLines()).hasSize(1);

@@ -21,6 +21,11 @@ import java.util.Objects;
  *     series left with the same labels at one step fail the query there ({@code vector cannot
  *     contain metrics with the same labelset}). Prometheus' test engine turns it on, and so do
  *     {@link #DEFAULTS}; the server turns it off unless the feature is enabled.
+ * @param typeAndUnitLabels Prometheus' {@code EnableTypeAndUnitLabels} ({@code
+ *     --enable-feature=type-and-unit-labels}): {@code rate} and {@code increase} judge whether a
+ *     series is a counter by its {@code __type__} label ({@code counter} or {@code histogram})
+ *     rather than by the suffix of its name, in the info annotation they give when it is not. Off
+ *     by default, as in Prometheus and its test engine.
  */
 public record EngineOptions(
     Duration lookbackDelta,
@@ -28,7 +33,8 @@ public record EngineOptions(
     Duration timeout,
     Duration defaultSubqueryStep,
     int parallelism,
-    boolean delayedNameRemoval) {
+    boolean delayedNameRemoval,
+    boolean typeAndUnitLabels) {
 
   /**
    * Prometheus' engine defaults (5m lookback, 50 million samples, 2m timeout, 1m subquery step),
@@ -59,6 +65,24 @@ public record EngineOptions(
     this(lookbackDelta, maxSamples, timeout, defaultSubqueryStep, parallelism, true);
   }
 
+  /** Options without type-and-unit labels. */
+  public EngineOptions(
+      Duration lookbackDelta,
+      long maxSamples,
+      Duration timeout,
+      Duration defaultSubqueryStep,
+      int parallelism,
+      boolean delayedNameRemoval) {
+    this(
+        lookbackDelta,
+        maxSamples,
+        timeout,
+        defaultSubqueryStep,
+        parallelism,
+        delayedNameRemoval,
+        false);
+  }
+
   public EngineOptions {
     Objects.requireNonNull(lookbackDelta, "lookbackDelta");
     Objects.requireNonNull(timeout, "timeout");
@@ -80,31 +104,72 @@ public record EngineOptions(
 
   public EngineOptions withLookbackDelta(Duration d) {
     return new EngineOptions(
-        d, maxSamples, timeout, defaultSubqueryStep, parallelism, delayedNameRemoval);
+        d,
+        maxSamples,
+        timeout,
+        defaultSubqueryStep,
+        parallelism,
+        delayedNameRemoval,
+        typeAndUnitLabels);
   }
 
   public EngineOptions withMaxSamples(long n) {
     return new EngineOptions(
-        lookbackDelta, n, timeout, defaultSubqueryStep, parallelism, delayedNameRemoval);
+        lookbackDelta,
+        n,
+        timeout,
+        defaultSubqueryStep,
+        parallelism,
+        delayedNameRemoval,
+        typeAndUnitLabels);
   }
 
   public EngineOptions withTimeout(Duration d) {
     return new EngineOptions(
-        lookbackDelta, maxSamples, d, defaultSubqueryStep, parallelism, delayedNameRemoval);
+        lookbackDelta,
+        maxSamples,
+        d,
+        defaultSubqueryStep,
+        parallelism,
+        delayedNameRemoval,
+        typeAndUnitLabels);
   }
 
   public EngineOptions withDefaultSubqueryStep(Duration d) {
     return new EngineOptions(
-        lookbackDelta, maxSamples, timeout, d, parallelism, delayedNameRemoval);
+        lookbackDelta, maxSamples, timeout, d, parallelism, delayedNameRemoval, typeAndUnitLabels);
   }
 
   public EngineOptions withParallelism(int n) {
     return new EngineOptions(
-        lookbackDelta, maxSamples, timeout, defaultSubqueryStep, n, delayedNameRemoval);
+        lookbackDelta,
+        maxSamples,
+        timeout,
+        defaultSubqueryStep,
+        n,
+        delayedNameRemoval,
+        typeAndUnitLabels);
   }
 
   public EngineOptions withDelayedNameRemoval(boolean on) {
     return new EngineOptions(
-        lookbackDelta, maxSamples, timeout, defaultSubqueryStep, parallelism, on);
+        lookbackDelta,
+        maxSamples,
+        timeout,
+        defaultSubqueryStep,
+        parallelism,
+        on,
+        typeAndUnitLabels);
+  }
+
+  public EngineOptions withTypeAndUnitLabels(boolean on) {
+    return new EngineOptions(
+        lookbackDelta,
+        maxSamples,
+        timeout,
+        defaultSubqueryStep,
+        parallelism,
+        delayedNameRemoval,
+        on);
   }
 }

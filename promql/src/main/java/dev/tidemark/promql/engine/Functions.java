@@ -158,7 +158,29 @@ final class Functions {
       }
     }
     Evaluator.SeriesSink out = sink;
-    if (name.equals("rate") || name.equals("increase")) {
+    if ((name.equals("rate") || name.equals("increase")) && ev.sh.options.typeAndUnitLabels()) {
+      // Prometheus' EnableTypeAndUnitLabels: the type label decides, whatever the name.
+      Set<String> seen = new HashSet<>();
+      out =
+          s -> {
+            String m = s.labels.get(Labels.METRIC_NAME);
+            String type = s.labels.get(Evaluator.TYPE_LABEL);
+            String t = type == null ? "" : type;
+            if (m != null
+                && !t.equals("counter")
+                && !t.equals("histogram")
+                && seen.add(m + "\0" + t)) {
+              ev.info(
+                  "metric might not be a counter, __type__ label is not set to \"counter\" or"
+                      + " \"histogram\", got "
+                      + PromText.quote(t)
+                      + ": "
+                      + PromText.quote(m),
+                  args.get(0).positionRange());
+            }
+            sink.accept(s);
+          };
+    } else if (name.equals("rate") || name.equals("increase")) {
       Set<String> seen = new HashSet<>();
       out =
           s -> {

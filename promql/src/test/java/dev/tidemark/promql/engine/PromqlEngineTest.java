@@ -852,6 +852,35 @@ class PromqlEngineTest {
   }
 
   @Test
+  void withTypeAndUnitLabelsTheTypeLabelDecidesWhatIsACounter() {
+    long[] t = {0, 15_000, 30_000};
+    double[] v = {1, 2, 3};
+    Engine e =
+        load(
+            List.of(
+                new Data(
+                    Labels.of("__name__", "temperature", "__type__", "gauge", "id", "1"), t, v),
+                new Data(Labels.of("__name__", "hits", "__type__", "counter", "id", "2"), t, v),
+                new Data(
+                    Labels.of("__name__", "lat_bucket", "__type__", "histogram", "id", "3"), t, v),
+                new Data(Labels.of("__name__", "untyped_total", "id", "4"), t, v)));
+    PromqlEngine typed =
+        new PromqlEngine(EngineOptions.DEFAULTS.withTypeAndUnitLabels(true), ParserOptions.DEFAULT);
+    QueryResult r = typed.instantQuery(e, "rate({__name__=~\".+\"}[1m])", 30_000);
+    assertThat(r.annotations().infos())
+        .containsExactlyInAnyOrder(
+            "PromQL info: metric might not be a counter, __type__ label is not set to \"counter\""
+                + " or \"histogram\", got \"gauge\": \"temperature\" (1:6)",
+            "PromQL info: metric might not be a counter, __type__ label is not set to \"counter\""
+                + " or \"histogram\", got \"\": \"untyped_total\" (1:6)");
+    // off, the name decides: only temperature (hits has no _total, but the name rule applies)
+    r = new PromqlEngine().instantQuery(e, "increase({__name__=~\".+\"}[1m])", 30_000);
+    assertThat(r.annotations().infos())
+        .hasSize(2)
+        .allMatch(i -> i.contains("name does not end in _total/_sum/_count/_bucket"));
+  }
+
+  @Test
   void rateOfANonCounterNameRaisesTheInfo() {
     List<Data> data =
         List.of(

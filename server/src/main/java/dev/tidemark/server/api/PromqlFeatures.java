@@ -18,20 +18,38 @@ import dev.tidemark.promql.parser.ParserOptions;
  *     EngineOptions.delayedNameRemoval()})
  * @param extendedRangeSelectors {@code promql-extended-range-selectors}: the {@code anchored} and
  *     {@code smoothed} selector modifiers ({@code rate(x[5m] anchored)}, {@code x smoothed})
+ * @param typeAndUnitLabels {@code type-and-unit-labels}, the engine's part: {@code rate} and {@code
+ *     increase} judge a counter by {@code __type__} (see {@code EngineOptions.typeAndUnitLabels()})
  */
 public record PromqlFeatures(
     boolean experimentalFunctions,
     boolean binopFillModifiers,
     boolean delayedNameRemoval,
-    boolean extendedRangeSelectors) {
+    boolean extendedRangeSelectors,
+    boolean typeAndUnitLabels) {
 
   /** Prometheus 3.14's defaults: every experimental feature off. */
-  public static final PromqlFeatures DEFAULTS = new PromqlFeatures(false, false, false, false);
+  public static final PromqlFeatures DEFAULTS =
+      new PromqlFeatures(false, false, false, false, false);
+
+  /** The first four features as given, type-and-unit labels off. */
+  public PromqlFeatures(
+      boolean experimentalFunctions,
+      boolean binopFillModifiers,
+      boolean delayedNameRemoval,
+      boolean extendedRangeSelectors) {
+    this(
+        experimentalFunctions,
+        binopFillModifiers,
+        delayedNameRemoval,
+        extendedRangeSelectors,
+        false);
+  }
 
   /** The first three features as given, extended range selectors off. */
   public PromqlFeatures(
       boolean experimentalFunctions, boolean binopFillModifiers, boolean delayedNameRemoval) {
-    this(experimentalFunctions, binopFillModifiers, delayedNameRemoval, false);
+    this(experimentalFunctions, binopFillModifiers, delayedNameRemoval, false, false);
   }
 
   /** The parser's options: these features, and duration expressions as Prometheus 3.14 has them. */

@@ -177,7 +177,8 @@ final class QueryEndpoints {
             Duration.ofMillis(remaining),
             EngineOptions.DEFAULTS.defaultSubqueryStep(),
             QueryConfig.defaultQueryThreads(),
-            config.promql().delayedNameRemoval());
+            config.promql().delayedNameRemoval(),
+            config.promql().typeAndUnitLabels());
     PromqlEngine engine = new PromqlEngine(options, parserOptions, memory);
     long t0 = System.nanoTime();
     QueryResult result;
