@@ -45,6 +45,9 @@
  *       its own (OTLP partial success, remote write's answer) and counted in {@code /metrics};
  *   <li>{@code StartupIT}: the startup line, and one-line errors with the documented exit codes for
  *       a locked folder, a port in use and a bad setting;
+ *   <li>{@code WebUiIT}: the web UI in headless chromium: a query typed with completion, graphed
+ *       and tabulated, a shared link reproducing two panels, parse errors inline, and the
+ *       cardinality, explore and status pages showing what the API answers;
  *   <li>{@code VerifyIT}: {@code tidemark verify} finds the damage of issue #9's append bug, {@code
  *       --repair} fixes it, and a server on the repaired store serves every readable sample.
  * </ul>

@@ -23,7 +23,8 @@ import org.eclipse.jetty.util.Callback;
  * serves HTTP) and {@code GET /-/ready} (200 once the server has started; 503 while it starts or
  * stops, and while every write is refused, the body naming why). {@code HEAD} is answered like
  * {@code GET} without a body; other methods get 405, other paths 404. Paths under {@code /api/v1/}
- * go to the {@link PrometheusApi} once the store is open (503 before).
+ * go to the {@link PrometheusApi} once the store is open (503 before). The web UI ({@link WebUi})
+ * is served at {@code /}, {@code /app.js} and {@code /app.css}.
  */
 final class ApiHandler extends Handler.Abstract {
 
@@ -40,6 +41,7 @@ final class ApiHandler extends Handler.Abstract {
   private final BooleanSupplier ready;
   private final Supplier<String> writeRefusal;
   private final ExpositionFormats formats = ExpositionFormats.init();
+  private final WebUi ui = new WebUi();
 
   /** The query API once the store is open; until then its paths answer 503. */
   private volatile PrometheusApi api;
@@ -99,7 +101,11 @@ final class ApiHandler extends Handler.Abstract {
       }
       return true;
     }
-    if (!path.equals("/metrics") && !path.equals("/-/healthy") && !path.equals("/-/ready")) {
+    boolean uiPath = ui.serves(path);
+    if (!uiPath
+        && !path.equals("/metrics")
+        && !path.equals("/-/healthy")
+        && !path.equals("/-/ready")) {
       send(response, callback, HttpStatus.NOT_FOUND_404, TEXT, bytes("404 page not found\n"), head);
       return true;
     }
@@ -112,6 +118,10 @@ final class ApiHandler extends Handler.Abstract {
           TEXT,
           bytes(method + " is not allowed; use GET\n"),
           false);
+      return true;
+    }
+    if (uiPath) {
+      ui.handle(path, request, response, callback, head);
       return true;
     }
     switch (path) {

@@ -105,6 +105,45 @@ class ApiHandlerTest {
   }
 
   @Test
+  void theWebUiIsServedAtTheRootFromTheJarWithAPolicyThatKeepsItOnThisServer() throws Exception {
+    HttpResponse<String> page = send("GET", "/", null);
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html; charset=utf-8");
+    assertThat(page.body()).contains("<script src=\"app.js\"></script>");
+    assertThat(page.headers().firstValue("Content-Security-Policy"))
+        .hasValueSatisfying(
+            csp -> assertThat(csp).contains("default-src 'none'", "connect-src 'self'"));
+    HttpResponse<String> js = send("GET", "/app.js", null);
+    assertThat(js.statusCode()).isEqualTo(200);
+    assertThat(js.headers().firstValue("Content-Type")).hasValue("text/javascript; charset=utf-8");
+    assertThat(js.body())
+        .as("no address but this server's")
+        .isNotEmpty()
+        .doesNotContain("https://");
+    assertThat(send("GET", "/app.css", null).statusCode()).isEqualTo(200);
+    assertThat(send("HEAD", "/", null).body()).isEmpty();
+    assertThat(send("POST", "/", null).statusCode()).isEqualTo(405);
+    assertThat(send("GET", "/app.map", null).statusCode()).isEqualTo(404);
+
+    String etag = js.headers().firstValue("ETag").orElseThrow();
+    HttpResponse<String> again =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/app.js"))
+                .header("If-None-Match", etag)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(again.statusCode()).isEqualTo(304);
+    assertThat(again.body()).isEmpty();
+  }
+
+  @Test
+  void prometheusGraphLinksRedirectToTheQueryPage() throws Exception {
+    HttpResponse<String> r = send("GET", "/graph?g0.expr=up&g0.tab=0", null);
+    assertThat(r.statusCode()).isEqualTo(302);
+    assertThat(r.headers().firstValue("Location")).hasValue("./#/query?g0.expr=up&g0.tab=0");
+  }
+
+  @Test
   void theQueryApiAnswers503UntilTheStoreIsOpen() throws Exception {
     HttpResponse<String> r = send("GET", "/api/v1/query?query=up", null);
     assertThat(r.statusCode()).isEqualTo(503);

@@ -1,0 +1,81 @@
+// The PromQL editor: CodeMirror 6 with Prometheus' own PromQL language package (highlighting,
+// completion of functions, metric names, label names and values from this server's API, and the
+// parser's errors inline).
+
+import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from '@codemirror/autocomplete';
+import { defaultKeymap, history, historyKeymap, insertNewlineAndIndent } from '@codemirror/commands';
+import { bracketMatching, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
+import { lintKeymap } from '@codemirror/lint';
+import { EditorState, Prec } from '@codemirror/state';
+import { drawSelection, EditorView, highlightSpecialChars, keymap, placeholder } from '@codemirror/view';
+import { tags } from '@lezer/highlight';
+import { PromQLExtension } from '@prometheus-io/codemirror-promql';
+
+const highlight = HighlightStyle.define([
+  { tag: tags.number, color: '#09885a' },
+  { tag: tags.string, color: '#a31515' },
+  { tag: tags.keyword, color: '#008080', fontWeight: 'bold' },
+  { tag: tags.function(tags.variableName), color: '#008080' },
+  { tag: tags.labelName, color: '#800000' },
+  { tag: tags.operator },
+  { tag: tags.modifier, color: '#008080', fontWeight: 'bold' },
+  { tag: tags.operatorKeyword, color: '#008080', fontWeight: 'bold' },
+  { tag: tags.logicOperator, color: '#008080', fontWeight: 'bold' },
+  { tag: tags.comment, color: '#888', fontStyle: 'italic' },
+  { tag: tags.invalid, color: 'red' },
+]);
+
+/** The server's root URL, without the trailing slash, as the completion's client wants it. */
+function serverUrl(): string {
+  return new URL('.', window.location.href).href.replace(/\/$/, '');
+}
+
+let promql: PromQLExtension | undefined;
+
+function promqlExtension(): PromQLExtension {
+  if (!promql) {
+    promql = new PromQLExtension().setComplete({
+      remote: { url: serverUrl(), lookbackInterval: 12 * 60 * 60 * 1000, cache: { maxAge: 60_000 } },
+      maxMetricsMetadata: 10_000,
+    });
+  }
+  return promql;
+}
+
+/**
+ * An editor holding {@code initial}; Enter (without a completion open) calls {@code run}, Shift-Enter
+ * breaks the line; {@code changed} gets every new text.
+ */
+export function promqlEditor(parent: HTMLElement, initial: string, run: () => void, changed: (text: string) => void): EditorView {
+  return new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: initial,
+      extensions: [
+        highlightSpecialChars(),
+        history(),
+        drawSelection(),
+        bracketMatching(),
+        closeBrackets(),
+        autocompletion({ activateOnTypingDelay: 50 }),
+        syntaxHighlighting(highlight),
+        placeholder('Expression (press Shift+Enter for newlines)'),
+        EditorView.lineWrapping,
+        // the completion's Enter (accept) comes before ours (run the query)
+        Prec.highest(keymap.of(completionKeymap)),
+        Prec.highest(
+          keymap.of([
+            { key: 'Enter', run: () => { run(); return true; } },
+            { key: 'Shift-Enter', run: insertNewlineAndIndent },
+          ]),
+        ),
+        keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...lintKeymap]),
+        promqlExtension().asExtension(),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) changed(u.state.doc.toString());
+        }),
+        EditorView.contentAttributes.of({ 'aria-label': 'PromQL expression', 'data-testid': 'expr' }),
+      ],
+    }),
+  });
+}
