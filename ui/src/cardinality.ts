@@ -19,6 +19,18 @@ export interface TsdbStatus {
   compaction?: Record<string, number>;
 }
 
+const COMPACTION: Record<string, string> = {
+  buckets: 'Buckets',
+  openBuckets: 'Open buckets (the head)',
+  compactedBuckets: 'Buckets larger than an hour (compacted)',
+  compactions: 'Compactions since the start',
+  bucketsMerged: 'Buckets merged by them',
+  bytesWritten: 'Bytes they wrote',
+  millis: 'Time they took',
+  abandoned: 'Compactions abandoned (a bucket changed meanwhile, or the server stopped)',
+  failures: 'Compactions failed',
+};
+
 function entries(title: string, id: string, list: Entry[], total: number | null, bytes = false): HTMLElement {
   const max = Math.max(1, ...list.map((e) => e.value));
   return h('section', { class: 'card', id },
@@ -39,7 +51,7 @@ export function cardinalityPage(root: HTMLElement, params: URLSearchParams, setP
   limitIn.addEventListener('change', () => setParams(new URLSearchParams({ limit: limitIn.value })));
   const body = h('div', {}, h('div', { class: 'hint' }, 'Loading…'));
   root.replaceChildren(h('h1', {}, 'Cardinality'), h('label', {}, 'Entries per list ', limitIn), body);
-  api<TsdbStatus>('status/tsdb', { limit }, abort.signal)
+  api<TsdbStatus>('status/tsdb', { limit, buckets: '1' }, abort.signal)
     .then((a) => {
       const s = a.data;
       const hs = s.headStats;
@@ -69,7 +81,7 @@ export function cardinalityPage(root: HTMLElement, params: URLSearchParams, setP
       if (s.compaction) {
         parts.push(h('section', { class: 'card', id: 'compaction' },
           h('h2', {}, 'Compaction'),
-          table(['', ''], Object.entries(s.compaction).map(([k, v]) => [k, v.toLocaleString('en-US')]), { class: 'data kv' })));
+          table(['', ''], Object.entries(s.compaction).map(([k, v]) => [COMPACTION[k] ?? k, k === 'bytesWritten' ? formatBytes(v) : k === 'millis' ? formatDuration(v) : v.toLocaleString('en-US')]), { class: 'data kv' })));
       }
       body.replaceChildren(...parts);
     })

@@ -294,6 +294,7 @@ public final class TidemarkServer implements AutoCloseable {
             engine,
             () -> translator.metadata().snapshot(),
             engine::stats,
+            engine::bucketInfo,
             flags(),
             Main.version(),
             config.engineConfig().retention(),

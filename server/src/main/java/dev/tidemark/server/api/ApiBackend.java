@@ -6,6 +6,7 @@ import dev.tidemark.tsdb.query.Querier;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -17,6 +18,8 @@ import java.util.function.Supplier;
  * @param querier every series, label and sample read
  * @param metadata family name → TYPE, UNIT, HELP, as accepted since the server started
  * @param engineStats head statistics for {@code /api/v1/status/tsdb} and runtime info
+ * @param buckets every bucket with its series and bytes on disk, for {@code /api/v1/status/tsdb}
+ *     when asked ({@code buckets=1}); scans the store
  * @param flags the server's settings as {@code /api/v1/status/flags} lists them (name → value)
  * @param version the server's version
  * @param retention how long data is kept
@@ -27,6 +30,7 @@ public record ApiBackend(
     Querier querier,
     Supplier<Map<String, FamilyMetadata>> metadata,
     Supplier<Engine.Stats> engineStats,
+    Supplier<List<Engine.BucketInfo>> buckets,
     Map<String, String> flags,
     String version,
     Duration retention,
@@ -37,6 +41,7 @@ public record ApiBackend(
     Objects.requireNonNull(querier, "querier");
     Objects.requireNonNull(metadata, "metadata");
     Objects.requireNonNull(engineStats, "engineStats");
+    Objects.requireNonNull(buckets, "buckets");
     flags = Map.copyOf(flags);
     Objects.requireNonNull(version, "version");
     Objects.requireNonNull(retention, "retention");

@@ -407,8 +407,9 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       case "status/tsdb":
         {
           int limit = StatusEndpoints.tsdbLimit(p);
+          boolean buckets = StatusEndpoints.tsdbBuckets(p);
           long timeout = queryTimeoutMillis;
-          return c -> status.tsdb(limit, QueryEndpoints.readContext(arrived, timeout, c));
+          return c -> status.tsdb(limit, buckets, QueryEndpoints.readContext(arrived, timeout, c));
         }
       default:
         throw new AssertionError(route.name);

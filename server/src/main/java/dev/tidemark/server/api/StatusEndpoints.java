@@ -16,8 +16,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -29,6 +31,12 @@ final class StatusEndpoints {
 
   /** How far back from the newest head sample {@code /status/tsdb} counts series: the head. */
   static final Duration HEAD_WINDOW = Duration.ofHours(2);
+
+  /**
+   * The churn of {@code /status/tsdb}: series of the newest hour bucket (the one holding the newest
+   * sample) that the hour bucket before it did not have.
+   */
+  static final Duration CHURN_WINDOW = Duration.ofHours(1);
 
   private static final int MAX_TSDB_LIMIT = 10_000;
 
@@ -147,10 +155,14 @@ final class StatusEndpoints {
    * {@code /api/v1/status/tsdb}: the head's series (those in buckets overlapping the last {@link
    * #HEAD_WINDOW} before the newest sample) counted as Prometheus counts them: the top {@code
    * limit} metric names by series, label names by distinct values, label names by bytes of distinct
-   * values, and label pairs by series.
+   * values, and label pairs by series. Tidemark adds, beside Prometheus' fields: {@code
+   * newSeriesCountByMetricName} (churn: series of the newest hour bucket that the hour bucket
+   * before did not have, per metric name), {@code compaction} (the engine's bucket and compactor
+   * counters) and, with {@code buckets=1}, {@code buckets} (each bucket's start, size, state,
+   * series and bytes on disk, which scans the store).
    */
   Answer tsdb(ApiParams p) {
-    return tsdb(tsdbLimit(p));
+    return tsdb(tsdbLimit(p), tsdbBuckets(p), QueryContext.NONE);
   }
 
   /** The {@code limit} of {@code /status/tsdb}: 10 by default, 1 to 10,000. */
@@ -173,24 +185,44 @@ final class StatusEndpoints {
     return limit;
   }
 
+  /** Tidemark's {@code buckets} of {@code /status/tsdb}: {@code 1} or {@code true} lists them. */
+  static boolean tsdbBuckets(ApiParams p) {
+    String s = p.get("buckets");
+    switch (s) {
+      case "", "0", "false":
+        return false;
+      case "1", "true":
+        return true;
+      default:
+        throw ApiError.badData("buckets must be true or false");
+    }
+  }
+
   Answer tsdb(int limit) {
-    return tsdb(limit, QueryContext.NONE);
+    return tsdb(limit, false, QueryContext.NONE);
   }
 
   /** The TSDB status, its series read within {@code ctx} (the query timeout, the client's wait). */
-  Answer tsdb(int limit, QueryContext ctx) {
+  Answer tsdb(int limit, boolean listBuckets, QueryContext ctx) {
     Engine.Stats stats = backend.engineStats().get();
     long maxT =
         stats.headMaxTimestampMillis() == Long.MIN_VALUE
             ? backend.clock().millis()
             : stats.headMaxTimestampMillis();
     long minT = maxT - HEAD_WINDOW.toMillis();
+    long hour = CHURN_WINDOW.toMillis();
+    long hourStart = maxT - Math.floorMod(maxT, hour);
     List<Labels> series;
+    List<Labels> newest;
+    List<Labels> before;
     try {
       series = backend.querier().series(minT, maxT, List.of(), 0, ctx);
+      newest = backend.querier().series(hourStart, maxT, List.of(), 0, ctx);
+      before = backend.querier().series(hourStart - hour, hourStart - 1, List.of(), 0, ctx);
     } catch (QueryAbortedException e) {
       throw QueryEndpoints.aborted(e, "TSDB status");
     }
+    List<Engine.BucketInfo> buckets = listBuckets ? backend.buckets().get() : null;
     Map<String, Long> byMetric = new HashMap<>();
     Map<String, Long> byPair = new HashMap<>();
     Map<String, Map<String, Boolean>> valuesByName = new HashMap<>();
@@ -203,6 +235,15 @@ final class StatusEndpoints {
         }
         byPair.merge(name + "=" + value, 1L, Long::sum);
         valuesByName.computeIfAbsent(name, k -> new HashMap<>()).put(value, Boolean.TRUE);
+      }
+    }
+    // churn: the series of the newest hour bucket that the hour bucket before it did not have
+    Set<Labels> old = new HashSet<>(before);
+    Map<String, Long> newByMetric = new HashMap<>();
+    for (Labels l : newest) {
+      if (!old.contains(l)) {
+        newByMetric.merge(
+            l.get(Labels.METRIC_NAME) == null ? "" : l.get(Labels.METRIC_NAME), 1L, Long::sum);
       }
     }
     Map<String, Long> valueCounts = new HashMap<>();
@@ -231,6 +272,31 @@ final class StatusEndpoints {
           topList(g, "labelValueCountByLabelName", valueCounts, top);
           topList(g, "memoryInBytesByLabelName", valueBytes, top);
           topList(g, "seriesCountByLabelValuePair", byPair, top);
+          topList(g, "newSeriesCountByMetricName", newByMetric, top);
+          g.writeObjectFieldStart("compaction");
+          g.writeNumberField("buckets", stats.buckets());
+          g.writeNumberField("openBuckets", stats.openBuckets());
+          g.writeNumberField("compactedBuckets", stats.coarseBuckets());
+          g.writeNumberField("compactions", stats.compactions());
+          g.writeNumberField("bucketsMerged", stats.compactedBuckets());
+          g.writeNumberField("bytesWritten", stats.compactionBytesWritten());
+          g.writeNumberField("millis", stats.compactionMillis());
+          g.writeNumberField("abandoned", stats.compactionsAbandoned());
+          g.writeNumberField("failures", stats.compactionFailures());
+          g.writeEndObject();
+          if (buckets != null) {
+            g.writeArrayFieldStart("buckets");
+            for (Engine.BucketInfo b : buckets) {
+              g.writeStartObject();
+              g.writeNumberField("start", b.bucket().startMillis());
+              g.writeNumberField("durationSeconds", b.bucket().durationMillis() / 1000);
+              g.writeBooleanField("open", b.open());
+              g.writeNumberField("series", b.seriesCount());
+              g.writeNumberField("bytes", b.bytes());
+              g.writeEndObject();
+            }
+            g.writeEndArray();
+          }
           g.writeEndObject();
         });
   }

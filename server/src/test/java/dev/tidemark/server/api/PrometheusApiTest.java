@@ -94,6 +94,7 @@ class PrometheusApiTest {
                     new FamilyMetadata(
                         "http_requests_total", PromType.COUNTER, "", "Requests served")),
             () -> new Engine.Stats(4, 1000, 1, 1, 164, 0, 5, T0 + 600_000, 0, 0, 0, 0, 0, 0, 0, 0),
+            () -> querier instanceof Engine e ? e.bucketInfo() : List.of(),
             Map.of("retention", "15d"),
             "9.9.9",
             Duration.ofDays(15),
@@ -515,6 +516,22 @@ class PrometheusApiTest {
     assertThat(tsdb.at("/data/seriesCountByMetricName").toString())
         .isEqualTo(
             "[{\"name\":\"up\",\"value\":2},{\"name\":\"http_requests_total\",\"value\":1}]");
+    assertThat(tsdb.at("/data/newSeriesCountByMetricName").toString())
+        .as("churn: every series is new in the newest hour")
+        .isEqualTo(
+            "[{\"name\":\"up\",\"value\":2},{\"name\":\"http_requests_total\",\"value\":1}]");
+    assertThat(tsdb.at("/data/compaction/buckets").asInt()).isEqualTo(1);
+    assertThat(tsdb.at("/data/buckets").isMissingNode()).as("only when asked").isTrue();
+    JsonNode withBuckets = json(get(base, "/api/v1/status/tsdb?buckets=1"));
+    assertThat(withBuckets.at("/data/buckets").size()).isEqualTo(1);
+    assertThat(withBuckets.at("/data/buckets/0/series").asInt()).isEqualTo(4);
+    assertThat(withBuckets.at("/data/buckets/0/durationSeconds").asInt()).isEqualTo(3600);
+    assertThat(withBuckets.at("/data/buckets/0/open").asBoolean()).isTrue();
+    assertError(
+        get(base, "/api/v1/status/tsdb?buckets=maybe"),
+        400,
+        "bad_data",
+        "buckets must be true or false");
     assertError(
         get(base, "/api/v1/status/tsdb?limit=0"),
         400,
