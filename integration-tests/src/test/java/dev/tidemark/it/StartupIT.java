@@ -32,6 +32,7 @@ class StartupIT {
           .contains(":" + server.grpcPort())
           .contains(":" + server.otlpHttpPort())
           .contains(":" + server.apiPort())
+          .contains("web UI http://127.0.0.1:" + server.apiPort() + "/")
           .contains(data.toAbsolutePath().toString())
           .contains("retention 15d")
           .contains("recovery");

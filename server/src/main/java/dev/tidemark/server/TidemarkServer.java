@@ -247,8 +247,8 @@ public final class TidemarkServer implements AutoCloseable {
     return String.format(
         Locale.ROOT,
         "Tidemark %s ready in %.2f s: OTLP/gRPC %s:%d, OTLP/HTTP %s:%d, HTTP API %s:%d"
-            + " (/metrics, /-/healthy, /-/ready), admin gRPC %s:%d (%s); data folder %s;"
-            + " retention %s; recovery %.3f s (%d head series)",
+            + " (web UI http://%s:%d/, /metrics, /-/healthy, /-/ready), admin gRPC %s:%d (%s);"
+            + " data folder %s; retention %s; recovery %.3f s (%d head series)",
         Main.version(),
         startMillis / 1000.0,
         host,
@@ -256,6 +256,8 @@ public final class TidemarkServer implements AutoCloseable {
         host,
         otlpHttpPort(),
         host,
+        httpPort(),
+        host.equals("0.0.0.0") ? "127.0.0.1" : host.contains(":") ? "[" + host + "]" : host,
         httpPort(),
         host,
         adminPort(),
