@@ -5,8 +5,8 @@
 import { autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap } from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap, insertNewlineAndIndent } from '@codemirror/commands';
 import { bracketMatching, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
-import { lintKeymap } from '@codemirror/lint';
-import { EditorState, Prec } from '@codemirror/state';
+import { Diagnostic, linter, lintKeymap } from '@codemirror/lint';
+import { EditorState, Prec, StateEffect } from '@codemirror/state';
 import { drawSelection, EditorView, highlightSpecialChars, keymap, placeholder } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
 import { PromQLExtension } from '@prometheus-io/codemirror-promql';
@@ -31,6 +31,18 @@ function serverUrl(): string {
 }
 
 let promql: PromQLExtension | undefined;
+
+/** Per editor: the error the server found in its text, shown until the text changes. */
+const serverErrors = new WeakMap<EditorView, Diagnostic[]>();
+
+/** Tells the linters to run again: the server's error changed. */
+const serverErrorChanged = StateEffect.define<null>();
+
+/** Underlines {@code d}, the server's parse error, beside what the editor's own linter finds. */
+export function showServerError(view: EditorView, d: Diagnostic): void {
+  serverErrors.set(view, [d]);
+  view.dispatch({ effects: serverErrorChanged.of(null) });
+}
 
 function promqlExtension(): PromQLExtension {
   if (!promql) {
@@ -71,8 +83,14 @@ export function promqlEditor(parent: HTMLElement, initial: string, run: () => vo
         ),
         keymap.of([...closeBracketsKeymap, ...defaultKeymap, ...historyKeymap, ...lintKeymap]),
         promqlExtension().asExtension(),
+        linter((view) => serverErrors.get(view) ?? [], {
+          needsRefresh: (u) => u.transactions.some((t) => t.effects.some((e) => e.is(serverErrorChanged))),
+        }),
         EditorView.updateListener.of((u) => {
-          if (u.docChanged) changed(u.state.doc.toString());
+          if (u.docChanged) {
+            serverErrors.delete(u.view);
+            changed(u.state.doc.toString());
+          }
         }),
         EditorView.contentAttributes.of({ 'aria-label': 'PromQL expression', 'data-testid': 'expr' }),
       ],

@@ -7,7 +7,7 @@ import type uPlot from 'uplot';
 import type { EditorView } from '@codemirror/view';
 import { api, ApiError, formatDuration, parseDuration, QueryData, seriesName } from './api';
 import { errorBox, h, table } from './dom';
-import { promqlEditor } from './editor';
+import { promqlEditor, showServerError } from './editor';
 import { drawGraph } from './graph';
 
 export interface PanelState {
@@ -177,7 +177,33 @@ class Panel {
       if ((e as Error).name === 'AbortError') return;
       this.info.replaceChildren();
       this.result.replaceChildren(errorBox((e as Error).message));
+      this.markServerError((e as Error).message);
     }
+  }
+
+  /**
+   * Underlines where the server's parse error points ("1:22: parse error: ..."), beside what the
+   * editor's own linter finds; the next edit clears it.
+   */
+  private markServerError(message: string): void {
+    const m = /(\d+):(\d+): parse error: (.*)$/.exec(message);
+    if (!m) return;
+    const doc = this.editor.state.doc;
+    const line = Number(m[1]);
+    if (line < 1 || line > doc.lines) return;
+    const l = doc.line(line);
+    // the server counts the column in UTF-8 bytes from 1; count the line's characters to match
+    const bytes = new TextEncoder();
+    let col = 0;
+    let used = 0;
+    while (col < l.length && used + bytes.encode(l.text[col]).length < Number(m[2])) {
+      used += bytes.encode(l.text[col]).length;
+      col++;
+    }
+    // past the end (an unclosed parenthesis): the last character
+    const from = col >= l.length && l.length > 0 ? l.to - 1 : l.from + col;
+    const to = Math.min(l.to, from + 1);
+    showServerError(this.editor, { from, to, severity: 'error', message: m[3], source: 'server' });
   }
 
   private showInfo(warnings: string[] | undefined, infos: string[] | undefined, millis: number, count: number, extra = ''): void {
