@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
  * InvertedIndex     01 4s &lt;bucket:4&gt; &lt;terminated(label name)&gt; &lt;raw value bytes&gt;
  * TimeSeries        01 5s &lt;bucket:4&gt; &lt;series_id:4&gt;
  * Schema            01 70
+ * HeadChunk         01 9s &lt;bucket:4&gt; &lt;series_id:4&gt; &lt;part:4&gt;
  * </pre>
  *
  * <p>Builders allocate exactly one array of the final size (strings are measured, then encoded into
@@ -38,6 +39,9 @@ public final class Keys {
 
   /** Length of a ForwardIndex or TimeSeries key. */
   public static final int SERIES_KEY_LENGTH = BUCKET_PREFIX_LENGTH + 4;
+
+  /** Length of a HeadChunk key. */
+  public static final int HEAD_CHUNK_KEY_LENGTH = BUCKET_PREFIX_LENGTH + 8;
 
   private static final int GLOBAL_KEY_LENGTH = 2;
 
@@ -104,6 +108,31 @@ public final class Keys {
   /** The TimeSeries key of a series id (a u32 held in an int). */
   public static byte[] timeSeries(TimeBucket b, int seriesId) {
     return seriesKey(RecordType.TIME_SERIES, b, seriesId);
+  }
+
+  /**
+   * The HeadChunk key of part {@code part} (a u32 held in an int) of series {@code seriesId} in an
+   * open bucket (engine record, {@code docs/format.md}): the series id, then the part number, both
+   * big-endian, so one series' parts are adjacent and in part order.
+   */
+  public static byte[] headChunk(TimeBucket b, int seriesId, int part) {
+    byte[] k = new byte[HEAD_CHUNK_KEY_LENGTH];
+    putPrefix(k, RecordType.HEAD_CHUNK, b);
+    Bytes.putIntBe(k, BUCKET_PREFIX_LENGTH, seriesId);
+    Bytes.putIntBe(k, BUCKET_PREFIX_LENGTH + 4, part);
+    return k;
+  }
+
+  /**
+   * The lowest possible key of a HeadChunk record and the key past the highest, over every bucket
+   * and size code: {@code 01 90} and {@code 01 a0}. One range delete over them drops every frozen
+   * part a store holds (what recovery does).
+   */
+  public static byte[][] headChunkRange() {
+    return new byte[][] {
+      {VERSION, (byte) (RecordType.HEAD_CHUNK.id() << 4)},
+      {VERSION, (byte) ((RecordType.HEAD_CHUNK.id() + 1) << 4)}
+    };
   }
 
   /**
@@ -198,6 +227,7 @@ public final class Keys {
           case BUCKET_LIST, SCHEMA -> key.length == GLOBAL_KEY_LENGTH;
           case SERIES_DICTIONARY -> key.length == SERIES_DICTIONARY_LENGTH;
           case FORWARD_INDEX, TIME_SERIES -> key.length == SERIES_KEY_LENGTH;
+          case HEAD_CHUNK -> key.length == HEAD_CHUNK_KEY_LENGTH;
           case INVERTED_INDEX -> key.length > BUCKET_PREFIX_LENGTH; // at least the terminator
           // The rest of the key is the engine's; at least the prefix of its scope must be there.
           case METADATA -> key.length > GLOBAL_KEY_LENGTH; // a name is never empty
@@ -238,6 +268,26 @@ public final class Keys {
     }
     bucketOf(key);
     return Bytes.getIntBe(key, BUCKET_PREFIX_LENGTH);
+  }
+
+  /**
+   * The series id (a u32 in an int) of a HeadChunk key.
+   *
+   * @throws CorruptRecordException if the key is invalid or of another type
+   */
+  public static int headChunkSeriesId(byte[] key) {
+    expect(key, RecordType.HEAD_CHUNK);
+    return Bytes.getIntBe(key, BUCKET_PREFIX_LENGTH);
+  }
+
+  /**
+   * The part number (a u32 in an int) of a HeadChunk key.
+   *
+   * @throws CorruptRecordException if the key is invalid or of another type
+   */
+  public static int headChunkPart(byte[] key) {
+    expect(key, RecordType.HEAD_CHUNK);
+    return Bytes.getIntBe(key, BUCKET_PREFIX_LENGTH + 4);
   }
 
   /** The high 64 bits of the fingerprint in a SeriesDictionary key. */

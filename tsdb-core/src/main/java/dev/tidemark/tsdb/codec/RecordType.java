@@ -40,7 +40,14 @@ public enum RecordType {
    * /api/v1/metadata} serves. Global scope, key {@code 01 80 <family name, UTF-8>}; the value is
    * defined in the engine section of {@code docs/format.md}.
    */
-  METADATA(0x8, false);
+  METADATA(0x8, false),
+  /**
+   * Engine record: one frozen part of a head series in an open bucket (issue #22), written when the
+   * head freezes the series and deleted when the bucket leaves the head or the store is opened
+   * again. Bucket-scoped, key {@code 01 9s <bucket:4> <series_id:4> <part:4>}, value a TimeSeries
+   * value; defined in the engine section of {@code docs/format.md}.
+   */
+  HEAD_CHUNK(0x9, true);
 
   private static final RecordType[] BY_ID = new RecordType[16];
 

@@ -415,7 +415,7 @@ final class Appends {
       TimeBucket b = head.bucketFor(t);
       HeadBucket hb = open.get(b);
       if (hb == null) {
-        hb = new HeadBucket(b);
+        hb = new HeadBucket(b, head.kv);
         boolean listed = buckets.add(b);
         open.put(b, hb);
         head.labelCache.invalidate(b); // new, or reopened: reads go to the head now
@@ -437,6 +437,9 @@ final class Appends {
         head.headSeries++;
         head.headSampleBytes += hs.sampleBytes(); // an empty series' encoder header: 1 byte
         head.seriesAddedLocked(hs);
+        if (hs.otherCopy != null && hs.otherCopy.due(freezeSamples)) {
+          freezeDue = true; // moved on from an older open bucket: freeze the copy there
+        }
         wb.put(
             Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()),
             SeriesDictionaryValue.encode(ids));

@@ -40,6 +40,9 @@ import org.roaringbitmap.RoaringBitmap;
  *   <li>HeadLog: each record decodes and names known series only (else the samples of unknown
  *       series are dropped and the record rewritten in format 2, or deleted when none is left). A
  *       bucket with HeadLog records left is <em>open</em>: recovery replays it.
+ *   <li>HeadChunk: each record (a frozen part of an open bucket's head series that the engine wrote
+ *       before it stopped; recovery deletes them all and rebuilds the head from the head log)
+ *       decodes entirely and has a ForwardIndex record (else dropped: no sample depends on it).
  *   <li>SeriesDictionary: each entry names exactly the series whose labels hash to its fingerprint,
  *       rebuilt from the ForwardIndex when not.
  *   <li>InvertedIndex: each posting names only series that carry its label pair (the all-series
@@ -94,6 +97,7 @@ final class BucketCheck {
     forwardIndex();
     timeSeries();
     headLog();
+    headChunks();
     dictionary();
     postings();
     return !series.isEmpty();
@@ -218,6 +222,41 @@ final class BucketCheck {
         fix.put(key, kept.toByteArray());
         count(Action.HEAD_LOG_RECORDS_REWRITTEN, 1);
         headLogLeft = true;
+      }
+    }
+  }
+
+  private void headChunks() {
+    TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    try (KvCursor c = scan(RecordType.HEAD_CHUNK)) {
+      while (c.next()) {
+        records++;
+        byte[] key = c.key();
+        long id = -1;
+        int samples;
+        try {
+          id = Integer.toUnsignedLong(Keys.headChunkSeriesId(key));
+          ChunkDecoder d = decoders.open(c.value());
+          samples = 0;
+          while (d.next()) {
+            samples++;
+          }
+        } catch (CorruptRecordException e) {
+          undecodable(RecordType.HEAD_CHUNK, key, id, e.getMessage());
+          continue;
+        }
+        if (!series.containsKey((int) id)) {
+          problem(
+              Kind.HEAD_CHUNK_UNKNOWN_SERIES,
+              id,
+              "part "
+                  + Integer.toUnsignedLong(Keys.headChunkPart(key))
+                  + " of "
+                  + samples
+                  + " samples of a series without labels");
+          fix.delete(key);
+          count(Action.HEAD_CHUNKS_DELETED, 1);
+        }
       }
     }
   }

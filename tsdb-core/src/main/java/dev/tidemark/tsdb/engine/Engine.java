@@ -66,11 +66,14 @@ public final class Engine implements Appender, Querier, AutoCloseable {
 
   private final long recoveryMillis;
 
+  private final Freezer freezer;
+
   private Engine(KvStore kv, EngineConfig config) {
     this.head = new HeadState(kv, config);
     this.recovery = new Recovery(head);
     this.sealer = new Sealer(head);
-    this.appends = new Appends(head, sealer, new Freezer(head, sealer), recovery);
+    this.freezer = new Freezer(head, sealer);
+    this.appends = new Appends(head, sealer, freezer, recovery);
     this.reads = new Reads(head);
     this.retention = new Retention(head, sealer);
     this.deletion = new Deletion(head, sealer);
@@ -175,6 +178,20 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    */
   public void flush() {
     sealer.flush();
+  }
+
+  /**
+   * Runs a freeze pass now, on the background thread, and waits: every due head series is frozen
+   * and its part written as a HeadChunk record. The engine runs passes when appends leave series
+   * due. For tests.
+   */
+  void freezeNow() {
+    sealer.runOnBackground(freezer::freezeDue);
+  }
+
+  /** HeadChunk records the freezer wrote since the engine opened. For tests. */
+  long headChunksWritten() {
+    return freezer.partsWritten;
   }
 
   /**

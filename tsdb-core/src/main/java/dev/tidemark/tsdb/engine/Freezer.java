@@ -3,6 +3,8 @@ package dev.tidemark.tsdb.engine;
 import static dev.tidemark.tsdb.engine.HeadState.LOG;
 
 import dev.tidemark.tsdb.codec.DecimalEncoder;
+import dev.tidemark.tsdb.codec.Keys;
+import dev.tidemark.tsdb.kv.WriteBatch;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +16,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * leaves a series {@linkplain HeadSeries#due due} asks for a pass; the pass runs on the background
  * thread (so never beside a seal, a retention or a delete) and walks the open buckets a slice at a
  * time: it copies the due series of a slice under the read lock, merges and encodes them with no
- * lock held, and swaps them in under the write lock. An append waits at most for one slice's copy
- * or swap.
+ * lock held, and under the write lock writes them to the store as HeadChunk records (one batch per
+ * slice, docs/format.md) and swaps them in: the series keep only a summary of their frozen parts
+ * (issue #22, item 5). An append waits at most for one slice's copy or its write and swap.
  */
 final class Freezer {
 
@@ -33,6 +36,9 @@ final class Freezer {
   private final Sealer sealer;
   private final ReentrantReadWriteLock lock;
   private final int freezeSamples;
+
+  /** HeadChunk records written so far (tests and stats); its thread writes it. */
+  volatile long partsWritten;
 
   Freezer(HeadState head, Sealer sealer) {
     this.head = head;
@@ -98,18 +104,36 @@ final class Freezer {
           continue;
         }
         for (HeadSeries.Parts f : slice) {
-          f.encodeForHead(scratch);
+          f.encodeForHead(scratch, true);
         }
         lock.writeLock().lock();
         try {
           if (head.closed || hb.state != HeadBucket.State.OPEN) {
             break;
           }
-          for (HeadSeries.Parts f : slice) {
+          // The parts still valid go to the store in one batch, and only once it is written do
+          // the series drop what they hold: a reader sees the samples either in the series or in
+          // a part its snapshot shows, never both or neither. A failed write changes nothing
+          // (the pass ends; a part number written in vain is rewritten by the next freeze).
+          WriteBatch wb = new WriteBatch();
+          int valid = 0;
+          for (int i = 0; i < slice.size(); i++) {
+            HeadSeries.Parts f = slice.get(i);
             // A series an undo removed since the copy is no longer the bucket's.
-            if (hb.byId(f.series.id) == f.series) {
-              head.headSampleBytes += f.series.completeFreeze(f);
+            if (hb.byId(f.series.id) == f.series && f.series.freezeStillValid(f)) {
+              wb.put(Keys.headChunk(hb.bucket, f.series.id, f.oldParts), f.encoded());
+              slice.set(valid++, f);
             }
+          }
+          if (valid == 0) {
+            continue;
+          }
+          hb.partsWritten = true;
+          head.kv.write(wb);
+          partsWritten += valid;
+          for (int i = 0; i < valid; i++) {
+            HeadSeries.Parts f = slice.get(i);
+            head.headSampleBytes += f.series.completeFreeze(f);
           }
         } finally {
           lock.writeLock().unlock();

@@ -1,6 +1,7 @@
 package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.kv.KvReader;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.ArrayList;
@@ -77,7 +78,24 @@ final class HeadBucket implements PostingsSource {
     }
   }
 
+  /**
+   * The store the {@link Freezer} writes this bucket's frozen parts to (HeadChunk records), read by
+   * {@link HeadSeries#check} for a late sample inside them; null for a bucket without one (tests).
+   */
+  final KvReader store;
+
+  /**
+   * Whether the {@link Freezer} wrote (or tried to write) HeadChunk records of this bucket: the
+   * seal then deletes them as the bucket leaves the head. Under the write lock.
+   */
+  boolean partsWritten;
+
   HeadBucket(TimeBucket bucket) {
+    this(bucket, null);
+  }
+
+  HeadBucket(TimeBucket bucket, KvReader store) {
+    this.store = store;
     this.bucket = bucket;
     this.startMillis = bucket.startMillis();
     this.endMillis = bucket.endMillis();

@@ -4,8 +4,10 @@ import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.GorillaDecoder;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
+import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.TimeSeriesValue;
+import dev.tidemark.tsdb.kv.KvReader;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import java.util.Arrays;
@@ -25,6 +27,19 @@ import java.util.Arrays;
  * and encodes it (no lock), {@link #completeFreeze} swaps it in (write lock) and keeps in the
  * stream whatever was appended in between. Every append runs wholly under the write lock, so what a
  * copy sees is committed: an undo only ever cuts samples appended after it.
+ *
+ * <p><b>Frozen parts in the store</b> (issue #22, item 5): the {@link Freezer} writes each part it
+ * makes as a HeadChunk record ({@code docs/format.md}; part numbers 0, 1, ... in time order, parts
+ * never overlap) and the series keeps only their summary: how many parts, their sample count, first
+ * and last timestamp and last value bits. A freeze then merges only the stream and the late samples
+ * after the stored parts; late samples older than the stored parts' last timestamp stay in the late
+ * buffer until the seal. Readers and the seal read the parts through the KV seam ({@link
+ * Capture#loadParts}, {@link Parts#loadStored}); a late sample inside the parts' time range is
+ * checked against them with point reads ({@link #check}), the only reads an append of a known
+ * series can make. A freeze done without the store (recovery and a reopen, which replay or load
+ * whole buckets with nothing else running) keeps its part on the heap ({@link #frozen}), as before
+ * item 5; the next freeze by the {@link Freezer} writes it out. Either the heap part or stored
+ * parts, never both.
  *
  * <p>The series <i>is</i> its in-order stream's encoder ({@code extends GorillaEncoder}; the
  * encoder methods are called as {@code super.} methods here): at a million series that is one
@@ -66,10 +81,18 @@ final class HeadSeries extends GorillaEncoder {
   final MetricMetadata metadata;
   final int id;
 
-  /** A TimeSeries value (encoding id, stream) of the frozen samples, or null. */
+  /**
+   * A TimeSeries value (encoding id, stream) of the frozen samples held on the heap, or null; null
+   * whenever {@link #storedParts} is not 0.
+   */
   private byte[] frozen;
 
+  /** HeadChunk records of this series in the store: parts {@code 0 .. storedParts - 1}. */
+  private int storedParts;
+
+  /** Samples of the frozen part or the stored parts; their first and last timestamp, last bits. */
   private int frozenCount;
+
   private long frozenFirstT;
   private long frozenLastT;
   private long frozenLastBits;
@@ -129,7 +152,11 @@ final class HeadSeries extends GorillaEncoder {
     // Rare path: look inside the frozen part or the in-order stream.
     ChunkDecoder d;
     if (frozenCount > 0 && t <= frozenLastT) {
-      d = new TimeSeriesValue.Decoders().open(frozen);
+      TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+      if (frozen == null) {
+        return checkStored(t, bits, decoders);
+      }
+      d = decoders.open(frozen);
     } else {
       byte[] bytes = super.toByteArray();
       d = new GorillaDecoder();
@@ -141,9 +168,65 @@ final class HeadSeries extends GorillaEncoder {
     return NEW;
   }
 
-  /** Whether the stream holds {@code freezeSamples} samples or more (0: never freeze). */
+  /**
+   * {@link #check} of a late sample inside the stored parts' time range: point reads of the parts,
+   * oldest first, until one reaches {@code t}. Parts never overlap, so the first part with a sample
+   * at or after {@code t} decides.
+   */
+  private int checkStored(long t, long bits, TimeSeriesValue.Decoders decoders) {
+    for (int i = 0; i < storedParts; i++) {
+      ChunkDecoder d = decoders.open(readPart(bucket.store, bucket.bucket, id, i));
+      if (d.seek(t)) {
+        return d.timestampMillis() != t ? NEW : d.valueBits() == bits ? SAME : CONFLICT;
+      }
+    }
+    return NEW;
+  }
+
+  /**
+   * Part {@code part} of series {@code id} in bucket {@code b}; a missing record is a bug (the
+   * engine deletes a bucket's parts only when the bucket leaves the head).
+   */
+  static byte[] readPart(KvReader store, TimeBucket b, int id, int part) {
+    byte[] v = store.get(Keys.headChunk(b, id, part));
+    if (v == null) {
+      throw new IllegalStateException(
+          "HeadChunk record " + b + "/" + id + "/" + part + " is missing");
+    }
+    return v;
+  }
+
+  /**
+   * Whether the stream holds {@code freezeSamples} samples or more (0: never freeze), or, once the
+   * series has moved on to a newer open bucket (its other copy), at least {@link #movedOnSamples}:
+   * at the hour boundary the old hour's streams are frozen and written out as their series move on,
+   * so the old hour holds summaries rather than streams for its out-of-order window.
+   */
   boolean due(int freezeSamples) {
+    int n = super.count();
+    return freezeSamples > 0
+        && (n >= freezeSamples
+            || (n >= movedOnSamples(freezeSamples)
+                && otherCopy != null
+                && otherCopy.bucket.bucket.compareTo(bucket.bucket) > 0));
+  }
+
+  /**
+   * Samples a moved-on series' stream needs to be frozen: a sixteenth of {@code freezeSamples} (at
+   * least one), so that late samples trickling into an old hour do not each make a part.
+   */
+  static int movedOnSamples(int freezeSamples) {
+    return Math.max(1, freezeSamples >> 4);
+  }
+
+  /** Whether the stream holds {@code freezeSamples} samples or more (recovery's rule). */
+  private boolean dueBySize(int freezeSamples) {
     return freezeSamples > 0 && super.count() >= freezeSamples;
+  }
+
+  /** HeadChunk records of this series (parts {@code 0 ..} this {@code - 1}). */
+  int storedParts() {
+    return storedParts;
   }
 
   /**
@@ -152,6 +235,9 @@ final class HeadSeries extends GorillaEncoder {
    * @see Freezer
    */
   int freeze(DecimalEncoder scratch) {
+    if (storedParts > 0) {
+      throw new IllegalStateException("a series with stored parts is frozen by the Freezer only");
+    }
     Parts f = copyParts();
     f.encodeForHead(scratch);
     return completeFreeze(f);
@@ -164,13 +250,17 @@ final class HeadSeries extends GorillaEncoder {
   Parts copyParts() {
     int n = super.count();
     boolean empty = !hasInOrder(); // then the late buffer is empty too
-    long first = empty ? 0 : frozen != null ? frozenFirstT : super.firstTimestampMillis();
+    long first = empty ? 0 : frozenCount > 0 ? frozenFirstT : super.firstTimestampMillis();
     if (lateCount > 0) {
       first = Math.min(first, lateTimestamps[0]);
     }
     return new Parts(
         this,
         frozen,
+        storedParts,
+        storedParts == 0 || lateCount == 0
+            ? 0
+            : insertionPoint(lateTimestamps, lateCount, frozenLastT),
         super.toByteArray(),
         n,
         lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
@@ -189,11 +279,7 @@ final class HeadSeries extends GorillaEncoder {
    * series (a late sample arrived since, or another freeze came first). Under the write lock.
    */
   int completeFreeze(Parts f) {
-    if (f.encoded == null
-        || f.count == 0
-        || frozen != f.oldFrozen
-        || lateCount != f.lateCount
-        || super.count() < f.streamCount) {
+    if (!freezeStillValid(f)) {
       return 0;
     }
     long before = sampleBytes();
@@ -211,17 +297,40 @@ final class HeadSeries extends GorillaEncoder {
         super.append(d.timestampMillis(), d.valueBits());
       }
     }
-    frozen = f.encoded;
-    frozenCount = f.count;
-    frozenFirstT = f.firstT;
+    if (f.toStore) {
+      // Written as HeadChunk record number f.oldParts (the Freezer wrote it under this lock hold).
+      frozenCount = f.oldParts == 0 ? f.mergedCount : frozenCount + f.mergedCount;
+      frozenFirstT = f.oldParts == 0 ? f.mergedFirstT : frozenFirstT;
+      frozen = null;
+      storedParts = f.oldParts + 1;
+    } else {
+      frozen = f.encoded;
+      frozenCount = f.count;
+      frozenFirstT = f.firstT;
+    }
     frozenLastT = f.lastT;
     frozenLastBits = f.lastBits;
-    lateCount = 0;
-    if (lateTimestamps != null && lateTimestamps.length > 4) {
+    // The late samples older than the stored parts' end stay (f.retained, the first ones).
+    lateCount = f.retained;
+    if (lateCount == 0 && lateTimestamps != null && lateTimestamps.length > 4) {
       lateTimestamps = null;
       lateBits = null;
     }
     return (int) (sampleBytes() - before);
+  }
+
+  /**
+   * Whether a freeze {@linkplain #copyParts captured} earlier still describes the start of this
+   * series: the same frozen part or stored parts, the same late samples, at least the captured
+   * stream. Under the write lock.
+   */
+  boolean freezeStillValid(Parts f) {
+    return f.encoded != null
+        && (f.toStore ? f.mergedCount > 0 : f.count > 0)
+        && frozen == f.oldFrozen
+        && storedParts == f.oldParts
+        && lateCount == f.lateCount
+        && super.count() >= f.streamCount;
   }
 
   /**
@@ -231,6 +340,16 @@ final class HeadSeries extends GorillaEncoder {
   static final class Parts {
     final HeadSeries series;
     private final byte[] oldFrozen;
+
+    /** The series' stored parts at the capture; a freeze writes part number {@code oldParts}. */
+    final int oldParts;
+
+    /**
+     * Late samples (the first ones) older than the stored parts' end: a freeze leaves them in the
+     * late buffer, for the seal, so that stored parts never overlap.
+     */
+    private final int retained;
+
     private final byte[] stream;
     private final int streamCount;
     private final long[] lateTimestamps;
@@ -242,9 +361,22 @@ final class HeadSeries extends GorillaEncoder {
     private final long lastT;
     private byte[] encoded;
 
+    /** Whether {@link #encodeForHead} made a part for the store (else one for the heap). */
+    private boolean toStore;
+
+    /** The stored parts' values, for a seal ({@link #loadStored}). */
+    private byte[][] stored;
+
+    /** Samples merged by the last encode, and the first one's timestamp. */
+    private int mergedCount;
+
+    private long mergedFirstT;
+
     private Parts(
         HeadSeries series,
         byte[] oldFrozen,
+        int oldParts,
+        int retained,
         byte[] stream,
         int streamCount,
         long[] lateTimestamps,
@@ -256,6 +388,8 @@ final class HeadSeries extends GorillaEncoder {
         long lastT) {
       this.series = series;
       this.oldFrozen = oldFrozen;
+      this.oldParts = oldParts;
+      this.retained = retained;
       this.stream = stream;
       this.streamCount = streamCount;
       this.lateTimestamps = lateTimestamps;
@@ -272,52 +406,90 @@ final class HeadSeries extends GorillaEncoder {
       return stream.length + 16 * lateCount;
     }
 
+    /** Whether the series had stored parts at the capture: a seal must {@link #loadStored} them. */
+    boolean hasStored() {
+      return oldParts > 0;
+    }
+
+    /**
+     * Reads the stored parts the capture names, for {@link #encode}; without the lock (a seal runs
+     * on the background thread, as the only writer of parts, the {@link Freezer}).
+     */
+    void loadStored(KvReader store) {
+      stored = new byte[oldParts][];
+      for (int i = 0; i < oldParts; i++) {
+        stored[i] = readPart(store, series.bucket.bucket, series.id, i);
+      }
+    }
+
     /**
      * Merges and encodes, with the seal's rule ({@link TimeSeriesValue#smallest}); needs no lock
-     * ({@code scratch} is the caller's).
+     * ({@code scratch} is the caller's). Stored parts must be {@linkplain #loadStored loaded}.
      */
     void encode(DecimalEncoder scratch) {
-      if (oldFrozen == null && lateCount == 0) {
+      if (oldParts > 0 && stored == null) {
+        throw new IllegalStateException("stored parts not loaded");
+      }
+      if (oldFrozen == null && oldParts == 0 && lateCount == 0) {
         encoded = TimeSeriesValue.encodeSmallest(stream, scratch);
         return;
       }
       GorillaEncoder gorilla = new GorillaEncoder();
       scratch.reset();
-      mergeInto(gorilla, scratch);
+      mergeInto(gorilla, scratch, false);
       encoded = TimeSeriesValue.smallest(gorilla, scratch);
     }
 
     /**
      * Merges and encodes for the head's frozen part, more cheaply than a seal: decimal at its
      * largest candidate exponent ({@link DecimalEncoder#largestExponentOnly}) when that leaves no
-     * value an exception, else the smaller of that and Gorilla. Needs no lock.
+     * value an exception, else the smaller of that and Gorilla. Needs no lock. For the heap (as
+     * recovery freezes) unless {@code toStore}: then, if the series has stored parts, only the
+     * stream and the late samples after the parts are merged, into the next part.
      */
-    void encodeForHead(DecimalEncoder scratch) {
+    void encodeForHead(DecimalEncoder scratch, boolean toStore) {
+      this.toStore = toStore;
+      boolean newOnly = toStore && oldParts > 0;
       scratch.largestExponentOnly(true);
       try {
         scratch.reset();
-        mergeInto(null, scratch);
+        mergeInto(null, scratch, newOnly);
         if (scratch.exceptionCount() == 0) {
           encoded = TimeSeriesValue.encode(scratch);
           return;
         }
         GorillaEncoder gorilla = new GorillaEncoder();
         scratch.reset();
-        mergeInto(gorilla, scratch);
+        mergeInto(gorilla, scratch, newOnly);
         encoded = TimeSeriesValue.smallest(gorilla, scratch);
       } finally {
         scratch.largestExponentOnly(false);
       }
     }
 
+    /** {@link #encodeForHead(DecimalEncoder, boolean)} for the heap. */
+    void encodeForHead(DecimalEncoder scratch) {
+      encodeForHead(scratch, false);
+    }
+
     /**
      * Appends the captured samples, oldest first, to {@code decimal} and (if given) {@code
-     * gorilla}.
+     * gorilla}; with {@code newOnly}, only the stream and the late samples from {@link #retained}
+     * on (a freeze of a series with stored parts).
      */
-    private void mergeInto(GorillaEncoder gorilla, DecimalEncoder decimal) {
-      int late = 0;
-      if (oldFrozen != null) {
-        late = merge(new TimeSeriesValue.Decoders().open(oldFrozen), late, gorilla, decimal);
+    private void mergeInto(GorillaEncoder gorilla, DecimalEncoder decimal, boolean newOnly) {
+      mergedCount = 0;
+      int late = newOnly ? retained : 0;
+      if (!newOnly) {
+        if (oldFrozen != null) {
+          late = merge(new TimeSeriesValue.Decoders().open(oldFrozen), late, gorilla, decimal);
+        }
+        if (stored != null) {
+          TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+          for (byte[] part : stored) {
+            late = merge(decoders.open(part), late, gorilla, decimal);
+          }
+        }
       }
       GorillaDecoder d = new GorillaDecoder();
       d.reset(stream, 0, stream.length);
@@ -343,7 +515,10 @@ final class HeadSeries extends GorillaEncoder {
       return late;
     }
 
-    private static void append(long t, long bits, GorillaEncoder gorilla, DecimalEncoder decimal) {
+    private void append(long t, long bits, GorillaEncoder gorilla, DecimalEncoder decimal) {
+      if (mergedCount++ == 0) {
+        mergedFirstT = t;
+      }
       if (gorilla != null) {
         gorilla.append(t, bits);
       }
@@ -434,7 +609,7 @@ final class HeadSeries extends GorillaEncoder {
     if (check(t, bits) != NEW) {
       return 0;
     }
-    int bytes = due(freezeSamples) ? freeze(scratch) : 0;
+    int bytes = dueBySize(freezeSamples) && storedParts == 0 ? freeze(scratch) : 0;
     return bytes + insert(t, bits);
   }
 
@@ -460,6 +635,7 @@ final class HeadSeries extends GorillaEncoder {
     return new Capture(
         this,
         frozenCount == 0 ? null : frozen,
+        storedParts,
         super.snapshot(),
         lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
         lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount));
@@ -472,27 +648,56 @@ final class HeadSeries extends GorillaEncoder {
 
     private final TimeBucket bucket;
     private final byte[] frozen;
+    private final int storedParts;
     private final GorillaEncoder.Snapshot stream;
     private final long[] lateTimestamps;
     private final long[] lateBits;
 
+    /** The stored parts' values once {@link #loadParts} read them. */
+    private byte[][] parts;
+
     private Capture(
         HeadSeries series,
         byte[] frozen,
+        int storedParts,
         GorillaEncoder.Snapshot stream,
         long[] lateTimestamps,
         long[] lateBits) {
       this.series = series;
       this.bucket = series.bucket.bucket;
       this.frozen = frozen;
+      this.storedParts = storedParts;
       this.stream = stream;
       this.lateTimestamps = lateTimestamps;
       this.lateBits = lateBits;
     }
 
+    /** Whether the series had stored parts: {@link #loadParts} must read them before chunks. */
+    boolean hasStoredParts() {
+      return storedParts > 0;
+    }
+
+    /**
+     * Reads the stored parts the capture names through {@code store}, a snapshot taken in the same
+     * read-lock hold as the capture (parts are written and their count changed under the write
+     * lock, and a part number is never rewritten while its bucket is open). Without the lock.
+     */
+    void loadParts(KvReader store) {
+      if (storedParts > 0 && parts == null) {
+        byte[][] p = new byte[storedParts][];
+        for (int i = 0; i < storedParts; i++) {
+          p[i] = readPart(store, bucket, series.id, i);
+        }
+        parts = p;
+      }
+    }
+
     /** The chunks {@link HeadSeries#capture()} describes. */
     ChunkSource[] chunks() {
       int lateCount = lateTimestamps == null ? 0 : lateTimestamps.length;
+      if (storedParts > 0) {
+        return chunksWithParts(lateCount);
+      }
       if (frozen == null) {
         return new ChunkSource[] {live(0, lateCount)};
       }
@@ -517,6 +722,50 @@ final class HeadSeries extends GorillaEncoder {
         return new ChunkSource[] {f};
       }
       return new ChunkSource[] {f, live(split, lateCount)};
+    }
+
+    /**
+     * The stored parts (oldest first), then the stream if it holds samples; each late sample goes
+     * with the last chunk that starts at or before it (the first chunk when none does), so the
+     * chunks do not overlap in time.
+     */
+    private ChunkSource[] chunksWithParts(int lateCount) {
+      if (parts == null) {
+        throw new IllegalStateException("stored parts of a head series read before loadParts");
+      }
+      int n = parts.length + (stream.count() > 0 ? 1 : 0);
+      ChunkSource[] out = new ChunkSource[n];
+      TimeSeriesValue.Decoders decoders = lateCount == 0 ? null : new TimeSeriesValue.Decoders();
+      int from = 0;
+      for (int i = 0; i < parts.length; i++) {
+        int to = lateCount;
+        if (lateCount > 0 && i + 1 < n) {
+          long nextFirst;
+          if (i + 1 < parts.length) {
+            ChunkDecoder d = decoders.open(parts[i + 1]);
+            d.next(); // a part is never empty
+            nextFirst = d.timestampMillis();
+          } else {
+            nextFirst = stream.firstTimestampMillis();
+          }
+          to = Math.max(from, insertionPoint(lateTimestamps, lateCount, nextFirst));
+        }
+        byte[] p = parts[i];
+        out[i] =
+            new ChunkSource(
+                bucket,
+                p[0] & 0xFF,
+                p,
+                1,
+                to == from ? null : Arrays.copyOfRange(lateTimestamps, from, to),
+                to == from ? null : Arrays.copyOfRange(lateBits, from, to),
+                to - from);
+        from = to;
+      }
+      if (n > parts.length) {
+        out[parts.length] = live(from, lateCount);
+      }
+      return out;
     }
 
     /** The stream, copied only when a reader opens it ({@link ChunkSource#live}). */

@@ -317,6 +317,7 @@ final class HeadState {
     RecordType.FORWARD_INDEX,
     RecordType.INVERTED_INDEX,
     RecordType.TIME_SERIES,
-    RecordType.HEAD_LOG
+    RecordType.HEAD_LOG,
+    RecordType.HEAD_CHUNK
   };
 }

@@ -210,7 +210,10 @@ final class Reads implements Querier {
             }
           }
         },
+        () -> headHits.storedParts,
         (snap, keys) -> {
+          // Frozen parts in the store, read through the snapshot taken with the captures.
+          headHits.loadParts(snap);
           // A bucket holds a series once: the hits of one head bucket, with no stored bucket to
           // join, are distinct series (no map of a million label sets for a query over the head).
           boolean join = !keys.isEmpty() || hitsInSeveral[0];
@@ -312,6 +315,18 @@ final class Reads implements Querier {
     private static final Comparator<HeadSeries.Capture> CAPTURES_BY_LABELS =
         (a, b) -> a.series.labels.compareTo(b.series.labels);
 
+    /** Whether some capture has frozen parts in the store ({@link #loadParts}). */
+    boolean storedParts;
+
+    /** Reads the stored frozen parts of the captures that have some; without the lock. */
+    void loadParts(KvReader snap) {
+      if (storedParts) {
+        for (int i = 0; i < size; i++) {
+          captures[i].loadParts(snap);
+        }
+      }
+    }
+
     /** Null when the select wants samples: {@link #captures} holds the hits then. */
     HeadSeries[] series;
 
@@ -331,7 +346,9 @@ final class Reads implements Querier {
         if (size == captures.length) {
           captures = Arrays.copyOf(captures, captures.length + (captures.length >> 1));
         }
-        captures[size++] = hs.captureLocked();
+        HeadSeries.Capture c = hs.captureLocked();
+        storedParts |= c.hasStoredParts();
+        captures[size++] = c;
       } else {
         if (size == series.length) {
           series = Arrays.copyOf(series, series.length + (series.length >> 1));
@@ -1027,6 +1044,23 @@ final class Reads implements Querier {
       QueryContext ctx,
       HeadVisitor head,
       java.util.function.BiConsumer<KvReader, List<LabelCache.Key>> stored) {
+    visitBuckets(minT, maxT, matchers, ctx, head, () -> false, stored);
+  }
+
+  /**
+   * {@link #visitBuckets(long, long, List, QueryContext, HeadVisitor,
+   * java.util.function.BiConsumer)}, taking the snapshot also when {@code headNeedsStore} says so
+   * after the head buckets were visited (captured head series with frozen parts in the store, which
+   * {@code stored} then reads through it).
+   */
+  private void visitBuckets(
+      long minT,
+      long maxT,
+      List<LabelMatcher> matchers,
+      QueryContext ctx,
+      HeadVisitor head,
+      java.util.function.BooleanSupplier headNeedsStore,
+      java.util.function.BiConsumer<KvReader, List<LabelCache.Key>> stored) {
     for (; ; ) {
       ctx.check();
       List<TimeBucket> seen = new ArrayList<>();
@@ -1067,7 +1101,7 @@ final class Reads implements Querier {
               fromStore.add(new LabelCache.Key(b, labelCache.incarnation(b)));
             }
           }
-          if (!fromStore.isEmpty()) {
+          if (!fromStore.isEmpty() || headNeedsStore.getAsBoolean()) {
             snap = kv.snapshot();
           }
         } finally {

@@ -72,6 +72,7 @@ final class Recovery {
     }
     // A compaction interrupted before its switch left records of an unlisted coarse bucket.
     Compactor.dropOrphans(kv, buckets);
+    dropHeadChunks(kv);
     int windowEntries = HeadLogReplay.windowEntries(Runtime.getRuntime().maxMemory());
     for (TimeBucket b : buckets) {
       byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_LOG, b);
@@ -97,10 +98,26 @@ final class Recovery {
   }
 
   /**
+   * Deletes every HeadChunk record (the frozen parts of the head that stopped): the head is rebuilt
+   * from the head log, the only source of truth for it, and freezes again. One seek when there are
+   * none, so a store without any (every store before issue #22's item 5) is opened without a write.
+   */
+  static void dropHeadChunks(KvStore kv) {
+    byte[][] range = Keys.headChunkRange();
+    boolean any;
+    try (KvCursor c = kv.scan(range[0], range[1])) {
+      any = c.next();
+    }
+    if (any) {
+      kv.write(new WriteBatch().deleteRange(range[0], range[1]));
+    }
+  }
+
+  /**
    * Loads a sealed bucket back into the head: dictionary, postings, chunks. Under the write lock.
    */
   HeadBucket reopenLocked(TimeBucket b) {
-    HeadBucket hb = new HeadBucket(b);
+    HeadBucket hb = new HeadBucket(b, kv);
     long series = 0;
     long bytes = 0;
     // Decoding a record (strings, the label set, its fingerprint) is most of the work: done on a

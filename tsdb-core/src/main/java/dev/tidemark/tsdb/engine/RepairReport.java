@@ -26,6 +26,9 @@ public record RepairReport(
     TIME_SERIES_DELETED("TimeSeries records without a ForwardIndex record deleted"),
     HEAD_LOG_RECORDS_REWRITTEN("HeadLog records rewritten without samples of unknown series"),
     HEAD_LOG_RECORDS_DELETED("HeadLog records deleted (only samples of unknown series)"),
+    HEAD_CHUNKS_DELETED(
+        "HeadChunk records without a ForwardIndex record deleted (recovery rebuilds them from the"
+            + " head log)"),
     SAMPLES_DROPPED("samples dropped with them (their series have no ForwardIndex record)"),
     DICTIONARY_ENTRIES_WRITTEN("SeriesDictionary entries rebuilt from ForwardIndex records"),
     DICTIONARY_ENTRIES_DELETED("SeriesDictionary entries deleted (no series left)"),

@@ -8,6 +8,7 @@ import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
+import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import java.lang.System.Logger.Level;
@@ -268,6 +269,9 @@ final class Sealer {
         for (int i = 0; i < n; i++) {
           HeadSeries.Parts f = captured[i];
           captured[i] = null;
+          if (f.hasStored()) {
+            f.loadStored(kv); // frozen parts in HeadChunk records; only this thread writes them
+          }
           f.encode(scratch);
           wb[0].put(Keys.timeSeries(b, f.series.id), f.encoded());
           if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
@@ -324,6 +328,21 @@ final class Sealer {
       sealing.remove(b);
       if (hb.lastLogSeq > sealPoint) {
         return false; // appended to during the seal: its newer head log keeps it open
+      }
+      if (hb.partsWritten) {
+        // The frozen parts are in the chunks just written; they go as the bucket leaves the head,
+        // not in the last batch, which cannot know whether the bucket stays open (then its series
+        // still name their parts). A failed delete keeps the bucket open, whole.
+        byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_CHUNK, b);
+        try {
+          kv.write(new WriteBatch().deleteRange(prefix, KeyRanges.prefixEnd(prefix)));
+        } catch (RuntimeException e) {
+          LOG.log(
+              Level.WARNING,
+              "deleting the frozen parts of bucket " + b + " failed; it stays in the head",
+              e);
+          return false;
+        }
       }
       open.remove(b);
       head.labelCache.invalidate(b); // its stored records were just (re)written

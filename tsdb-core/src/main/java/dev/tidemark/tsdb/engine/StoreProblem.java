@@ -26,6 +26,7 @@ public record StoreProblem(Kind kind, TimeBucket bucket, long seriesId, String d
     LISTED_BUCKET_EMPTY("BucketList names a bucket without records"),
     TIME_SERIES_UNKNOWN_SERIES("TimeSeries record without a ForwardIndex record"),
     HEAD_LOG_UNKNOWN_SERIES("HeadLog record names series without a ForwardIndex record"),
+    HEAD_CHUNK_UNKNOWN_SERIES("HeadChunk record without a ForwardIndex record"),
     DICTIONARY_UNKNOWN_SERIES(
         "SeriesDictionary entry names a series without a ForwardIndex record"),
     DICTIONARY_WRONG_FINGERPRINT(

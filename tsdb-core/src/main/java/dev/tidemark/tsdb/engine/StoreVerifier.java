@@ -372,6 +372,7 @@ public final class StoreVerifier {
       case HEAD_LOG -> "HeadLog";
       case SCHEMA -> "Schema";
       case METADATA -> "Metadata";
+      case HEAD_CHUNK -> "HeadChunk";
     };
   }
 

@@ -145,7 +145,7 @@ class KeysTest {
   void recordTypeIdsAndScopes() {
     assertThat(RecordType.values())
         .extracting(RecordType::id)
-        .containsExactly(1, 2, 3, 4, 5, 6, 7, 8);
+        .containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9);
     assertThat(RecordType.fromId(5)).isEqualTo(RecordType.TIME_SERIES);
     // HEAD_LOG is the engine's: bucket-scoped, key 01 6s <bucket:4> <seq:8> (docs/format.md, engine
     // section).
@@ -157,7 +157,10 @@ class KeysTest {
     assertThat(RecordType.METADATA.bucketScoped()).isFalse();
     assertThat(RecordType.METADATA.tag(0)).isEqualTo(0x80);
     assertThat(RecordType.TIME_SERIES.tag(15)).isEqualTo(0x5F);
-    for (int id : new int[] {0, 9, 15, 16, -1}) {
+    // 9 is HeadChunk since issue #22's item 5; 10 is the first id still free
+    assertThat(RecordType.HEAD_CHUNK.bucketScoped()).isTrue();
+    assertThat(RecordType.HEAD_CHUNK.tag(1)).isEqualTo(0x91);
+    for (int id : new int[] {0, 10, 15, 16, -1}) {
       assertThatThrownBy(() -> RecordType.fromId(id)).isInstanceOf(IllegalArgumentException.class);
     }
     byte[] headLog = hex("01 61 01 b1 ae f8 00 00 00 00 00 00 00 01");

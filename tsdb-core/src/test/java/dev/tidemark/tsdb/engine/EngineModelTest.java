@@ -46,7 +46,7 @@ class EngineModelTest {
   @ParameterizedTest
   @ValueSource(longs = {1L, 2L, 3L, 42L})
   void engineMatchesReferenceModel(long baseSeed) {
-    engineMatchesReferenceModel(baseSeed, EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES);
+    engineMatchesReferenceModel(baseSeed, EngineConfig.DEFAULT_HEAD_FREEZE_SAMPLES, false);
   }
 
   /**
@@ -56,10 +56,34 @@ class EngineModelTest {
   @ParameterizedTest
   @ValueSource(longs = {1L, 2L, 3L, 42L})
   void engineMatchesReferenceModelWithHeadSeriesFrozenOften(long baseSeed) {
-    engineMatchesReferenceModel(baseSeed, 2);
+    engineMatchesReferenceModel(baseSeed, 2, false);
   }
 
-  private void engineMatchesReferenceModel(long baseSeed, int headFreezeSamples) {
+  /**
+   * The same with a freeze pass after every step (issue #22, item 5): every head series with three
+   * samples in its stream has its frozen parts in the store as HeadChunk records, so reads, late
+   * samples (checked against the stored parts), seals, reopens, crash restarts, retention and
+   * deletes always meet parts in the store. After a flush or an open no HeadChunk record is left.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {1L, 2L, 3L, 42L})
+  void engineMatchesReferenceModelWithFrozenPartsInTheStore(long baseSeed) {
+    engineMatchesReferenceModel(baseSeed, 3, true);
+  }
+
+  private static long headChunkRecords(InMemoryKvStore kv) {
+    byte[][] range = dev.tidemark.tsdb.codec.Keys.headChunkRange();
+    long n = 0;
+    try (dev.tidemark.tsdb.kv.KvCursor c = kv.scan(range[0], range[1])) {
+      while (c.next()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private void engineMatchesReferenceModel(
+      long baseSeed, int headFreezeSamples, boolean freezeEachStep) {
     long seed = Long.getLong("tidemark.seed", baseSeed);
     SplittableRandom rnd = new SplittableRandom(seed);
     long start = 1_700_000_000_000L;
@@ -78,6 +102,7 @@ class EngineModelTest {
     ReferenceModel model = new ReferenceModel(config);
 
     Labels[] series = testSeries();
+    long partsSeen = 0;
 
     try {
       for (int step = 0; step < 60; step++) {
@@ -126,12 +151,21 @@ class EngineModelTest {
           clock.advance(rnd.nextLong(60_000, 50 * 60_000));
         } else if (op < 84) {
           engine.flush();
+          if (freezeEachStep) {
+            assertThat(headChunkRecords(kv)).as(where + " parts after a flush").isZero();
+          }
         } else if (op < 88) {
           engine.close();
           engine = Engine.open(kv, config);
+          if (freezeEachStep) {
+            assertThat(headChunkRecords(kv)).as(where + " parts after an open").isZero();
+          }
         } else if (op < 92) {
           engine.abandon();
           engine = Engine.open(kv, config);
+          if (freezeEachStep) {
+            assertThat(headChunkRecords(kv)).as(where + " parts after a crash").isZero();
+          }
         } else if (op < 97) {
           engine.applyRetention();
           model.applyRetention(clock.millis());
@@ -142,7 +176,14 @@ class EngineModelTest {
           engine.deleteSeries(minT, maxT, matchers);
           model.delete(minT, maxT, matchers);
         }
+        if (freezeEachStep) {
+          engine.freezeNow();
+          partsSeen = Math.max(partsSeen, headChunkRecords(kv));
+        }
         compare(engine, model, rnd, clock.millis(), where);
+      }
+      if (freezeEachStep) {
+        assertThat(partsSeen).as("seed " + seed + ": parts in the store at some step").isPositive();
       }
     } finally {
       engine.close();

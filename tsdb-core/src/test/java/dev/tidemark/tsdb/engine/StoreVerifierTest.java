@@ -234,7 +234,9 @@ class StoreVerifierTest {
             .put(Keys.forwardIndex(B1, j2), new byte[] {1, 2, 3}) // garbage labels
             .delete(Keys.forwardIndex(B2, j7)) // the head log names j7, now unknown
             .delete(Keys.invertedIndex(B1, "job", "j4")) // a lost posting of a sealed bucket
-            .put(new byte[] {1, (byte) 0x90, 9}, new byte[] {1}) // unknown record type 9
+            .put(
+                new byte[] {1, (byte) 0xA0, 9},
+                new byte[] {1}) // unknown record type 10 (9: HeadChunk)
             .put(new byte[] {1, 0x31, 0, 0, 0, 7}, new byte[0])); // unaligned 1-hour bucket
 
     VerifyReport v = StoreVerifier.verify(kv);
