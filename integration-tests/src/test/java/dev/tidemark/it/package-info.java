@@ -16,8 +16,8 @@
  *       status, and the valid points of the same request are stored;
  *   <li>{@code CompactionCrashIT}: SIGKILL during bucket compaction, repeated, loses and duplicates
  *       nothing and leaves a store that verifies clean;
- *   <li>{@code CrashIT}: SIGKILL (and SIGTERM) of a server receiving exports; acknowledged exports
- *       survive, unanswered ones are all or nothing;
+ *   <li>{@code CrashIT}: SIGKILL (and SIGTERM) of a server receiving exports, also while it writes
+ *       frozen head parts; acknowledged exports survive, unanswered ones are all or nothing;
  *   <li>{@code FederateIT}: a real Prometheus scrapes {@code /federate} with {@code honor_labels}
  *       and reads back the series sent over OTLP; a bad selector gets 400;
  *   <li>{@code HostileClientIT}: slow connections, gzip bombs, malformed requests and garbage on
