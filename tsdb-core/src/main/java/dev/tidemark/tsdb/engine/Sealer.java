@@ -332,16 +332,17 @@ final class Sealer {
       if (hb.partsWritten) {
         // The frozen parts are in the chunks just written; they go as the bucket leaves the head,
         // not in the last batch, which cannot know whether the bucket stays open (then its series
-        // still name their parts). A failed delete keeps the bucket open, whole.
+        // still name their parts). A failed delete keeps the bucket open, whole, and throws.
         byte[] prefix = Keys.bucketPrefix(RecordType.HEAD_CHUNK, b);
         try {
           kv.write(new WriteBatch().deleteRange(prefix, KeyRanges.prefixEnd(prefix)));
         } catch (RuntimeException e) {
+          // As any failed seal: the bucket stays open, whole, and the failure reaches the caller.
           LOG.log(
-              Level.WARNING,
+              Level.ERROR,
               "deleting the frozen parts of bucket " + b + " failed; it stays in the head",
               e);
-          return false;
+          throw e;
         }
       }
       open.remove(b);
