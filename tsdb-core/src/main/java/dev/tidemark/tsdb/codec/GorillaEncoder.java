@@ -188,6 +188,18 @@ public class GorillaEncoder extends BitWriter {
   }
 
   /**
+   * The value bits of the last appended sample.
+   *
+   * @throws IllegalStateException if no sample has been appended
+   */
+  public final long lastValueBits() {
+    if (count == 0) {
+      throw new IllegalStateException("no samples appended");
+    }
+    return lastValueBits;
+  }
+
+  /**
    * The timestamp of the first appended sample.
    *
    * @throws IllegalStateException if no sample has been appended
