@@ -16,6 +16,9 @@ import java.util.Arrays;
 class BitWriter {
   private static final int INITIAL_CAPACITY = 64;
 
+  /** The buffer after a {@link #detach()}: never written, replaced at the first flush. */
+  private static final byte[] DETACHED = new byte[0];
+
   private byte[] buf = new byte[INITIAL_CAPACITY];
 
   /** Bytes of {@code buf} that hold flushed words; always a multiple of 8. */
@@ -35,10 +38,12 @@ class BitWriter {
 
   /**
    * {@link #clearBits()} onto a new buffer: the old one is never written again, so a {@link View}
-   * taken before stays valid.
+   * taken before stays valid. The new buffer is made at the first flush (64 bits written), so an
+   * encoder restarted and not written again (a head series frozen as it moved on to the next hour)
+   * holds no buffer.
    */
   final void detach() {
-    buf = new byte[INITIAL_CAPACITY];
+    buf = DETACHED;
     clearBits();
   }
 
@@ -86,7 +91,7 @@ class BitWriter {
       if (buf.length > Integer.MAX_VALUE / 2 - 16) {
         throw new IllegalStateException("Gorilla chunk too large: " + buf.length + " bytes");
       }
-      buf = Arrays.copyOf(buf, buf.length * 2);
+      buf = Arrays.copyOf(buf, Math.max(INITIAL_CAPACITY, buf.length * 2));
     }
     Bytes.putLongBe(buf, pos, acc);
     pos += 8;

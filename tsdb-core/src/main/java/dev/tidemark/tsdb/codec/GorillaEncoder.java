@@ -310,7 +310,8 @@ public class GorillaEncoder extends BitWriter {
 
   /**
    * {@link #reset()} onto a new buffer, so that every {@link #snapshot()} taken before stays valid
-   * (the head's streams, which readers snapshot; a buffer of 64 bytes per restart).
+   * (the head's streams, which readers snapshot; a buffer of 64 bytes per restart, made at the
+   * first flush).
    */
   public final void restart() {
     detach();
