@@ -101,6 +101,10 @@ public final class HourBoundaryHeapHarness {
             "pid %d: holding %d s for jmap -histo:live%n", ProcessHandle.current().pid(), hold);
         Thread.sleep(hold * 1000L);
       }
+    } finally {
+      try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
     }
   }
 
