@@ -59,7 +59,7 @@ final class Federation {
     String method = request.getMethod();
     if (!method.equals("GET") && !method.equals("POST")) {
       response.getHeaders().put(HttpHeader.ALLOW, "GET, POST");
-      text(response, callback, 405, "Method Not Allowed\n");
+      text(response, callback, 405, "Method Not Allowed");
       return;
     }
     long arrived = System.nanoTime();
@@ -84,7 +84,7 @@ final class Federation {
         }
       }
     } catch (RuntimeException e) {
-      text(response, callback, 400, "error parsing form values: " + e.getMessage() + "\n");
+      text(response, callback, 400, "error parsing form values: " + e.getMessage());
       return;
     }
     List<List<LabelMatcher>> sets = new ArrayList<>();
@@ -92,7 +92,7 @@ final class Federation {
       try {
         sets.add(PromqlParser.parseMetricSelector(s));
       } catch (ParseException e) {
-        text(response, callback, 400, e.getMessage() + "\n");
+        text(response, callback, 400, e.getMessage());
         return;
       }
     }
@@ -100,7 +100,7 @@ final class Federation {
     try {
       body = render(newest(sets, QueryContext.withDeadline(arrived + timeoutMillis * 1_000_000)));
     } catch (QueryAbortedException e) {
-      text(response, callback, 503, "federation timed out\n");
+      text(response, callback, 503, "federation timed out");
       return;
     }
     response.setStatus(200);
@@ -224,10 +224,15 @@ final class Federation {
         || (i > 0 && c >= '0' && c <= '9');
   }
 
-  private static void text(Response response, Callback callback, int status, String message) {
+  /**
+   * Answers {@code status} with {@code message} as one line of plain text, as Go's {@code
+   * http.Error} writes it (the endpoints outside the JSON API: federation, remote read).
+   */
+  static void text(Response response, Callback callback, int status, String message) {
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
     response.getHeaders().put("X-Content-Type-Options", "nosniff");
-    response.write(true, ByteBuffer.wrap(message.getBytes(StandardCharsets.UTF_8)), callback);
+    response.write(
+        true, ByteBuffer.wrap((message + "\n").getBytes(StandardCharsets.UTF_8)), callback);
   }
 }

@@ -23,7 +23,6 @@ import dev.tidemark.tsdb.query.SeriesSet;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
@@ -72,7 +71,7 @@ final class RemoteRead {
   void handle(Request request, Response response, Callback callback) {
     if (!request.getMethod().equals("POST")) {
       response.getHeaders().put(HttpHeader.ALLOW, "POST");
-      text(response, callback, 405, "Method Not Allowed");
+      Federation.text(response, callback, 405, "Method Not Allowed");
       return;
     }
     long arrived = System.nanoTime();
@@ -80,7 +79,7 @@ final class RemoteRead {
         .whenComplete(
             (body, failure) -> {
               if (failure != null) {
-                text(
+                Federation.text(
                     response,
                     callback,
                     400,
@@ -100,7 +99,7 @@ final class RemoteRead {
     try {
       req = ReadRequest.parseFrom(Snappy.uncompress(body));
     } catch (IOException | RuntimeException e) {
-      text(response, callback, 400, "invalid remote read request: " + e.getMessage());
+      Federation.text(response, callback, 400, "invalid remote read request: " + e.getMessage());
       return;
     }
     List<List<LabelMatcher>> queries = new ArrayList<>();
@@ -108,7 +107,7 @@ final class RemoteRead {
       try {
         queries.add(matchers(q));
       } catch (IllegalArgumentException e) {
-        text(response, callback, 400, e.getMessage());
+        Federation.text(response, callback, 400, e.getMessage());
         return;
       }
     }
@@ -137,9 +136,9 @@ final class RemoteRead {
         response.write(true, ByteBuffer.wrap(bytes), callback);
       }
     } catch (TooManySamples e) {
-      text(response, callback, 400, e.getMessage());
+      Federation.text(response, callback, 400, e.getMessage());
     } catch (QueryAbortedException e) {
-      text(response, callback, 503, "remote read timed out");
+      Federation.text(response, callback, 503, "remote read timed out");
     } catch (IOException e) {
       callback.failed(e);
     }
@@ -274,14 +273,6 @@ final class RemoteRead {
       out.add(Label.newBuilder().setName(l.name(i)).setValue(l.value(i)).build());
     }
     return out;
-  }
-
-  private static void text(Response response, Callback callback, int status, String message) {
-    response.setStatus(status);
-    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "text/plain; charset=utf-8");
-    response.getHeaders().put("X-Content-Type-Options", "nosniff");
-    response.write(
-        true, ByteBuffer.wrap((message + "\n").getBytes(StandardCharsets.UTF_8)), callback);
   }
 
   /** Over the sample limit. */
