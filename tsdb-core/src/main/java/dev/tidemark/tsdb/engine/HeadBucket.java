@@ -45,6 +45,25 @@ final class HeadBucket implements PostingsSource {
   private final FingerprintIndex byFingerprint = new FingerprintIndex();
 
   private final HashMap<String, TreeMap<String, RoaringBitmap>> postings = new HashMap<>();
+
+  /**
+   * Per label name, its values' postings and the value {@link #add} found last: series come in runs
+   * that share values (a resource's series, one after another, in an append and in the order
+   * recovery reloads them), and a value equal to the last one skips the sorted map's search (string
+   * comparisons down a tree of up to a million values).
+   */
+  private final HashMap<String, NamePostings> byName = new HashMap<>();
+
+  private static final class NamePostings {
+    final TreeMap<String, RoaringBitmap> values;
+    String lastValue;
+    RoaringBitmap lastBitmap;
+
+    NamePostings(TreeMap<String, RoaringBitmap> values) {
+      this.values = values;
+    }
+  }
+
   private final RoaringBitmap all = new RoaringBitmap();
 
   /** Head-log bytes of the append in progress (series id, timestamp, value bits per sample). */
@@ -156,10 +175,23 @@ final class HeadBucket implements PostingsSource {
     seriesCount++;
     all.add(id);
     for (int i = 0; i < labels.size(); i++) {
-      postings
-          .computeIfAbsent(labels.name(i), k -> new TreeMap<>(Labels.UTF8_ORDER))
-          .computeIfAbsent(labels.value(i), k -> new RoaringBitmap())
-          .add(id);
+      String name = labels.name(i);
+      String value = labels.value(i);
+      NamePostings np = byName.get(name);
+      if (np == null) {
+        np =
+            new NamePostings(postings.computeIfAbsent(name, k -> new TreeMap<>(Labels.UTF8_ORDER)));
+        byName.put(name, np);
+      }
+      RoaringBitmap bm;
+      if (value.equals(np.lastValue)) {
+        bm = np.lastBitmap;
+      } else {
+        bm = np.values.computeIfAbsent(value, k -> new RoaringBitmap());
+        np.lastValue = value;
+        np.lastBitmap = bm;
+      }
+      bm.add(id);
     }
     return byFingerprint.add(
         labels.fingerprintHigh(),
@@ -189,8 +221,14 @@ final class HeadBucket implements PostingsSource {
       bm.remove(id);
       if (bm.isEmpty()) {
         values.remove(labels.value(i));
+        NamePostings np = byName.get(labels.name(i));
+        if (np.lastBitmap == bm) {
+          np.lastValue = null; // the bitmap left the map: the next add of the value makes another
+          np.lastBitmap = null;
+        }
         if (values.isEmpty()) {
           postings.remove(labels.name(i));
+          byName.remove(labels.name(i));
         }
       }
     }
