@@ -91,11 +91,28 @@ class BitWriter {
       if (buf.length > Integer.MAX_VALUE / 2 - 16) {
         throw new IllegalStateException("Gorilla chunk too large: " + buf.length + " bytes");
       }
-      buf = Arrays.copyOf(buf, Math.max(INITIAL_CAPACITY, buf.length * 2));
+      buf = Arrays.copyOf(buf, grownCapacity(buf.length));
     }
     Bytes.putLongBe(buf, pos, acc);
     pos += 8;
   }
+
+  /**
+   * The capacity after {@code length}: 64 bytes more up to {@link #LINEAR_GROWTH_LIMIT}, then twice
+   * as much. A head stream lives in this range (up to {@code --head-freeze-samples} samples, a few
+   * hundred bytes) a million times over, and doubling left it a third of its bytes unused on
+   * average, up to half (a 257-byte stream in a 512-byte array); steps of 64 leave at most 63. The
+   * copies this adds below the limit are a few hundred bytes per stream; beyond it (sealed chunks,
+   * compaction) growth stays geometric.
+   */
+  static int grownCapacity(int length) {
+    return length < LINEAR_GROWTH_LIMIT
+        ? Math.max(INITIAL_CAPACITY, length + INITIAL_CAPACITY)
+        : length * 2;
+  }
+
+  /** Below this capacity a buffer grows by {@link #INITIAL_CAPACITY} bytes at a time. */
+  static final int LINEAR_GROWTH_LIMIT = 1024;
 
   /** Number of bits written since the last reset. */
   long bitCount() {

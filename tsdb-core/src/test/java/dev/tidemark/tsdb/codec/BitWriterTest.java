@@ -12,6 +12,21 @@ class BitWriterTest {
   private static final long SEED = Long.getLong("tidemark.seed", 0xB17L);
 
   @Test
+  void growthIsStepsOf64BytesBelowTheLimitThenDoubling() {
+    assertThat(BitWriter.grownCapacity(0)).isEqualTo(64); // a detached buffer's first flush
+    int c = 64;
+    int copies = 0;
+    while (c < BitWriter.LINEAR_GROWTH_LIMIT) {
+      int next = BitWriter.grownCapacity(c);
+      assertThat(next).isEqualTo(c + 64); // a head stream wastes at most 63 bytes
+      c = next;
+      copies++;
+    }
+    assertThat(copies).isEqualTo(BitWriter.LINEAR_GROWTH_LIMIT / 64 - 1);
+    assertThat(BitWriter.grownCapacity(c)).isEqualTo(2 * c);
+  }
+
+  @Test
   void bitsWrittenAcrossManyGrowthsReadBackInOrder() {
     SplittableRandom rnd = new SplittableRandom(SEED);
     BitWriter w = new BitWriter();
