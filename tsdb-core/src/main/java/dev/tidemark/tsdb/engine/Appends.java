@@ -232,7 +232,7 @@ final class Appends {
    * (either).
    */
   String headFullLocked() {
-    if (head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES
+    if (head.headSampleBytes + HeadSeries.fixedBytes(head.headSeries, head.activeSeries)
         > config.maxHeadBytes()) {
       return "head memory is over its budget of "
           + config.maxHeadBytes()

@@ -365,10 +365,13 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   public Stats stats() {
     lock.readLock().lock();
     try {
-      long headBytes = head.headSampleBytes + head.headSeries * HeadSeries.OVERHEAD_BYTES;
+      long headBytes =
+          head.headSampleBytes + HeadSeries.fixedBytes(head.headSeries, head.activeSeries);
       for (HeadBucket hb : open.values()) {
         for (HeadSeries hs : hb.series()) {
-          headBytes += 2L * hs.labels.size() * 8; // label array references, strings are shared
+          if (hs.countsShared()) { // one label set however many copies reference it
+            headBytes += 2L * hs.labels.size() * 8; // label array references, strings are shared
+          }
         }
       }
       return new Stats(

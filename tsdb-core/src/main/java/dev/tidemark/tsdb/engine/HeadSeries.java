@@ -67,6 +67,41 @@ final class HeadSeries extends GorillaEncoder {
    */
   static final int OVERHEAD_BYTES = 296;
 
+  /**
+   * The part of {@link #OVERHEAD_BYTES} a series has once however many open buckets hold a copy of
+   * it: its label set (94), which every copy references, and the head's ref with its map slots
+   * (48). A second copy (the hour boundary: both hours open for the out-of-order window) costs only
+   * {@link #COPY_BYTES}; counted per copy, as until session 17, a million series across a boundary
+   * were counted about 300 MB above what they hold (with the label references of {@code
+   * Engine.stats}).
+   */
+  static final int SHARED_BYTES = 142;
+
+  /** What each open copy of a series costs beside its samples: this object and its index shares. */
+  static final int COPY_BYTES = OVERHEAD_BYTES - SHARED_BYTES;
+
+  /**
+   * The fixed heap cost of the head: {@link #COPY_BYTES} per copy, {@link #SHARED_BYTES} per series
+   * however many copies it has (with one copy each, {@link #OVERHEAD_BYTES} a series).
+   */
+  static long fixedBytes(long copies, long series) {
+    return copies * COPY_BYTES + series * SHARED_BYTES;
+  }
+
+  /**
+   * Whether this is the copy that counts what the copies of a series share: the one in the newest
+   * of their buckets (the ring is as long as the open buckets holding the series, two at a
+   * boundary). Under the lock (either).
+   */
+  boolean countsShared() {
+    for (HeadSeries c = otherCopy; c != null && c != this; c = c.otherCopy) {
+      if (c.bucket.bucket.compareTo(bucket.bucket) > 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   final HeadBucket bucket;
   final Labels labels;
 

@@ -62,4 +62,54 @@ class HeadAccountingTest {
       }
     }
   }
+
+  @Test
+  void aSeriesInTwoOpenHoursCountsWhatItsCopiesShareOnce() {
+    ManualClock clock = new ManualClock(T0 + 30 * MIN);
+    try (Engine engine =
+        Engine.open(
+            new InMemoryKvStore(),
+            EngineConfig.builder()
+                .clock(clock)
+                .outOfOrderWindow(Duration.ofMinutes(30))
+                .retentionInterval(Duration.ZERO)
+                .build())) {
+      int series = 20;
+      long before = bytesAfter(engine, clock, T0 + 30 * MIN, series);
+      long labelRefs = 2L * 2 * 8; // two labels: a name and a value reference each
+      long oneCopy = HeadSeries.OVERHEAD_BYTES + labelRefs;
+      assertThat(engine.stats().headSeries()).isEqualTo(series);
+      // one sample each: the sample bytes are what remains beside the fixed costs
+      long sampleBytes = before - series * oneCopy;
+      assertThat(sampleBytes).isPositive().isLessThan(series * 16L);
+
+      // The next hour, the first still open for the out-of-order window: a second copy of each.
+      long after = bytesAfter(engine, clock, T0 + 61 * MIN, series);
+      assertThat(engine.stats().headSeries()).isEqualTo(2L * series);
+      assertThat(after - before - sampleBytes)
+          .as("a second copy costs its own object and index shares, not the label set and ref")
+          .isEqualTo(series * (long) HeadSeries.COPY_BYTES);
+
+      // The old hour sealed: the copies left are the series' only ones and count everything.
+      clock.set(T0 + 2 * 60 * MIN);
+      int sealed = 0;
+      for (int i = 0; i < 10 && sealed == 0; i++) {
+        sealed = engine.sealIdleBuckets(); // the old hour is over and idle after some checks
+      }
+      assertThat(sealed).isEqualTo(1);
+      assertThat(engine.stats().headSeries()).isEqualTo(series);
+      assertThat(engine.stats().headBytes()).isEqualTo(series * oneCopy + sampleBytes);
+      assertThat(engine.headSampleBytesDrift()).isZero();
+    }
+  }
+
+  private static long bytesAfter(Engine engine, ManualClock clock, long t, int series) {
+    clock.set(t);
+    SampleBatch b = new SampleBatch();
+    for (int s = 0; s < series; s++) {
+      b.addPoint(Labels.of("__name__", "m", "s", Integer.toString(s)), GAUGE, t, 1.0);
+    }
+    assertThat(engine.append(b).rejectedPoints()).isZero();
+    return engine.stats().headBytes();
+  }
 }
