@@ -23,6 +23,11 @@ public enum RejectionReason {
    * accepted.
    */
   SERIES_LIMIT(RejectReason.SERIES_LIMIT.description()),
+  /**
+   * A series of the point holds samples of the other kind (float or native histogram) in the same
+   * hour bucket.
+   */
+  KIND_CONFLICT(RejectReason.KIND_CONFLICT.description()),
   /** The metric name is empty or only underscores after translation (§1.2 step 8). */
   INVALID_METRIC_NAME("invalid metric name"),
   /** An attribute key translates to an empty or all-underscore label name (§2.2). */
@@ -77,6 +82,7 @@ public enum RejectionReason {
       case INVALID -> INVALID;
       case LIMIT_EXCEEDED -> LIMIT_EXCEEDED;
       case SERIES_LIMIT -> SERIES_LIMIT;
+      case KIND_CONFLICT -> KIND_CONFLICT;
     };
   }
 }

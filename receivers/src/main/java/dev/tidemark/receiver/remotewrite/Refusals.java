@@ -23,6 +23,7 @@ final class Refusals {
     INVALID("invalid"),
     LIMIT_EXCEEDED("limit_exceeded"),
     SERIES_LIMIT("series_limit"),
+    KIND_CONFLICT("kind_conflict"),
     NATIVE_HISTOGRAM("native_histogram");
 
     final String label;
@@ -40,6 +41,7 @@ final class Refusals {
         case INVALID -> INVALID;
         case LIMIT_EXCEEDED -> LIMIT_EXCEEDED;
         case SERIES_LIMIT -> SERIES_LIMIT;
+        case KIND_CONFLICT -> KIND_CONFLICT;
       };
     }
   }

@@ -26,7 +26,14 @@ public enum RejectReason {
    * active series ({@code EngineConfig.maxActiveSeries}); a series already in the head is never
    * refused for it. The {@link AppendResult#pointDetail point detail} names the limit.
    */
-  SERIES_LIMIT("series limit reached");
+  SERIES_LIMIT("series limit reached"),
+  /**
+   * A float sample for a series that holds native histogram samples in the same hour bucket, or a
+   * histogram sample for one that holds float samples there: a series keeps one kind of sample per
+   * bucket (Prometheus allows both, chunk by chunk; {@code docs/architecture.md}, Native
+   * histograms).
+   */
+  KIND_CONFLICT("sample kind (float or native histogram) differs from the series' other samples");
 
   private final String description;
 

@@ -2,6 +2,7 @@ package dev.tidemark.tsdb.append;
 
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import java.util.Arrays;
 import java.util.Objects;
 
@@ -16,6 +17,13 @@ import java.util.Objects;
  * <p>Values travel as raw IEEE-754 bits so that NaN payloads survive; the staleness marker is added
  * only through {@link #addStaleMarker}, never by value, so input can't forge it.
  *
+ * <p><b>Native histogram samples</b> ({@link #addHistogram}) travel beside the float samples in the
+ * same points: {@link #histogram(int)} is the histogram of sample {@code i}, null for a float
+ * sample; {@link #valueBits(int)} of a histogram sample is its sum's bits (never read as a value).
+ * The histogram array is made on the first histogram sample, so a float-only batch carries none and
+ * a float sample costs what it cost before ({@link #hasHistograms()} lets a reader skip the
+ * per-sample test).
+ *
  * <p>Not thread-safe. After {@link #clear()} the arrays are reused: steady-state filling does not
  * allocate.
  */
@@ -29,6 +37,11 @@ public final class SampleBatch {
   private long[] timestampMillis;
   private long[] valueBits;
   private int[] pointOf;
+
+  /** Null until the first {@link #addHistogram}; then parallel to the other arrays. */
+  private NativeHistogram[] histograms;
+
+  private int histogramCount;
   private int size;
   private int points;
 
@@ -66,6 +79,23 @@ public final class SampleBatch {
     return this;
   }
 
+  /**
+   * Adds a native histogram sample to the open point. The histogram is immutable and validated (its
+   * constructor enforces Prometheus' rules); a stale marker is a histogram whose sum is {@link
+   * NativeHistogram#STALE_SUM_BITS}.
+   */
+  public SampleBatch addHistogram(
+      Labels series, MetricMetadata meta, long timestampMillis, NativeHistogram histogram) {
+    Objects.requireNonNull(histogram, "histogram");
+    if (histograms == null) {
+      histograms = new NativeHistogram[labels.length];
+    }
+    addBits(series, meta, timestampMillis, histogram.sumBits());
+    histograms[size - 1] = histogram;
+    histogramCount++;
+    return this;
+  }
+
   private SampleBatch addBits(Labels series, MetricMetadata meta, long ts, long bits) {
     Objects.requireNonNull(series, "series");
     Objects.requireNonNull(meta, "meta");
@@ -93,6 +123,10 @@ public final class SampleBatch {
   public void clear() {
     Arrays.fill(labels, 0, size, null);
     Arrays.fill(metadata, 0, size, null);
+    if (histogramCount > 0) {
+      Arrays.fill(histograms, 0, size, null);
+      histogramCount = 0;
+    }
     size = 0;
     points = 0;
   }
@@ -104,6 +138,9 @@ public final class SampleBatch {
     timestampMillis = Arrays.copyOf(timestampMillis, c);
     valueBits = Arrays.copyOf(valueBits, c);
     pointOf = Arrays.copyOf(pointOf, c);
+    if (histograms != null) {
+      histograms = Arrays.copyOf(histograms, c);
+    }
   }
 
   /** Number of samples. */
@@ -136,8 +173,22 @@ public final class SampleBatch {
     return valueBits[check(i)];
   }
 
+  /**
+   * Whether sample {@code i} is a float staleness marker (see {@link #histogram} for histograms).
+   */
   public boolean isStaleMarker(int i) {
-    return valueBits[check(i)] == STALE_NAN_BITS;
+    return valueBits[check(i)] == STALE_NAN_BITS && histogram(i) == null;
+  }
+
+  /** Whether some sample of the batch is a native histogram. */
+  public boolean hasHistograms() {
+    return histogramCount > 0;
+  }
+
+  /** The native histogram of sample {@code i}, or null if it is a float sample. */
+  public NativeHistogram histogram(int i) {
+    check(i);
+    return histogramCount == 0 ? null : histograms[i];
   }
 
   /** The index of the point sample {@code i} belongs to. */

@@ -81,10 +81,45 @@ final class AppendUndo {
    *
    * @return the change in the head's sample bytes (negative or zero)
    */
+  /**
+   * Undoes the histogram samples of the bucket's pending head log (format 0x03), as the float ones:
+   * newest first, late ones removed, in-order ones cut back once per series. Returns the change in
+   * bytes.
+   */
+  private static long undoHistograms(HeadBucket hb) {
+    if (hb.pendingHistogramLog.isEmpty()) {
+      return 0;
+    }
+    List<long[]> entries = new ArrayList<>();
+    HeadLogHistograms.decode(
+        hb.pendingHistogramLog.toByteArray(), (id, t, h) -> entries.add(new long[] {id, t}));
+    Map<HeadSeries, int[]> inOrderRemoved = new IdentityHashMap<>();
+    long bytes = 0;
+    for (int i = entries.size() - 1; i >= 0; i--) {
+      HeadSeries hs = hb.byId((int) entries.get(i)[0]);
+      long before = hs.sampleBytes();
+      if (hs.histograms().removeLate(entries.get(i)[1])) {
+        bytes += hs.sampleBytes() - before;
+      } else {
+        inOrderRemoved.computeIfAbsent(hs, k -> new int[1])[0]++;
+      }
+    }
+    for (Map.Entry<HeadSeries, int[]> e : inOrderRemoved.entrySet()) {
+      HeadSeries hs = e.getKey();
+      long before = hs.sampleBytes();
+      HeadHistograms h = hs.histograms();
+      h.truncateInOrder(h.inOrderCount() - e.getValue()[0]);
+      bytes += hs.sampleBytes() - before;
+    }
+    hb.pendingHistogramLog.clear();
+    return bytes;
+  }
+
   long undo(Visitor v) {
     long bytes = 0;
     Map<HeadSeries, int[]> inOrderRemoved = new IdentityHashMap<>();
     for (HeadBucket hb : buckets) {
+      bytes += undoHistograms(hb);
       if (hb.pendingLog.isEmpty()) {
         continue;
       }

@@ -9,6 +9,7 @@ import dev.tidemark.tsdb.append.StorageUnavailableException;
 import dev.tidemark.tsdb.codec.BucketListValue;
 import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
+import dev.tidemark.tsdb.codec.HistogramDecoder;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.SeriesDictionaryValue;
 import dev.tidemark.tsdb.codec.SeriesLimits;
@@ -21,6 +22,7 @@ import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -386,13 +388,25 @@ final class Appends {
     refOf[k] = ref;
     seriesOf[k] = hs;
     if (hs != null) {
-      int c = hs.check(t, batch.valueBits(k));
+      int c = check(hs, batch, k, t);
       if (c == HeadSeries.CONFLICT) {
         return RejectReason.DUPLICATE;
+      }
+      if (c == HeadSeries.KIND_CONFLICT) {
+        return RejectReason.KIND_CONFLICT;
       }
       skip[k] = c == HeadSeries.SAME;
     }
     return null;
+  }
+
+  /**
+   * {@link HeadSeries#check} of sample {@code k}, a float or a histogram: a float-only batch pays
+   * the batch's flag, read per sample, and nothing else.
+   */
+  private static int check(HeadSeries hs, SampleBatch batch, int k, long t) {
+    NativeHistogram h = batch.hasHistograms() ? batch.histogram(k) : null;
+    return h == null ? hs.check(t, batch.valueBits(k)) : hs.checkHistogram(t, h);
   }
 
   /** Stores one checked sample. Under the write lock. */
@@ -444,26 +458,32 @@ final class Appends {
             Keys.seriesDictionary(b, labels.fingerprintHigh(), labels.fingerprintLow()),
             SeriesDictionaryValue.encode(ids));
         wb.put(Keys.forwardIndex(b, id), forward);
-      } else if (hs.check(t, bits) != HeadSeries.NEW) {
+      } else if (check(hs, batch, k, t) != HeadSeries.NEW) {
         return;
       }
       if (ref == null) {
         ref = head.refLocked(labels); // created by an earlier sample of this batch, or absent
       }
-    } else if (hs.check(t, bits) != HeadSeries.NEW) {
+    } else if (check(hs, batch, k, t) != HeadSeries.NEW) {
       return; // the same sample twice in one batch
     }
     HeadBucket hb = hs.bucket;
     undo.bucket(hb, false, false);
-    head.headSampleBytes += hs.insert(t, bits);
-    if (hs.due(freezeSamples)) {
-      freezeDue = true;
-    }
-    hb.noteTimestamp(t);
-    if (hb.pendingLog.isEmpty()) {
+    if (hb.pendingLog.isEmpty() && hb.pendingHistogramLog.isEmpty()) {
       touched.add(hb);
     }
-    hb.pendingLog.add(hs.id, t, bits);
+    NativeHistogram h = batch.hasHistograms() ? batch.histogram(k) : null;
+    if (h == null) {
+      head.headSampleBytes += hs.insert(t, bits);
+      if (hs.due(freezeSamples)) {
+        freezeDue = true;
+      }
+      hb.pendingLog.add(hs.id, t, bits);
+    } else {
+      head.headSampleBytes += hs.insertHistogram(t, h);
+      hb.pendingHistogramLog.add(hs.id, t, h);
+    }
+    hb.noteTimestamp(t);
     noteAccepted(ref, hs, t);
   }
 
@@ -524,8 +544,15 @@ final class Appends {
       if (chunk == null) {
         return Long.MIN_VALUE;
       }
-      ChunkDecoder d = new TimeSeriesValue.Decoders().open(chunk);
       long last = Long.MIN_VALUE;
+      if (chunk.length > 0 && TimeSeriesValue.isHistogramEncoding(chunk[0] & 0xFF)) {
+        HistogramDecoder h = TimeSeriesValue.openHistogram(new HistogramDecoder(), chunk);
+        while (h.next()) {
+          last = h.timestampMillis();
+        }
+        return last;
+      }
+      ChunkDecoder d = new TimeSeriesValue.Decoders().open(chunk);
       while (d.next()) {
         last = d.timestampMillis();
       }
@@ -545,6 +572,10 @@ final class Appends {
         wb.put(Recovery.headLogKey(hb.bucket, ++head.logSeq), hb.pendingLog.toByteArray());
         hb.lastLogSeq = head.logSeq; // a seal in progress now keeps the bucket open
       }
+      if (!hb.pendingHistogramLog.isEmpty()) { // its own record, format 0x03 (docs/format.md)
+        wb.put(Recovery.headLogKey(hb.bucket, ++head.logSeq), hb.pendingHistogramLog.toByteArray());
+        hb.lastLogSeq = head.logSeq;
+      }
     }
     if (wb.isEmpty()) {
       return false;
@@ -556,6 +587,7 @@ final class Appends {
     }
     for (HeadBucket hb : touched) {
       hb.pendingLog.clear();
+      hb.pendingHistogramLog.clear();
     }
     touched.clear();
     return true;

@@ -3,6 +3,7 @@ package dev.tidemark.tsdb.engine;
 import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
+import dev.tidemark.tsdb.codec.HistogramDecoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -16,6 +17,7 @@ import dev.tidemark.tsdb.kv.KvCursor;
 import dev.tidemark.tsdb.kv.KvReader;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -133,6 +135,7 @@ final class BucketCheck {
 
   private void timeSeries() {
     TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    HistogramDecoder histogramDecoder = new HistogramDecoder();
     try (KvCursor c = scan(RecordType.TIME_SERIES)) {
       while (c.next()) {
         records++;
@@ -141,10 +144,20 @@ final class BucketCheck {
         int samples;
         try {
           id = Integer.toUnsignedLong(Keys.seriesId(key));
-          ChunkDecoder d = decoders.open(c.value());
           samples = 0;
-          while (d.next()) {
-            samples++;
+          byte[] v = c.value();
+          if (v.length > 0 && TimeSeriesValue.isHistogramEncoding(v[0] & 0xFF)) {
+            // every sample decoded and validated as the model validates it
+            HistogramDecoder d = TimeSeriesValue.openHistogram(histogramDecoder, v);
+            while (d.next()) {
+              d.histogram();
+              samples++;
+            }
+          } else {
+            ChunkDecoder d = decoders.open(v);
+            while (d.next()) {
+              samples++;
+            }
           }
         } catch (CorruptRecordException e) {
           undecodable(RecordType.TIME_SERIES, key, id, e.getMessage());
@@ -177,8 +190,19 @@ final class BucketCheck {
           continue;
         }
         List<long[]> entries = new ArrayList<>();
+        List<NativeHistogram> histograms = new ArrayList<>(); // format 0x03: entry i's histogram
+        boolean histogramFormat = HeadLogHistograms.isHistogramFormat(c.value());
         try {
-          HeadLogBuffer.decode(c.value(), (id, t, bits) -> entries.add(new long[] {id, t, bits}));
+          if (histogramFormat) {
+            HeadLogHistograms.decode(
+                c.value(),
+                (id, t, h) -> {
+                  entries.add(new long[] {id, t, 0});
+                  histograms.add(h);
+                });
+          } else {
+            HeadLogBuffer.decode(c.value(), (id, t, bits) -> entries.add(new long[] {id, t, bits}));
+          }
         } catch (CorruptRecordException e) {
           undecodable(RecordType.HEAD_LOG, key, -1, e.getMessage());
           continue;
@@ -213,13 +237,24 @@ final class BucketCheck {
           count(Action.HEAD_LOG_RECORDS_DELETED, 1);
           continue;
         }
-        HeadLogBuffer kept = new HeadLogBuffer();
-        for (long[] e : entries) {
-          if (series.containsKey((int) e[0])) {
-            kept.add((int) e[0], e[1], e[2]);
+        if (histogramFormat) {
+          HeadLogHistograms kept = new HeadLogHistograms();
+          for (int i = 0; i < entries.size(); i++) {
+            long[] e = entries.get(i);
+            if (series.containsKey((int) e[0])) {
+              kept.add((int) e[0], e[1], histograms.get(i));
+            }
           }
+          fix.put(key, kept.toByteArray());
+        } else {
+          HeadLogBuffer kept = new HeadLogBuffer();
+          for (long[] e : entries) {
+            if (series.containsKey((int) e[0])) {
+              kept.add((int) e[0], e[1], e[2]);
+            }
+          }
+          fix.put(key, kept.toByteArray());
         }
-        fix.put(key, kept.toByteArray());
         count(Action.HEAD_LOG_RECORDS_REWRITTEN, 1);
         headLogLeft = true;
       }

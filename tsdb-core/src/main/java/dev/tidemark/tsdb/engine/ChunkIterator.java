@@ -10,7 +10,9 @@ import java.util.List;
  * chunks of one bucket, its frozen part and its stream, which don't overlap either), keeping
  * samples in {@code [minT, maxT]}. Inside a head chunk the in-order stream and the late samples are
  * merged by timestamp. One decoder per encoding is reused ({@link TimeSeriesValue.Decoders}): no
- * allocation per sample, and none per series when the iterator is reused ({@link #reset}).
+ * allocation per sample, and none per series when the iterator is reused ({@link #reset}). Float
+ * samples only: chunks of native histograms ({@link TimeSeriesValue#ENCODING_HISTOGRAM}) are
+ * skipped, as if absent ({@link HistogramChunkIterator} walks them).
  */
 final class ChunkIterator implements SampleIterator {
 
@@ -169,7 +171,7 @@ final class ChunkIterator implements SampleIterator {
     onSample = false;
     for (int c = chunks.size() - 1; c >= 0 && from <= to; c--) {
       ChunkSource cs = chunks.get(c);
-      if (cs.bucket().startMillis() > to) {
+      if (cs.bucket().startMillis() > to || cs.encoding() == TimeSeriesValue.ENCODING_HISTOGRAM) {
         continue;
       }
       if (cs.bucket().endMillis() <= from) {
@@ -210,10 +212,12 @@ final class ChunkIterator implements SampleIterator {
    * one); false if there is none.
    */
   private boolean openNext(long from) {
-    if (++chunk >= chunks.size()) {
-      return false;
-    }
-    current = chunks.get(chunk);
+    do {
+      if (++chunk >= chunks.size()) {
+        return false;
+      }
+      current = chunks.get(chunk);
+    } while (current.encoding() == TimeSeriesValue.ENCODING_HISTOGRAM);
     decoder = current.open(decoders);
     decoderHas = current.lateCount() > 0 ? decoder.next() : decoder.seek(Math.max(minT, from));
     late = 0;

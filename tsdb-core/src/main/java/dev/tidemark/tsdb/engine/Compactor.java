@@ -9,6 +9,8 @@ import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
+import dev.tidemark.tsdb.codec.HistogramDecoder;
+import dev.tidemark.tsdb.codec.HistogramEncoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -84,6 +86,23 @@ final class Compactor {
   private static final class Stopping extends RuntimeException {
     Stopping() {
       super("engine closing", null, false, false);
+    }
+  }
+
+  /**
+   * Thrown inside a merge when a series holds float samples in one member and native histogram
+   * samples in another: one TimeSeries record holds one kind, so the group is not merged (its
+   * buckets stay as they are and read as before; {@code docs/architecture.md}, Native histograms).
+   */
+  static final class MixedKinds extends RuntimeException {
+    MixedKinds(Labels labels) {
+      super(
+          "series "
+              + labels
+              + " holds float samples in one bucket and native histograms in another",
+          null,
+          false,
+          false);
     }
   }
 
@@ -256,6 +275,16 @@ final class Compactor {
       head.compactionsAbandoned.increment();
       dropQuietly(target);
       LOG.log(Level.INFO, "compaction into {0} abandoned: the engine is closing", target);
+      return false;
+    } catch (MixedKinds e) {
+      head.compactionsAbandoned.increment();
+      dropQuietly(target);
+      unmergeable.add(target);
+      LOG.log(
+          Level.INFO,
+          "compaction into {0} skipped until the next start: {1}",
+          target,
+          e.getMessage());
       return false;
     } catch (CorruptRecordException e) {
       head.compactionFailures.increment();
@@ -533,6 +562,8 @@ final class Compactor {
         GorillaEncoder chunk = new GorillaEncoder();
         DecimalEncoder scratch = new DecimalEncoder();
         TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+        HistogramEncoder histograms = new HistogramEncoder();
+        HistogramDecoder histogramDecoder = new HistogramDecoder();
         int nextId = 0;
         List<int[]> entries = new ArrayList<>();
         while (!queue.isEmpty()) {
@@ -582,14 +613,21 @@ final class Compactor {
             ids[s] = id;
             chunk.reset();
             scratch.reset();
+            histograms.reset();
             for (int[] e : byLabels.get(labels)) {
               maps[e[0]].put(e[1], id);
-              appendChunk(chunk, scratch, decoders, members.get(e[0]), e[1]);
+              appendChunk(
+                  chunk, scratch, histograms, decoders, histogramDecoder, members.get(e[0]), e[1]);
             }
             put(Keys.forwardIndex(target, id), newestForward.get(labels));
+            if (chunk.count() > 0 && histograms.count() > 0) {
+              throw new MixedKinds(labels);
+            }
             if (chunk.count() > 0) {
               // The seal's rule, both encoders fed in one pass.
               put(Keys.timeSeries(target, id), TimeSeriesValue.smallest(chunk, scratch));
+            } else if (histograms.count() > 0) {
+              put(Keys.timeSeries(target, id), TimeSeriesValue.encode(histograms));
             }
           }
           put(
@@ -620,11 +658,25 @@ final class Compactor {
     private void appendChunk(
         GorillaEncoder chunk,
         DecimalEncoder decimal,
+        HistogramEncoder histograms,
         TimeSeriesValue.Decoders decoders,
+        HistogramDecoder histogramDecoder,
         TimeBucket b,
         int id) {
       byte[] v = snap.get(Keys.timeSeries(b, id));
       if (v == null) {
+        return;
+      }
+      if (v.length > 0 && TimeSeriesValue.isHistogramEncoding(v[0] & 0xFF)) {
+        HistogramDecoder d = TimeSeriesValue.openHistogram(histogramDecoder, v);
+        while (d.next()) {
+          long t = d.timestampMillis();
+          if (histograms.count() > 0 && t <= lastHistogramT) {
+            continue;
+          }
+          histograms.append(t, d.histogram());
+          lastHistogramT = t;
+        }
         return;
       }
       ChunkDecoder d = decoders.open(v);
@@ -637,6 +689,9 @@ final class Compactor {
         decimal.append(t, d.valueBits());
       }
     }
+
+    /** The newest timestamp appended to the histogram chunk of the series being merged. */
+    private long lastHistogramT;
 
     /** Postings: the members' InvertedIndex records merged key by key, ids mapped to coarse ids. */
     private void postings() {

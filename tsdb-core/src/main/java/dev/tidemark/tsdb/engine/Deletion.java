@@ -11,6 +11,8 @@ import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
 import dev.tidemark.tsdb.codec.GorillaEncoder;
+import dev.tidemark.tsdb.codec.HistogramDecoder;
+import dev.tidemark.tsdb.codec.HistogramEncoder;
 import dev.tidemark.tsdb.codec.InvertedIndexValue;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
@@ -151,23 +153,38 @@ final class Deletion {
       if (chunk == null) {
         continue;
       }
-      ChunkDecoder d = decoders.open(chunk);
-      GorillaEncoder kept = new GorillaEncoder();
       int removed = 0;
-      while (d.next()) {
-        if (d.timestampMillis() >= minT && d.timestampMillis() <= maxT) {
-          removed++;
-        } else {
-          kept.append(d.timestampMillis(), d.valueBits());
+      byte[] keptValue = null;
+      if (TimeSeriesValue.isHistogramEncoding(chunk[0] & 0xFF)) {
+        HistogramDecoder d = TimeSeriesValue.openHistogram(new HistogramDecoder(), chunk);
+        HistogramEncoder kept = new HistogramEncoder();
+        while (d.next()) {
+          if (d.timestampMillis() >= minT && d.timestampMillis() <= maxT) {
+            removed++;
+          } else {
+            kept.append(d.timestampMillis(), d.histogram());
+          }
         }
+        keptValue = kept.count() > 0 ? TimeSeriesValue.encode(kept) : null;
+      } else {
+        ChunkDecoder d = decoders.open(chunk);
+        GorillaEncoder kept = new GorillaEncoder();
+        while (d.next()) {
+          if (d.timestampMillis() >= minT && d.timestampMillis() <= maxT) {
+            removed++;
+          } else {
+            kept.append(d.timestampMillis(), d.valueBits());
+          }
+        }
+        keptValue = kept.count() > 0 ? TimeSeriesValue.encodeSmallest(kept, scratch) : null;
       }
       if (removed == 0) {
         continue;
       }
       touched++;
       removedSamples += removed;
-      if (kept.count() > 0) {
-        wb.put(Keys.timeSeries(b, id), TimeSeriesValue.encodeSmallest(kept, scratch));
+      if (keptValue != null) {
+        wb.put(Keys.timeSeries(b, id), keptValue);
         continue;
       }
       byte[] fwd = kv.get(Keys.forwardIndex(b, id));

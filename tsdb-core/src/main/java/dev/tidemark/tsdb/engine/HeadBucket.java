@@ -69,6 +69,9 @@ final class HeadBucket implements PostingsSource {
   /** Head-log bytes of the append in progress (series id, timestamp, value bits per sample). */
   final HeadLogBuffer pendingLog = new HeadLogBuffer();
 
+  /** Head-log bytes of the append in progress' histogram samples (format 0x03, issue #25). */
+  final HeadLogHistograms pendingHistogramLog = new HeadLogHistograms();
+
   long minTimestamp = Long.MAX_VALUE;
   long maxTimestamp = Long.MIN_VALUE;
 

@@ -34,6 +34,11 @@ import java.util.concurrent.BlockingQueue;
  * them only, and the caller waits for the applier before it counts the bytes, notes the bucket's
  * range or takes the next window, so nothing else is shared. Restart of a million-series head
  * (docs/benchmarks.md, session 17) spends about half its time here.
+ *
+ * <p>Records of native histogram samples (format {@code 0x03}, {@link HeadLogHistograms}) are not
+ * sorted: a window keeps them whole, in log order, and the caller applies them after the window's
+ * float entries. A series holds one kind of sample in a bucket, so the two kinds of one series
+ * never need ordering between them.
  */
 final class HeadLogReplay {
 
@@ -158,10 +163,11 @@ final class HeadLogReplay {
         appliedBytes = 0;
       }
     }
-    if (w.entries > 0) {
+    if (w.minT <= w.maxT) { // some float entry (histogram records note their own)
       hb.noteTimestamp(w.minT);
       hb.noteTimestamp(w.maxT);
     }
+    applyHistograms(w);
     head.logSeq = Math.max(head.logSeq, w.maxSeq);
   }
 
@@ -195,7 +201,7 @@ final class HeadLogReplay {
 
   /** The first id whose entries start at or after half of the window's entries. */
   private static int splitPoint(Window w) {
-    int half = w.entries / 2;
+    int half = w.start[w.ids] / 2; // the float entries (histogram records are applied apart)
     int lo = 0;
     int hi = w.ids;
     while (lo < hi) {
@@ -207,6 +213,28 @@ final class HeadLogReplay {
       }
     }
     return lo;
+  }
+
+  /** The window's histogram records, in log order. */
+  private void applyHistograms(Window w) {
+    long[] bytes = {0};
+    try {
+      for (byte[] value : w.histogramRecords) {
+        HeadLogHistograms.decode(
+            value,
+            (id, t, h) -> {
+              HeadSeries hs = id < 0 || id >= w.ids ? null : hb.byId(id);
+              if (hs == null) {
+                throw unknownSeries(id & 0xFFFF_FFFFL);
+              }
+              bytes[0] += hs.insertHistogramRecovered(t, h);
+              hb.noteTimestamp(t);
+            });
+      }
+    } finally {
+      head.headSampleBytes += bytes[0];
+      w.histogramRecords.clear();
+    }
   }
 
   private CorruptRecordException unknownSeries(long id) {
@@ -260,13 +288,19 @@ final class HeadLogReplay {
       w.minT = Long.MAX_VALUE;
       w.maxT = Long.MIN_VALUE;
       w.maxSeq = Long.MIN_VALUE;
+      w.histogramRecords.clear();
       placing = false;
       boolean more;
       do {
         w.maxSeq = Math.max(w.maxSeq, Recovery.headLogSeq(cursor.key()));
         byte[] value = cursor.value();
-        HeadLogBuffer.decode(value, this);
-        records.add(value);
+        if (HeadLogHistograms.isHistogramFormat(value)) {
+          w.histogramRecords.add(value); // applied whole, after the window's float entries
+          w.entries++; // bounds the window's memory as an entry would
+        } else {
+          HeadLogBuffer.decode(value, this);
+          records.add(value);
+        }
         more = cursor.next();
       } while (more && w.entries < windowEntries);
       int[] start = w.start;
@@ -315,6 +349,7 @@ final class HeadLogReplay {
     final int[] start;
     long[] timestamps = new long[0];
     long[] valueBits = new long[0];
+    final ArrayList<byte[]> histogramRecords = new ArrayList<>();
     int entries;
     long minT;
     long maxT;

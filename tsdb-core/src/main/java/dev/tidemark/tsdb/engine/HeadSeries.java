@@ -10,6 +10,7 @@ import dev.tidemark.tsdb.codec.TimeSeriesValue;
 import dev.tidemark.tsdb.kv.KvReader;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import java.util.Arrays;
 
 /**
@@ -45,6 +46,12 @@ import java.util.Arrays;
  * encoder methods are called as {@code super.} methods here): at a million series that is one
  * object, 24 bytes and one dependent load per append less than holding the encoder in a field.
  *
+ * <p><b>Native histogram samples</b> (issue #25) live in a {@link HeadHistograms} referenced from
+ * one field ({@link #histograms}), made on the series' first histogram sample. A series holds one
+ * kind of sample in a bucket: a sample of the other kind is refused ({@link #KIND_CONFLICT}; {@code
+ * docs/architecture.md}, Native histograms), so the seal writes one TimeSeries record of either
+ * kind.
+ *
  * <p>Guarded by the engine lock: mutated under the write lock, read (copied) under the read lock.
  */
 final class HeadSeries extends GorillaEncoder {
@@ -54,6 +61,9 @@ final class HeadSeries extends GorillaEncoder {
 
   static final int SAME = 1;
   static final int CONFLICT = 2;
+
+  /** A float sample for a series holding histograms in this bucket, or the other way round. */
+  static final int KIND_CONFLICT = 3;
 
   /**
    * The fixed heap cost of a series in the head beside its {@link #sampleBytes()}: this object
@@ -138,6 +148,9 @@ final class HeadSeries extends GorillaEncoder {
   private long[] lateBits;
   private int lateCount;
 
+  /** The native histogram samples, or null until the first one (issue #25). */
+  private HeadHistograms histograms;
+
   HeadSeries(HeadBucket bucket, Labels labels, MetricMetadata metadata, int id) {
     this.bucket = bucket;
     this.labels = labels;
@@ -151,12 +164,43 @@ final class HeadSeries extends GorillaEncoder {
   }
 
   boolean isEmpty() {
-    return sampleCount() == 0;
+    return sampleCount() == 0 && !hasHistograms();
   }
 
   /** Newest timestamp; only when not empty. */
   long maxTimestamp() {
-    return lastInOrderT();
+    return hasHistograms() ? histograms.maxTimestamp() : lastInOrderT();
+  }
+
+  /** Whether the series holds native histogram samples (then no float samples). */
+  boolean hasHistograms() {
+    return histograms != null && !histograms.isEmpty();
+  }
+
+  /** The histogram samples, or null if the series never had one in this bucket. */
+  HeadHistograms histograms() {
+    return histograms;
+  }
+
+  /** {@link #check} of a histogram sample. */
+  int checkHistogram(long t, NativeHistogram h) {
+    if (hasInOrder()) { // late samples exist only behind in-order ones
+      return KIND_CONFLICT;
+    }
+    return histograms == null ? NEW : histograms.check(t, h);
+  }
+
+  /** Stores a histogram sample {@link #checkHistogram} called new; returns the change in bytes. */
+  int insertHistogram(long t, NativeHistogram h) {
+    if (histograms == null) {
+      histograms = new HeadHistograms();
+    }
+    return histograms.insert(t, h);
+  }
+
+  /** {@link #insertRecovered} of a histogram sample: anything new; a conflict keeps the first. */
+  int insertHistogramRecovered(long t, NativeHistogram h) {
+    return checkHistogram(t, h) == NEW ? insertHistogram(t, h) : 0;
   }
 
   private boolean hasInOrder() {
@@ -175,6 +219,9 @@ final class HeadSeries extends GorillaEncoder {
 
   /** Whether a sample at {@code t} with {@code bits} is new, already stored, or in conflict. */
   int check(long t, long bits) {
+    if (histograms != null && !histograms.isEmpty()) {
+      return KIND_CONFLICT;
+    }
     if (!hasInOrder() || t > lastInOrderT()) {
       return NEW;
     }
@@ -310,7 +357,8 @@ final class HeadSeries extends GorillaEncoder {
         empty ? 0 : lastInOrderBits(),
         sampleCount(),
         first,
-        empty ? 0 : lastInOrderT());
+        empty ? 0 : lastInOrderT(),
+        hasHistograms() ? histograms.copy() : null);
   }
 
   /**
@@ -402,6 +450,9 @@ final class HeadSeries extends GorillaEncoder {
     private final long lastT;
     private byte[] encoded;
 
+    /** The histogram samples, or null for a float series (then the float parts are empty). */
+    private final HeadHistograms.Copy histograms;
+
     /** Whether {@link #encodeForHead} made a part for the store (else one for the heap). */
     private boolean toStore;
 
@@ -426,7 +477,9 @@ final class HeadSeries extends GorillaEncoder {
         long lastBits,
         int count,
         long firstT,
-        long lastT) {
+        long lastT,
+        HeadHistograms.Copy histograms) {
+      this.histograms = histograms;
       this.series = series;
       this.oldFrozen = oldFrozen;
       this.oldParts = oldParts;
@@ -444,7 +497,7 @@ final class HeadSeries extends GorillaEncoder {
 
     /** Bytes copied by the capture. */
     int copiedBytes() {
-      return stream.length + 16 * lateCount;
+      return stream.length + 16 * lateCount + (histograms == null ? 0 : histograms.copiedBytes());
     }
 
     /** Whether the series had stored parts at the capture: a seal must {@link #loadStored} them. */
@@ -470,6 +523,10 @@ final class HeadSeries extends GorillaEncoder {
     void encode(DecimalEncoder scratch) {
       if (oldParts > 0 && stored == null) {
         throw new IllegalStateException("stored parts not loaded");
+      }
+      if (histograms != null) {
+        encoded = histograms.encode(); // a series holds one kind of sample in a bucket
+        return;
       }
       if (oldFrozen == null && oldParts == 0 && lateCount == 0) {
         encoded = TimeSeriesValue.encodeSmallest(stream, scratch);
@@ -676,7 +733,8 @@ final class HeadSeries extends GorillaEncoder {
         storedParts,
         super.snapshot(),
         lateCount == 0 ? null : Arrays.copyOf(lateTimestamps, lateCount),
-        lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount));
+        lateCount == 0 ? null : Arrays.copyOf(lateBits, lateCount),
+        hasHistograms() ? histograms.copy() : null);
   }
 
   /** A series' samples as {@link #captureLocked()} found them. Immutable. */
@@ -694,13 +752,18 @@ final class HeadSeries extends GorillaEncoder {
     /** The stored parts' values once {@link #loadParts} read them. */
     private byte[][] parts;
 
+    /** The histogram samples, or null for a float series (then the float parts are empty). */
+    private final HeadHistograms.Copy histograms;
+
     private Capture(
         HeadSeries series,
         byte[] frozen,
         int storedParts,
         GorillaEncoder.Snapshot stream,
         long[] lateTimestamps,
-        long[] lateBits) {
+        long[] lateBits,
+        HeadHistograms.Copy histograms) {
+      this.histograms = histograms;
       this.series = series;
       this.bucket = series.bucket.bucket;
       this.frozen = frozen;
@@ -732,6 +795,12 @@ final class HeadSeries extends GorillaEncoder {
 
     /** The chunks {@link HeadSeries#capture()} describes. */
     ChunkSource[] chunks() {
+      if (histograms != null) { // one chunk of histogram samples, merged here, without the lock
+        byte[] value = histograms.encode();
+        return new ChunkSource[] {
+          new ChunkSource(bucket, TimeSeriesValue.ENCODING_HISTOGRAM, value, 1, null, null, 0)
+        };
+      }
       int lateCount = lateTimestamps == null ? 0 : lateTimestamps.length;
       if (storedParts > 0) {
         return chunksWithParts(lateCount);
@@ -829,6 +898,9 @@ final class HeadSeries extends GorillaEncoder {
   /** The stream with the late samples from index {@code from} on. */
   /** Approximate heap bytes of the samples (frozen part, encoded stream and late buffer). */
   long sampleBytes() {
-    return (frozen == null ? 0 : frozen.length) + super.encodedSizeBytes() + 16L * lateCount;
+    return (frozen == null ? 0 : frozen.length)
+        + super.encodedSizeBytes()
+        + 16L * lateCount
+        + (histograms == null ? 0 : histograms.sampleBytes());
   }
 }

@@ -19,6 +19,7 @@ import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.query.CallerRunsParallel;
+import dev.tidemark.tsdb.query.HistogramIterator;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.Querier;
 import dev.tidemark.tsdb.query.QueryContext;
@@ -279,7 +280,7 @@ final class Reads implements Querier {
               probe == null
                   ? new ChunkIterator(f.chunks, minT, maxT)
                   : probe.reset(f.chunks, minT, maxT);
-          if (!probe.newestIn(minT, maxT, probed)) {
+          if (!probe.newestIn(minT, maxT, probed) && !hasHistogramInside(f.chunks, minT, maxT)) {
             continue; // no sample inside the range
           }
         }
@@ -295,6 +296,12 @@ final class Reads implements Querier {
    * samples, a seal writes no TimeSeries record for an empty one). Only series whose every chunk
    * straddles an end of the range are decoded to find out.
    */
+  /** Whether some histogram chunk has a sample inside {@code [minT, maxT]} (decodes, rarely). */
+  private static boolean hasHistogramInside(List<ChunkSource> chunks, long minT, long maxT) {
+    return HistogramChunkIterator.hasHistogramChunk(chunks)
+        && new HistogramChunkIterator(chunks, minT, maxT).next();
+  }
+
   private static boolean surelyHasSampleInside(List<ChunkSource> chunks, long minT, long maxT) {
     for (ChunkSource c : chunks) {
       if (c.bucket().startMillis() >= minT && c.bucket().endMillis() - 1 <= maxT) {
@@ -441,7 +448,7 @@ final class Reads implements Querier {
               probe == null
                   ? new ChunkIterator(chunks, minT, maxT)
                   : probe.reset(chunks, minT, maxT);
-          if (!probe.newestIn(minT, maxT, probed)) {
+          if (!probe.newestIn(minT, maxT, probed) && !hasHistogramInside(chunks, minT, maxT)) {
             continue; // no sample inside the range
           }
         }
@@ -686,7 +693,9 @@ final class Reads implements Querier {
   }
 
   private ChunkSource chunk(TimeBucket b, int id, byte[] value) {
-    if (value.length == 0 || !TimeSeriesValue.isKnownEncoding(value[0] & 0xFF)) {
+    if (value.length == 0
+        || !(TimeSeriesValue.isKnownEncoding(value[0] & 0xFF)
+            || TimeSeriesValue.isHistogramEncoding(value[0] & 0xFF))) {
       unreadable(
           b,
           id,
@@ -758,6 +767,18 @@ final class Reads implements Querier {
     @Override
     public SampleIterator iterator(SampleIterator reuse) {
       return reuse instanceof ChunkIterator c ? c.reset(chunks, minT, maxT) : iterator();
+    }
+
+    @Override
+    public boolean hasHistograms() {
+      return HistogramChunkIterator.hasHistogramChunk(chunks);
+    }
+
+    @Override
+    public HistogramIterator histogramIterator() {
+      return hasHistograms()
+          ? new HistogramChunkIterator(chunks, minT, maxT)
+          : HistogramIterator.EMPTY;
     }
   }
 

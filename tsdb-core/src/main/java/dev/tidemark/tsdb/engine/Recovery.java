@@ -7,6 +7,7 @@ import dev.tidemark.tsdb.codec.Bytes;
 import dev.tidemark.tsdb.codec.ChunkDecoder;
 import dev.tidemark.tsdb.codec.CorruptRecordException;
 import dev.tidemark.tsdb.codec.ForwardIndexValue;
+import dev.tidemark.tsdb.codec.HistogramDecoder;
 import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
@@ -141,6 +142,7 @@ final class Recovery {
       }
     }
     TimeSeriesValue.Decoders decoders = new TimeSeriesValue.Decoders();
+    HistogramDecoder histogramDecoder = new HistogramDecoder();
     try (KvCursor c = kv.scanPrefix(Keys.bucketPrefix(RecordType.TIME_SERIES, b))) {
       while (c.next()) {
         int id = Keys.seriesId(c.key());
@@ -149,7 +151,16 @@ final class Recovery {
           throw new CorruptRecordException(
               "TimeSeries record " + b + "/" + id + " has no ForwardIndex record");
         }
-        ChunkDecoder d = decoders.open(c.value());
+        byte[] v = c.value();
+        if (v.length > 0 && TimeSeriesValue.isHistogramEncoding(v[0] & 0xFF)) {
+          HistogramDecoder h = TimeSeriesValue.openHistogram(histogramDecoder, v);
+          while (h.next()) {
+            hs.insertHistogramRecovered(h.timestampMillis(), h.histogram());
+            hb.noteTimestamp(h.timestampMillis());
+          }
+          continue;
+        }
+        ChunkDecoder d = decoders.open(v);
         while (d.next()) {
           hs.insertRecovered(
               d.timestampMillis(),

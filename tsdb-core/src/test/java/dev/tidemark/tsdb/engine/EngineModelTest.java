@@ -6,10 +6,16 @@ import dev.tidemark.tsdb.append.AppendResult;
 import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
+import dev.tidemark.tsdb.model.CounterResetHint;
+import dev.tidemark.tsdb.model.FloatHistogram;
+import dev.tidemark.tsdb.model.HistogramLayout;
+import dev.tidemark.tsdb.model.IntegerHistogram;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
 import dev.tidemark.tsdb.model.MetricType;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import dev.tidemark.tsdb.model.Temporality;
+import dev.tidemark.tsdb.query.HistogramIterator;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
@@ -41,6 +47,62 @@ class EngineModelTest {
     Double.doubleToRawLongBits(Double.POSITIVE_INFINITY),
     0x7ff8dead0000beefL,
     1L
+  };
+
+  /**
+   * The native histograms of the workloads (issue #25): integer and float counts, exponential and
+   * custom buckets, layouts that change, a NaN sum, the stale marker; a few, so that retries and
+   * conflicts at one timestamp are common.
+   */
+  static final NativeHistogram[] HISTOGRAMS = {
+    IntegerHistogram.of(
+        HistogramLayout.exponential(0, 1e-128, new int[] {0, 2}, null),
+        CounterResetHint.UNKNOWN,
+        5,
+        1,
+        12.5,
+        new long[] {1, 2},
+        null),
+    IntegerHistogram.of(
+        HistogramLayout.exponential(0, 1e-128, new int[] {0, 2}, null),
+        CounterResetHint.NOT_COUNTER_RESET,
+        9,
+        1,
+        20.25,
+        new long[] {3, 2},
+        null),
+    IntegerHistogram.of(
+        HistogramLayout.exponential(3, 0.001, new int[] {-2, 1, 3, 3}, new int[] {1, 1}),
+        CounterResetHint.COUNTER_RESET,
+        12,
+        0,
+        -3.0,
+        new long[] {2, -1, 0, 3},
+        new long[] {4}),
+    FloatHistogram.of(
+        HistogramLayout.custom(new int[] {0, 3}, new double[] {0.1, 1, 10}),
+        CounterResetHint.GAUGE,
+        6.5,
+        0,
+        7.25,
+        new double[] {1, 0.5, 5},
+        null),
+    FloatHistogram.of(
+        HistogramLayout.exponential(-4, 0, null, null),
+        CounterResetHint.UNKNOWN,
+        2,
+        2,
+        Double.NaN,
+        null,
+        null),
+    IntegerHistogram.ofBits(
+        HistogramLayout.exponential(0, 1e-128, null, null),
+        CounterResetHint.UNKNOWN,
+        NativeHistogram.STALE_SUM_BITS,
+        0,
+        NativeHistogram.STALE_SUM_BITS,
+        new long[0],
+        new long[0])
   };
 
   @ParameterizedTest
@@ -185,6 +247,27 @@ class EngineModelTest {
       if (freezeEachStep) {
         assertThat(partsSeen).as("seed " + seed + ": parts in the store at some step").isPositive();
       }
+      engine.flush();
+      long histogramSamples = 0;
+      long histogramRecords = 0;
+      for (Series s : engine.select(0, Long.MAX_VALUE / 2, List.of()).toList()) {
+        for (HistogramIterator it = s.histogramIterator(); it.next(); ) {
+          histogramSamples++;
+        }
+      }
+      try (dev.tidemark.tsdb.kv.KvCursor c = kv.scan(new byte[] {0}, new byte[] {(byte) 0xff})) {
+        while (c.next()) {
+          byte[] v = c.value();
+          if (c.key().length > 1
+              && (c.key()[1] & 0xF0) == 0x50 // TimeSeries: 01 5s <bucket> <id>
+              && v.length > 0
+              && v[0] == 0x03) {
+            histogramRecords++;
+          }
+        }
+      }
+      assertThat(histogramSamples).as("seed " + seed + ": histogram samples read").isPositive();
+      assertThat(histogramRecords).as("seed " + seed + ": 0x03 records sealed").isPositive();
     } finally {
       engine.close();
     }
@@ -239,14 +322,22 @@ class EngineModelTest {
           }
         }
         long bits;
+        // Issue #25: a quarter of the series take native histograms, now and then a float (and
+        // the others now and then a histogram), so the kind rule is met.
+        boolean histogramSeries = Math.floorMod(l.hashCode(), 4) == 0;
+        boolean histogram = histogramSeries ? rnd.nextInt(20) != 0 : rnd.nextInt(100) == 0;
         if (existing != null && existing.containsKey(t) && rnd.nextBoolean()) {
           bits = existing.get(t); // an idempotent retry
+        } else if (histogram) {
+          bits = model.handle(HISTOGRAMS[rnd.nextInt(HISTOGRAMS.length)]);
         } else if (rnd.nextInt(20) == 0) {
           bits = SPECIAL_BITS[rnd.nextInt(SPECIAL_BITS.length)];
         } else {
           bits = Double.doubleToRawLongBits(rnd.nextInt(1000) / 4.0);
         }
-        if (bits == SampleBatch.STALE_NAN_BITS) {
+        if (ReferenceModel.isHistogram(bits)) {
+          batch.addHistogram(l, META, t, model.histogramOf(bits));
+        } else if (bits == SampleBatch.STALE_NAN_BITS) {
           batch.addStaleMarker(l, META, t);
         } else {
           batch.add(l, META, t, Double.longBitsToDouble(bits));
@@ -273,18 +364,37 @@ class EngineModelTest {
       }
       assertThat(gotLabels).as(ctx).containsExactlyElementsOf(want.keySet());
       for (Series s : got) {
-        List<String> gotSamples = new ArrayList<>();
+        TreeMap<Long, String> gotSamples = new TreeMap<>();
         SampleIterator it = s.iterator();
         while (it.next()) {
-          gotSamples.add(it.timestampMillis() + "=" + Long.toHexString(it.valueBits()));
+          gotSamples.put(it.timestampMillis(), Long.toHexString(it.valueBits()));
+        }
+        HistogramIterator hit = s.histogramIterator();
+        while (hit.next()) {
+          Long handle = model.knownHandle(hit.histogram());
+          String was =
+              gotSamples.put(
+                  hit.timestampMillis(),
+                  handle == null ? "unknown " + hit.histogram() : Long.toHexString(handle));
+          assertThat(was).as(ctx + " a float and a histogram at one timestamp").isNull();
+        }
+        if (!s.hasHistograms()) {
+          assertThat(s.histogramIterator().next()).as(ctx + " hasHistograms false").isFalse();
         }
         List<String> wantSamples = new ArrayList<>();
         for (long[] tv : want.get(s.labels())) {
           wantSamples.add(tv[0] + "=" + Long.toHexString(tv[1]));
         }
-        assertThat(gotSamples).as(ctx + " " + s.labels()).containsExactlyElementsOf(wantSamples);
-        // seek: to a random time, twice (the second may not move back), then on to the end
-        List<long[]> samples = want.get(s.labels());
+        List<String> gotList = new ArrayList<>();
+        gotSamples.forEach((t, v) -> gotList.add(t + "=" + v));
+        assertThat(gotList).as(ctx + " " + s.labels()).containsExactlyElementsOf(wantSamples);
+        // seek: to a random time, twice (the second may not move back), then on to the end; the
+        // float cursor's samples are the floats of the model, the histogram cursor's the others
+        List<long[]> samples = new ArrayList<>();
+        List<long[]> histogramSamples = new ArrayList<>();
+        for (long[] tv : want.get(s.labels())) {
+          (ReferenceModel.isHistogram(tv[1]) ? histogramSamples : samples).add(tv);
+        }
         long target = minT + rnd.nextLong(0, Math.max(1, maxT - minT + 1));
         SampleIterator seeking = s.iterator();
         List<String> afterSeek = new ArrayList<>();
@@ -303,6 +413,26 @@ class EngineModelTest {
         assertThat(afterSeek)
             .as(ctx + " " + s.labels() + " seek " + target)
             .containsExactlyElementsOf(wantAfter);
+        HistogramIterator hseek = s.histogramIterator();
+        List<String> histogramsAfterSeek = new ArrayList<>();
+        if (hseek.seek(target)) {
+          assertThat(hseek.seek(target - 1)).isTrue();
+          do {
+            histogramsAfterSeek.add(
+                hseek.timestampMillis()
+                    + "="
+                    + Long.toHexString(model.knownHandle(hseek.histogram())));
+          } while (hseek.next());
+        }
+        List<String> wantHistogramsAfter = new ArrayList<>();
+        for (long[] tv : histogramSamples) {
+          if (tv[0] >= target) {
+            wantHistogramsAfter.add(tv[0] + "=" + Long.toHexString(tv[1]));
+          }
+        }
+        assertThat(histogramsAfterSeek)
+            .as(ctx + " " + s.labels() + " histogram seek " + target)
+            .containsExactlyElementsOf(wantHistogramsAfter);
         // newestIn: the newest sample of a window from the seek target, read newest chunk first.
         // No draws from rnd: other tests' workloads (EngineFaultTest's) share its sequence.
         long lo = target;

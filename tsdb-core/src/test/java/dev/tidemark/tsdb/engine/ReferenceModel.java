@@ -6,6 +6,7 @@ import dev.tidemark.tsdb.codec.SeriesLimits;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,8 +18,20 @@ import java.util.TreeSet;
 /**
  * The engine's contract as plain maps: every accepted sample per series, the same rejection rules
  * in the same order, whole-bucket retention. Slow and obviously right.
+ *
+ * <p>Native histogram samples (issue #25) are held as <i>handles</i> in the same maps: {@link
+ * #HISTOGRAM_TAG} ORed with the index of the histogram in a table where equal (bit-exact)
+ * histograms share one index, so "the same sample" and "another value" compare as for floats. A
+ * series holds one kind of sample per bucket: a sample of the other kind is {@link
+ * RejectReason#KIND_CONFLICT}.
  */
 final class ReferenceModel {
+  /** The high bits of a histogram handle: a NaN pattern no float sample of the model tests uses. */
+  static final long HISTOGRAM_TAG = 0xFFF4_0000_0000_0000L;
+
+  private final List<NativeHistogram> histogramTable = new ArrayList<>();
+  private final Map<NativeHistogram, Long> handles = new HashMap<>();
+
   final Map<Labels, TreeMap<Long, Long>> data = new HashMap<>();
   private final long oooMillis;
   private final long retentionMillis;
@@ -34,6 +47,35 @@ final class ReferenceModel {
     this.oooMillis = config.outOfOrderWindow().toMillis();
     this.retentionMillis = config.retention().toMillis();
     this.futureMillis = config.maxFutureSkew().toMillis();
+  }
+
+  /** The handle of {@code h}, the same for equal histograms. */
+  long handle(NativeHistogram h) {
+    return handles.computeIfAbsent(
+        h,
+        x -> {
+          histogramTable.add(x);
+          return HISTOGRAM_TAG | (histogramTable.size() - 1);
+        });
+  }
+
+  /** The handle of a histogram the engine answered, or null if the model never saw it. */
+  Long knownHandle(NativeHistogram h) {
+    return handles.get(h);
+  }
+
+  static boolean isHistogram(long bits) {
+    return (bits & 0xFFFF_0000_0000_0000L) == HISTOGRAM_TAG;
+  }
+
+  NativeHistogram histogramOf(long handle) {
+    return histogramTable.get((int) (handle & 0xFFFF_FFFFL));
+  }
+
+  /** What the model stores for sample {@code k}: its value bits, or its histogram's handle. */
+  private long bitsOf(SampleBatch batch, int k) {
+    NativeHistogram h = batch.histogram(k);
+    return h == null ? batch.valueBits(k) : handle(h);
   }
 
   /** Per point: null if accepted, else the reason of its first failing sample. */
@@ -54,13 +96,13 @@ final class ReferenceModel {
                 batch.labels(k),
                 batch.metadata(k),
                 batch.timestampMillis(k),
-                batch.valueBits(k),
+                bitsOf(batch, k),
                 now);
       }
       if (reason == null) {
         for (int k = i; k < end; k++) {
           data.computeIfAbsent(batch.labels(k), x -> new TreeMap<>())
-              .putIfAbsent(batch.timestampMillis(k), batch.valueBits(k));
+              .putIfAbsent(batch.timestampMillis(k), bitsOf(batch, k));
         }
       }
       out[p] = reason;
@@ -85,6 +127,14 @@ final class ReferenceModel {
     TreeMap<Long, Long> s = data.get(labels);
     if (s != null && !s.isEmpty() && t < s.lastKey() - oooMillis) {
       return RejectReason.OUT_OF_ORDER;
+    }
+    if (s != null) {
+      TimeBucket b = bucketOf.apply(t);
+      for (long other : s.subMap(b.startMillis(), true, b.endMillis(), false).values()) {
+        if (isHistogram(other) != isHistogram(bits)) {
+          return RejectReason.KIND_CONFLICT;
+        }
+      }
     }
     if (s != null && s.containsKey(t) && s.get(t) != bits) {
       return RejectReason.DUPLICATE;
