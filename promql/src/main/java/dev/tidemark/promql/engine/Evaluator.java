@@ -618,7 +618,7 @@ final class Evaluator {
     long off = vs.offset().toMillis();
     long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
-    SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff, vs.matchers(), sh.ctx);
+    SeriesSet set = select(minEff - lb + 1, maxEff, vs);
     SampleIterator it = null;
     long[] newest = new long[2];
     while (set.next()) {
@@ -674,7 +674,7 @@ final class Evaluator {
     long off = vs.offset().toMillis();
     long minEff = Math.min(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
     long maxEff = Math.max(eff(0, vs.at(), off), eff(n - 1, vs.at(), off));
-    SeriesSet set = sh.querier.select(minEff - lb + 1, maxEff + lb, vs.matchers(), sh.ctx);
+    SeriesSet set = select(minEff - lb + 1, maxEff + lb, vs);
     Window w = new Window();
     while (set.next()) {
       Series s = set.at();
@@ -876,11 +876,47 @@ final class Evaluator {
     src.afterMs = src.ext == ExtendedRange.SMOOTHED ? lb : 0;
     long a = windowEnd(src, 0);
     long b = windowEnd(src, n - 1);
-    return sh.querier.select(
-        Math.min(a, b) - src.rangeMs - src.beforeMs + 1,
-        Math.max(a, b) + src.afterMs,
-        vs.matchers(),
-        sh.ctx);
+    return select(
+        Math.min(a, b) - src.rangeMs - src.beforeMs + 1, Math.max(a, b) + src.afterMs, vs);
+  }
+
+  /**
+   * The warning of a selector that met native histogram samples (issue #25): the evaluator reads
+   * float samples only ({@link Series#iterator()}), so the histograms are left out of the result,
+   * and the answer says so instead of failing the query or pretending there were none.
+   */
+  static final String HISTOGRAMS_LEFT_OUT =
+      "native histogram samples are not supported by PromQL yet and were left out";
+
+  /**
+   * The querier's select for a selector, warning ({@link #HISTOGRAMS_LEFT_OUT}) when a series it
+   * hands out has native histogram samples in the range.
+   */
+  private SeriesSet select(long minT, long maxT, VectorSelector vs) {
+    SeriesSet set = sh.querier.select(minT, maxT, vs.matchers(), sh.ctx);
+    return new SeriesSet() {
+      private boolean warned;
+
+      @Override
+      public boolean next() {
+        if (!set.next()) {
+          return false;
+        }
+        if (!warned) {
+          Series s = set.at();
+          if (s.hasHistograms() && s.histogramIterator().next()) {
+            warned = true;
+            warn(HISTOGRAMS_LEFT_OUT, vs.positionRange());
+          }
+        }
+        return true;
+      }
+
+      @Override
+      public Series at() {
+        return set.at();
+      }
+    };
   }
 
   /**

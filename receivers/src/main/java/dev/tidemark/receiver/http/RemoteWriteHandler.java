@@ -48,8 +48,8 @@ import org.xerial.snappy.Snappy;
  * not be read (a failure of the connection, not of the client's data): the sender retries; 500 on
  * an unexpected failure. Error bodies are {@code text/plain} lines, as Go's {@code http.Error}
  * writes them. 2.0 answers to a body that was decompressed, errors included, carry {@code
- * X-Prometheus-Remote-Write-Samples-Written}, {@code -Histograms-Written} (always 0: native
- * histograms are not stored) and {@code -Exemplars-Written} (always 0).
+ * X-Prometheus-Remote-Write-Samples-Written}, {@code -Histograms-Written} (native histograms
+ * stored) and {@code -Exemplars-Written} (always 0).
  *
  * <p><b>Threading</b>: as {@link OtlpHttpHandler}, through the same {@link BodyReader}: no thread
  * waits for a silent client; the thread that reads the last bytes decodes and writes, and answers
@@ -309,7 +309,7 @@ public final class RemoteWriteHandler extends Handler.Abstract {
       HttpFields.Mutable h = response.getHeaders();
       if (r.version() == Version.V2 && r.decoded()) {
         h.put(SAMPLES_WRITTEN, Long.toString(r.samplesWritten()));
-        h.put(HISTOGRAMS_WRITTEN, "0");
+        h.put(HISTOGRAMS_WRITTEN, Long.toString(r.histogramsWritten()));
         h.put(EXEMPLARS_WRITTEN, "0");
       }
       if (r.success()) {

@@ -33,10 +33,11 @@ import java.util.Objects;
  * retry what was refused; what was written stays written): a series without {@code __name__}, with
  * an empty label name, invalid UTF-8 or a duplicate label name ({@code invalid metric name or
  * labels, got {...}}); samples out of order, duplicate, too old or too far in the future ({@code
- * <reason> for series {...}}); native histograms, which Tidemark does not store; a 2.0 series
- * without samples or with a reference outside the symbol table. Exemplars are dropped silently (the
- * query API has none), as Prometheus does when exemplar storage is off. Only when the store cannot
- * take writes is nothing written and the answer 503 (the sender retries).
+ * <reason> for series {...}}); a native histogram Prometheus would refuse ({@code invalid
+ * histogram: <the model's words> for series {...}}; the others are stored); a 2.0 series without
+ * samples or with a reference outside the symbol table. Exemplars are dropped silently (the query
+ * API has none), as Prometheus does when exemplar storage is off. Only when the store cannot take
+ * writes is nothing written and the answer 503 (the sender retries).
  *
  * <p><b>Series.</b> A series is found by the bytes of its label run (names and values in wire
  * order, see {@link WriteDecoder}) in a bounded cache: one XXH3-64 hash and one byte comparison, no
@@ -138,7 +139,12 @@ public final class RemoteWriteIngestor {
    *     counts, as Prometheus' do)
    */
   public record WriteResult(
-      Outcome outcome, String message, long samplesWritten, Version version, boolean decoded) {
+      Outcome outcome,
+      String message,
+      long samplesWritten,
+      long histogramsWritten,
+      Version version,
+      boolean decoded) {
 
     /** True if nothing of the request was refused. */
     public boolean success() {
@@ -199,7 +205,7 @@ public final class RemoteWriteIngestor {
         warnings.log(
             o.label(), Level.DEBUG, () -> "remote write refused (" + o.label() + "): " + message);
       }
-      return new WriteResult(o, message, 0, version, decodeStarted);
+      return new WriteResult(o, message, 0, 0, version, decodeStarted);
     }
 
     /** An overload refusal. */
@@ -227,7 +233,7 @@ public final class RemoteWriteIngestor {
       } catch (RuntimeException e) {
         warnings.log("internal_error", Level.ERROR, () -> "remote write failed unexpectedly", e);
         outcome = Outcome.INTERNAL_ERROR;
-        return new WriteResult(Outcome.INTERNAL_ERROR, "internal error", 0, version, true);
+        return new WriteResult(Outcome.INTERNAL_ERROR, "internal error", 0, 0, version, true);
       }
     }
 
@@ -261,6 +267,7 @@ public final class RemoteWriteIngestor {
           Outcome.INVALID,
           "cannot decode protobuf " + version.message() + " (" + len + " bytes): " + e.getMessage(),
           0,
+          0,
           version,
           true);
     }
@@ -272,7 +279,7 @@ public final class RemoteWriteIngestor {
       }
       SampleBatch batch = sc.batch;
       batch.clear();
-      int[] seriesOf = sc.seriesOf(d.samples);
+      int[] seriesOf = sc.seriesOf(d.samples + d.histogramTotal);
       KnownSeries[] known = sc.known(d.series);
       for (int s = 0; s < d.series; s++) {
         int n = d.sampleEnd[s] - d.sampleStart[s];
@@ -293,7 +300,6 @@ public final class RemoteWriteIngestor {
               0);
           continue;
         }
-        NonFloatSamples.refuseHistograms(d, s, k, refusals);
         MetricMetadata meta;
         Labels labels;
         if (version == Version.V2) {
@@ -313,15 +319,23 @@ public final class RemoteWriteIngestor {
           }
           batch.endPoint();
         }
+        if (d.histograms[s] > 0) {
+          NonFloatSamples.addHistograms(
+              d, s, k, labels, meta, version == Version.V2, batch, seriesOf, refusals);
+        }
       }
-      metrics.received(version, d.samples);
+      metrics.received(version, d.samples + d.histogramTotal);
       long ok = 0;
+      long okHistograms = 0;
       if (batch.size() > 0) {
         AppendResult r = appender.append(batch);
         for (int p = 0; p < r.pointCount(); p++) {
           RejectReason why = r.pointReason(p);
           if (why == null) {
             ok++;
+            if (batch.hasHistograms() && batch.histogram(p) != null) {
+              okHistograms++;
+            }
           } else {
             refusals.add(
                 why, r.pointDetail(p), known[seriesOf[p]].text(), batch.timestampMillis(p));
@@ -330,14 +344,16 @@ public final class RemoteWriteIngestor {
       }
       metrics.written(version, ok, refusals);
       if (refusals.none()) {
-        return new WriteResult(Outcome.SUCCESS, null, ok, version, true);
+        return new WriteResult(
+            Outcome.SUCCESS, null, ok - okHistograms, okHistograms, version, true);
       }
       String message = refusals.message();
       warnings.log(
           "partial",
           Level.WARNING,
           () -> "remote write (" + version.label() + ") partly refused: " + message);
-      return new WriteResult(Outcome.PARTIAL_SUCCESS, message, ok, version, true);
+      return new WriteResult(
+          Outcome.PARTIAL_SUCCESS, message, ok - okHistograms, okHistograms, version, true);
     } finally {
       sc.batch.clear();
       Arrays.fill(sc.knownScratch, 0, Math.min(d.series, sc.knownScratch.length), null);

@@ -61,8 +61,23 @@ final class WriteDecoder {
 
   int[] sampleEnd = new int[64];
 
-  /** Per series: native histograms and exemplars it carried (not stored: counted). */
+  /**
+   * Per series: native histograms and exemplars it carried (exemplars are not stored: counted). The
+   * histograms of series {@code s} are messages {@code histogramFirst[s] ..} {@code +
+   * histograms[s]} of {@link #histogramFrom}/{@link #histogramTo}, byte ranges of the request
+   * ({@link WriteHistogramDecoder} reads each).
+   */
   int[] histograms = new int[64];
+
+  int[] histogramFirst = new int[64];
+
+  /** Every histogram message of the request: its bytes are {@code src[from, to)}. */
+  int[] histogramFrom = new int[16];
+
+  int[] histogramTo = new int[16];
+
+  /** Histogram messages in the request. */
+  int histogramTotal;
 
   int[] exemplars = new int[64];
 
@@ -149,13 +164,14 @@ final class WriteDecoder {
         }
         case 2 -> sample(delimited(tag, end, "TimeSeries.samples"));
         case 3, 4 -> {
-          r.pos =
+          int e =
               delimited(tag, end, field == 3 ? "TimeSeries.exemplars" : "TimeSeries.histograms");
           if (field == 3) {
             exemplars[s]++;
           } else {
-            histograms[s]++;
+            histogram(s, r.pos, e);
           }
+          r.pos = e;
         }
         default -> r.skip(tag, end);
       }
@@ -280,13 +296,14 @@ final class WriteDecoder {
         }
         case 2 -> sample(delimited(tag, end, "TimeSeries.samples"));
         case 3, 4 -> {
-          r.pos =
+          int e =
               delimited(tag, end, field == 3 ? "TimeSeries.histograms" : "TimeSeries.exemplars");
           if (field == 3) {
-            histograms[s]++;
+            histogram(s, r.pos, e);
           } else {
             exemplars[s]++;
           }
+          r.pos = e;
         }
         case 5 -> metadataV2(s, delimited(tag, end, "TimeSeries.metadata"));
         default -> r.skip(tag, end);
@@ -402,8 +419,20 @@ final class WriteDecoder {
     series = 0;
     runsLength = 0;
     samples = 0;
+    histogramTotal = 0;
     metadata = 0;
     symbols = 0;
+  }
+
+  /** Notes a histogram message of series {@code s} at {@code src[from, to)}. */
+  private void histogram(int s, int from, int to) {
+    if (histogramTotal == histogramFrom.length) {
+      histogramFrom = Arrays.copyOf(histogramFrom, histogramTotal * 2);
+      histogramTo = Arrays.copyOf(histogramTo, histogramTotal * 2);
+    }
+    histogramFrom[histogramTotal] = from;
+    histogramTo[histogramTotal++] = to;
+    histograms[s]++;
   }
 
   private int newSeries() {
@@ -415,6 +444,7 @@ final class WriteDecoder {
       sampleStart = Arrays.copyOf(sampleStart, c);
       sampleEnd = Arrays.copyOf(sampleEnd, c);
       histograms = Arrays.copyOf(histograms, c);
+      histogramFirst = Arrays.copyOf(histogramFirst, c);
       exemplars = Arrays.copyOf(exemplars, c);
       metaType = Arrays.copyOf(metaType, c);
       helpRef = Arrays.copyOf(helpRef, c);
@@ -426,6 +456,7 @@ final class WriteDecoder {
     labelCount[s] = 0;
     sampleStart[s] = samples;
     histograms[s] = 0;
+    histogramFirst[s] = histogramTotal;
     exemplars[s] = 0;
     metaType[s] = 0;
     helpRef[s] = 0;

@@ -15,15 +15,18 @@ import dev.tidemark.receiver.remotewrite.proto.TimeSeries;
 import dev.tidemark.receiver.remotewrite.proto.WriteRequest;
 import dev.tidemark.receiver.remotewrite.proto.v2.Request;
 import dev.tidemark.tsdb.append.Appender;
+import dev.tidemark.tsdb.append.RejectReason;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
 import dev.tidemark.tsdb.kv.InMemoryKvStore;
 import dev.tidemark.tsdb.model.FamilyMetadata;
+import dev.tidemark.tsdb.model.IntegerHistogram;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetadataRegistry;
 import dev.tidemark.tsdb.model.MetricType;
 import dev.tidemark.tsdb.model.PromType;
+import dev.tidemark.tsdb.query.HistogramIterator;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
@@ -290,25 +293,90 @@ class RemoteWriteHandlerTest {
     assertThat(refused("series_limit")).isEqualTo(3);
   }
 
+  /** An integer histogram message: {@code n} in the bucket (0, 1] of schema 0, sum n / 2. */
+  static dev.tidemark.receiver.remotewrite.proto.Histogram.Builder histogram(long t, long n) {
+    return dev.tidemark.receiver.remotewrite.proto.Histogram.newBuilder()
+        .setCountInt(n)
+        .setSum(n / 2.0)
+        .setSchema(0)
+        .setZeroThreshold(1e-128)
+        .addPositiveSpans(
+            dev.tidemark.receiver.remotewrite.proto.BucketSpan.newBuilder()
+                .setOffset(0)
+                .setLength(1))
+        .addPositiveDeltas(n)
+        .setTimestamp(t);
+  }
+
+  /** The histogram samples of series {@code l}: {@code t=count/sum}. */
+  private List<String> readHistograms(Labels l) {
+    List<Series> found = select(l);
+    assertThat(found).as("series " + l).hasSize(1);
+    List<String> out = new ArrayList<>();
+    HistogramIterator it = found.get(0).histogramIterator();
+    while (it.next()) {
+      IntegerHistogram h = (IntegerHistogram) it.histogram();
+      out.add(it.timestampMillis() + "=" + h.count() + "/" + h.sum());
+    }
+    return out;
+  }
+
   @Test
-  void nativeHistogramsAreRefusedAndTheFloatSamplesBesideThemWritten() throws Exception {
+  void nativeHistogramsAreStoredAndInvalidOnesRefusedByThemselves() throws Exception {
     start();
-    TimeSeries ts =
-        series(List.of("__name__", "latency", "job", "a"), T0, 4).toBuilder()
-            .addHistograms(
-                dev.tidemark.receiver.remotewrite.proto.Histogram.newBuilder()
-                    .setCountInt(3)
-                    .setSum(1.5)
-                    .setTimestamp(T0 + 1000))
+    TimeSeries latency =
+        series(List.of("__name__", "latency", "job", "a")).toBuilder()
+            .addHistograms(histogram(T0, 3))
+            .addHistograms(histogram(T0 + 15_000, 5))
             .build();
-    HttpResponse<String> r = post(V1, "snappy", body(ts));
+    TimeSeries bad =
+        series(List.of("__name__", "latency", "job", "b")).toBuilder()
+            .addHistograms(histogram(T0, 3).setCountInt(2)) // fewer than its buckets hold
+            .build();
+    // a series holds one kind of sample in an hour: the histogram beside a float is refused
+    TimeSeries mixed =
+        series(List.of("__name__", "latency", "job", "c"), T0, 4).toBuilder()
+            .addHistograms(histogram(T0 + 1000, 1))
+            .build();
+    HttpResponse<String> r = post(V1, "snappy", body(latency, bad, mixed));
     assertThat(r.statusCode()).isEqualTo(400);
-    assertThat(r.body())
-        .isEqualTo(
-            "native histograms are not supported: 1 dropped for series"
-                + " {__name__=\"latency\", job=\"a\"}\n");
-    assertThat(read(Labels.of("__name__", "latency", "job", "a")))
+    assertThat(r.body().split("\n"))
+        .containsExactly(
+            "invalid histogram: 3 observations found in buckets, but the Count field is 2:"
+                + " histogram's observation count should equal the number of observations found"
+                + " in the buckets (in absence of NaN) for series"
+                + " {__name__=\"latency\", job=\"b\"}",
+            RejectReason.KIND_CONFLICT.description()
+                + " for series {__name__=\"latency\", job=\"c\"} at "
+                + (T0 + 1000));
+    assertThat(readHistograms(Labels.of("__name__", "latency", "job", "a")))
+        .containsExactly(T0 + "=3/1.5", (T0 + 15_000) + "=5/2.5");
+    assertThat(select(Labels.of("__name__", "latency", "job", "b"))).isEmpty();
+    assertThat(read(Labels.of("__name__", "latency", "job", "c")))
         .containsExactly(T0 + "=" + bits(4));
+    assertThat(refused("invalid")).isEqualTo(1);
+    assertThat(refused("kind_conflict")).isEqualTo(1);
+  }
+
+  @Test
+  void v2HistogramsAreStoredAndCountedInTheirHeader() throws Exception {
+    start();
+    Request req =
+        Request.newBuilder()
+            .addAllSymbols(List.of("", "__name__", "latency"))
+            .addTimeseries(
+                dev.tidemark.receiver.remotewrite.proto.v2.TimeSeries.newBuilder()
+                    .addAllLabelsRefs(List.of(1, 2))
+                    .addHistograms(
+                        dev.tidemark.receiver.remotewrite.proto.v2.Histogram.parseFrom(
+                            histogram(T0, 7).build().toByteArray())))
+            .build();
+    HttpResponse<String> r = post(V2, "snappy", Snappy.compress(req.toByteArray()));
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(204);
+    assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Samples-Written")).hasValue("0");
+    assertThat(r.headers().firstValue("X-Prometheus-Remote-Write-Histograms-Written"))
+        .hasValue("1");
+    assertThat(readHistograms(Labels.of("__name__", "latency"))).containsExactly(T0 + "=7/3.5");
   }
 
   // ------------------------------------------------------------------ 2.0

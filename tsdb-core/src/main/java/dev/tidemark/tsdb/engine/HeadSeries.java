@@ -192,10 +192,12 @@ final class HeadSeries extends GorillaEncoder {
 
   /** Stores a histogram sample {@link #checkHistogram} called new; returns the change in bytes. */
   int insertHistogram(long t, NativeHistogram h) {
+    int created = 0;
     if (histograms == null) {
       histograms = new HeadHistograms();
+      created = (int) histograms.sampleBytes(); // an empty stream's header: 1 byte
     }
-    return histograms.insert(t, h);
+    return created + histograms.insert(t, h);
   }
 
   /** {@link #insertRecovered} of a histogram sample: anything new; a conflict keeps the first. */

@@ -90,7 +90,9 @@ class CompactionTest {
         String where = "seed " + seed + " step " + step;
         int op = rnd.nextInt(100);
         if (op < 55) {
-          SampleBatch batch = EngineModelTest.randomBatch(rnd, series, model, clock.millis());
+          // one kind per series, so that groups merge (histogram chunks too)
+          SampleBatch batch =
+              EngineModelTest.randomBatch(rnd, series, model, clock.millis(), false);
           AppendResult r = engine[0].append(batch);
           RejectReason[] want = model.append(batch, clock.millis());
           for (int p = 0; p < want.length; p++) {
