@@ -14,6 +14,10 @@ import io.grpc.StatusRuntimeException;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 import io.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse;
 import io.opentelemetry.proto.collector.metrics.v1.MetricsServiceGrpc;
+import io.opentelemetry.proto.metrics.v1.AggregationTemporality;
+import io.opentelemetry.proto.metrics.v1.ExponentialHistogram;
+import io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint;
+import io.opentelemetry.proto.metrics.v1.Metric;
 import io.opentelemetry.proto.metrics.v1.NumberDataPoint;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,6 +67,12 @@ import org.junit.jupiter.api.io.TempDir;
  * series) and parts must have been there at some kill; after the restarts, which delete them and
  * rebuild the head from the head log, the same exactness holds: nothing acknowledged lost, no
  * sample (so no part) counted twice.
+ *
+ * <p>The third runs it with {@code --exponential-histogram-mode native} and one exponential
+ * histogram point {@code crash_latency} (count {@code r + 1}) in every request (issue #25): the
+ * translator stores it as a native histogram sample, which the head log carries in a record of
+ * format 0x03 beside the request's float samples, in the same write; acknowledged histograms must
+ * be stored exactly, unanswered requests all or nothing, histograms included.
  */
 @ExtendWith(ServerLogs.class)
 class CrashIT {
@@ -94,6 +104,9 @@ class CrashIT {
   private long base;
   private String seedText;
 
+  /** Whether requests carry an exponential histogram point (stored as a native histogram). */
+  private boolean histograms;
+
   @Test
   void acknowledgedExportsSurviveSigkillAndSigterm() throws Exception {
     run(List.of(), false);
@@ -102,6 +115,12 @@ class CrashIT {
   @Test
   void acknowledgedExportsSurviveSigkillWhileFrozenPartsAreWritten() throws Exception {
     run(List.of("--head-freeze-samples", "2"), true);
+  }
+
+  @Test
+  void acknowledgedNativeHistogramsSurviveSigkillAndSigterm() throws Exception {
+    histograms = true;
+    run(List.of("--exponential-histogram-mode", "native"), false);
   }
 
   /** HeadChunk records in the folder of a killed server, after checking the store verifies. */
@@ -203,6 +222,7 @@ class CrashIT {
     StoredData stored = StoredData.read(server.dataDir());
     List<Sample> firstSeries = stored.samples(gaugeLabels(0));
     Map<Labels, List<Sample>> expected = new TreeMap<>();
+    List<String> expectedHistograms = new ArrayList<>();
     for (int r = 0; r < next.get(); r++) {
       boolean present;
       if (acked.contains(r)) {
@@ -224,7 +244,19 @@ class CrashIT {
         expected
             .computeIfAbsent(counterLabels(), k -> new ArrayList<>())
             .add(Sample.of(base + r, r + 1.0));
+        if (histograms) {
+          expected.computeIfAbsent(latencyLabels(), k -> new ArrayList<>()); // no float samples
+          expectedHistograms.add((base + r) + "=" + (r + 1));
+        }
       }
+    }
+    if (histograms) {
+      assertThat(stored.histograms(latencyLabels()))
+          .as(
+              "native histograms: acknowledged exports all there, each unanswered one all or"
+                  + " nothing (%s; unanswered %s)",
+              seedText, inDoubt)
+          .containsExactlyElementsOf(expectedHistograms);
     }
     assertThat(stored.all().keySet())
         .as("stored series (%s)", seedText)
@@ -318,7 +350,7 @@ class CrashIT {
   /** Exports request {@code r}; on an OK answer without rejections, records it as acknowledged. */
   private void send(MetricsServiceGrpc.MetricsServiceBlockingStub stub, int r) {
     ExportMetricsServiceResponse resp =
-        stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, base));
+        stub.withDeadlineAfter(30, TimeUnit.SECONDS).export(request(r, base, histograms));
     assertThat(resp.getPartialSuccess().getRejectedDataPoints())
         .as(
             "request %d rejected points (%s): %s",
@@ -327,18 +359,42 @@ class CrashIT {
     acked.add(r);
   }
 
-  static ExportMetricsServiceRequest request(int r, long base) {
+  static ExportMetricsServiceRequest request(int r, long base, boolean histograms) {
     long t = base + r;
     NumberDataPoint[] points = new NumberDataPoint[SERIES];
     for (int i = 0; i < SERIES; i++) {
       points[i] = Otlp.point(t, r * 1000.0 + i, "series", Integer.toString(i));
     }
-    return Otlp.request(
-        "crash",
-        "crash-1",
-        List.of(
-            Otlp.gauge("crash_gauge", points),
-            Otlp.counter("crash_requests", Otlp.point(t, r + 1.0))));
+    List<Metric> metrics = new ArrayList<>();
+    metrics.add(Otlp.gauge("crash_gauge", points));
+    metrics.add(Otlp.counter("crash_requests", Otlp.point(t, r + 1.0)));
+    if (histograms) {
+      // r + 1 observations in the bucket (1, 2] of scale 0, cumulative
+      metrics.add(
+          Metric.newBuilder()
+              .setName("crash_latency")
+              .setExponentialHistogram(
+                  ExponentialHistogram.newBuilder()
+                      .setAggregationTemporality(
+                          AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE)
+                      .addDataPoints(
+                          ExponentialHistogramDataPoint.newBuilder()
+                              .setTimeUnixNano(t * 1_000_000L)
+                              .setStartTimeUnixNano((base - 60_000) * 1_000_000L)
+                              .setScale(0)
+                              .setCount(r + 1)
+                              .setSum(1.5 * (r + 1))
+                              .setPositive(
+                                  ExponentialHistogramDataPoint.Buckets.newBuilder()
+                                      .setOffset(0)
+                                      .addBucketCounts(r + 1))))
+              .build());
+    }
+    return Otlp.request("crash", "crash-1", metrics);
+  }
+
+  static Labels latencyLabels() {
+    return Labels.of("__name__", "crash_latency", "job", "crash", "instance", "crash-1");
   }
 
   static Labels gaugeLabels(int series) {

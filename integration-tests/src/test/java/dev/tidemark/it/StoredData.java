@@ -3,7 +3,10 @@ package dev.tidemark.it;
 import dev.tidemark.rocksdb.RocksDbKvStore;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.model.IntegerHistogram;
 import dev.tidemark.tsdb.model.Labels;
+import dev.tidemark.tsdb.model.NativeHistogram;
+import dev.tidemark.tsdb.query.HistogramIterator;
 import dev.tidemark.tsdb.query.LabelMatcher;
 import dev.tidemark.tsdb.query.SampleIterator;
 import dev.tidemark.tsdb.query.Series;
@@ -44,13 +47,18 @@ final class StoredData {
 
   private final Map<Labels, List<Sample>> series;
 
-  private StoredData(Map<Labels, List<Sample>> series) {
+  /** Native histogram samples by series, each {@code t=count} ({@code t=stale} for a marker). */
+  private final Map<Labels, List<String>> histograms;
+
+  private StoredData(Map<Labels, List<Sample>> series, Map<Labels, List<String>> histograms) {
     this.series = series;
+    this.histograms = histograms;
   }
 
   /** Reads the folder of a stopped server (the folder is locked while a server runs). */
   static StoredData read(Path dataDir) {
     Map<Labels, List<Sample>> out = new TreeMap<>();
+    Map<Labels, List<String>> histograms = new TreeMap<>();
     try (RocksDbKvStore store = RocksDbKvStore.open(dataDir);
         Engine engine =
             Engine.open(store, EngineConfig.builder().retentionInterval(Duration.ZERO).build())) {
@@ -64,9 +72,25 @@ final class StoredData {
           samples.add(new Sample(it.timestampMillis(), it.valueBits()));
         }
         out.put(s.labels(), Collections.unmodifiableList(samples));
+        List<String> h = new ArrayList<>();
+        for (HistogramIterator hi = s.histogramIterator(); hi.next(); ) {
+          NativeHistogram v = hi.histogram();
+          h.add(
+              hi.timestampMillis()
+                  + "="
+                  + (v.isStale()
+                      ? "stale"
+                      : v instanceof IntegerHistogram i
+                          ? Long.toUnsignedString(i.count())
+                          : v.toString()));
+        }
+        if (!h.isEmpty()) {
+          histograms.put(s.labels(), Collections.unmodifiableList(h));
+        }
       }
     }
-    return new StoredData(Collections.unmodifiableMap(out));
+    return new StoredData(
+        Collections.unmodifiableMap(out), Collections.unmodifiableMap(histograms));
   }
 
   Map<Labels, List<Sample>> all() {
@@ -87,6 +111,11 @@ final class StoredData {
           }
         });
     return out;
+  }
+
+  /** The native histogram samples of exactly {@code labels} ({@code t=count}), or null. */
+  List<String> histograms(Labels labels) {
+    return histograms.get(labels);
   }
 
   /** The samples of exactly {@code labels}, or null. */

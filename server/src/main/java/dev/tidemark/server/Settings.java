@@ -362,7 +362,8 @@ final class Settings {
           choice("exponential-histogram-mode", "MODE", ExponentialHistogramMode.class)
               .byDefault(TRANSLATOR_DEFAULTS.exponentialHistogramMode())
               .sets(translator(TranslatorConfig.Builder::exponentialHistogramMode))
-              .describedAs("`classic` (`_bucket{le}` series), `count-sum-only` or `drop`"),
+              .describedAs(
+                  "`classic` (`_bucket{le}` series), `count-sum-only`, `drop` or `native` (native histograms, issue #25)"),
           integer(
                   "exponential-histogram-scale",
                   TranslatorConfig.MIN_SCALE,

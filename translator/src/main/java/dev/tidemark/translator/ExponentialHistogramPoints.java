@@ -1,15 +1,21 @@
 package dev.tidemark.translator;
 
+import dev.tidemark.tsdb.append.SampleBatch;
+import dev.tidemark.tsdb.model.CounterResetHint;
+import dev.tidemark.tsdb.model.HistogramLayout;
+import dev.tidemark.tsdb.model.IntegerHistogram;
 import dev.tidemark.tsdb.model.Labels;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Exponential histogram data points (§3.4): validated, delta ones accumulated (downscaling to stay
- * within the bucket limit), then written either as {@code _count}/{@code _sum} only or as a classic
+ * within the bucket limit), then written either as {@code _count}/{@code _sum} only, as a classic
  * histogram with a stable bucket layout per stream ({@link ExpHistogram} does the bucket
- * arithmetic). The Prometheus counterpart is {@code histograms.go}. Thread-safe; a stream's layout
- * lives in its {@link SeriesEntry}, under its lock.
+ * arithmetic), or, in mode {@link TranslatorConfig.ExponentialHistogramMode#NATIVE}, as one native
+ * histogram sample of the series named after the family ({@link NativeHistogramConversion}). The
+ * Prometheus counterpart is {@code histograms.go}. Thread-safe; a stream's layout lives in its
+ * {@link SeriesEntry}, under its lock.
  */
 final class ExponentialHistogramPoints {
   private final SeriesResolver resolver;
@@ -29,6 +35,14 @@ final class ExponentialHistogramPoints {
     ExpHistogram h = rs.exp;
     if (!stale) {
       h.setFrom(p.exp);
+      if (h.scale < HistogramLayout.MIN_EXPONENTIAL_SCHEMA
+          && config.exponentialHistogramMode()
+              == TranslatorConfig.ExponentialHistogramMode.NATIVE) {
+        // Prometheus' refusal and words (the conversion's), before any delta state is kept
+        NativeHistogramConversion.Result r = NativeHistogramConversion.convert(h, false, false, 0);
+        rs.reject(r.reason(), mc.family, r.detail());
+        return;
+      }
       String invalid = validateExponential(h);
       if (invalid != null) {
         rs.reject(RejectionReason.INVALID_HISTOGRAM, mc.family, invalid);
@@ -50,6 +64,11 @@ final class ExponentialHistogramPoints {
       synchronized (e) {
         all = c.buckets == null ? new ArrayList<>() : new ArrayList<>(c.buckets.values());
         sum = c.sumEmitted || p.hasSum;
+      }
+      if (config.exponentialHistogramMode() == TranslatorConfig.ExponentialHistogramMode.NATIVE) {
+        rs.emitHistogram(nativeSeries(e), STALE);
+        rs.commit(mc, ts, -1);
+        return;
       }
       for (Labels l : all) {
         rs.emitStale(l);
@@ -94,6 +113,23 @@ final class ExponentialHistogramPoints {
       }
       startNanos = rs.accStartNanos;
     }
+    if (config.exponentialHistogramMode() == TranslatorConfig.ExponentialHistogramMode.NATIVE) {
+      // Converted after the delta accumulation, with the unknown hint (Prometheus' choice for
+      // accumulated deltas too); one point of one sample, with no start-time zero point.
+      NativeHistogramConversion.Result r =
+          NativeHistogramConversion.convert(
+              h, false, false, config.exponentialHistogramMaxBuckets());
+      if (!r.accepted()) {
+        rs.reject(r.reason(), mc.family, r.detail());
+        return;
+      }
+      if (r.warning() != null) {
+        rs.warn(r.warning());
+      }
+      rs.emitHistogram(nativeSeries(e), r.histogram());
+      rs.commit(mc, ts, -1);
+      return;
+    }
     if (config.exponentialHistogramMode()
         == TranslatorConfig.ExponentialHistogramMode.COUNT_SUM_ONLY) {
       SeriesEntry.Composite c = e.composite;
@@ -108,6 +144,32 @@ final class ExponentialHistogramPoints {
       emitExponential(rs, e, h);
     }
     rs.commit(mc, ts, resolver.injectionMillis(startNanos, ts));
+  }
+
+  /**
+   * The staleness marker of a native histogram series, as Prometheus' OTLP endpoint writes it for a
+   * point flagged "no recorded value": sum and count StaleNaN, no buckets.
+   */
+  static final IntegerHistogram STALE =
+      IntegerHistogram.ofBits(
+          HistogramLayout.exponential(
+              0, NativeHistogramConversion.DEFAULT_ZERO_THRESHOLD, null, null),
+          CounterResetHint.UNKNOWN,
+          SampleBatch.STALE_NAN_BITS,
+          0,
+          SampleBatch.STALE_NAN_BITS,
+          new long[0],
+          new long[0]);
+
+  /** The stream's native histogram series: the family's name on its base labels, made once. */
+  private static Labels nativeSeries(SeriesEntry entry) {
+    SeriesEntry.Composite c = entry.composite;
+    synchronized (entry) {
+      if (c.nativeSeries == null) {
+        c.nativeSeries = c.base.toBuilder().set(Labels.METRIC_NAME, c.family).build();
+      }
+      return c.nativeSeries;
+    }
   }
 
   private static String validateExponential(ExpHistogram h) {

@@ -5,6 +5,7 @@ import com.dynatrace.hash4j.hashing.Hashing;
 import dev.tidemark.tsdb.append.SampleBatch;
 import dev.tidemark.tsdb.model.Labels;
 import dev.tidemark.tsdb.model.MetricMetadata;
+import dev.tidemark.tsdb.model.NativeHistogram;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -189,6 +190,14 @@ final class RequestState {
     } else {
       stage(l, v != v ? NORMAL_NAN_BITS : Double.doubleToRawLongBits(v), injectable);
     }
+  }
+
+  /**
+   * Adds a native histogram sample to the point being built, directly (never staged: a point that
+   * carries one is committed without a start-time zero point).
+   */
+  void emitHistogram(Labels l, NativeHistogram h) {
+    batch.addHistogram(l, curMeta, curTs, h);
   }
 
   void emitStale(Labels l) {

@@ -83,6 +83,9 @@ final class SeriesEntry {
 
     boolean sumEmitted;
 
+    /** The native histogram series (the family's name on the base); made on first use. */
+    Labels nativeSeries;
+
     /** Classic fast path: the last bounds and their series. */
     double[] lastBounds;
 

@@ -25,7 +25,14 @@ public final class TranslatorConfig {
     /** Emit only {@code _count} and {@code _sum}. */
     COUNT_SUM_ONLY,
     /** Reject the points (S1's default when the store has no native histograms). */
-    DROP
+    DROP,
+    /**
+     * Store each point as one native histogram sample of the series named after the family, as
+     * Prometheus' OTLP endpoint does ({@code NativeHistogramConversion}; issue #25). Not the
+     * default yet: PromQL reads no native histograms so far (docs/architecture.md, Native
+     * histograms).
+     */
+    NATIVE
   }
 
   /** What to do with delta temporality sums and histograms (contract §3.7). */

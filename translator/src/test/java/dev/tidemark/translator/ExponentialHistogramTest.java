@@ -1,6 +1,7 @@
 package dev.tidemark.translator;
 
 import static dev.tidemark.translator.Otlp.CUMULATIVE;
+import static dev.tidemark.translator.Otlp.DELTA;
 import static dev.tidemark.translator.Otlp.SEC;
 import static dev.tidemark.translator.Otlp.T0;
 import static dev.tidemark.translator.Otlp.buckets;
@@ -9,6 +10,7 @@ import static dev.tidemark.translator.Otlp.expHistogram;
 import static dev.tidemark.translator.Otlp.request;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.tidemark.tsdb.model.IntegerHistogram;
 import dev.tidemark.tsdb.model.PromType;
 import io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint;
 import java.util.ArrayList;
@@ -157,6 +159,72 @@ class ExponentialHistogramTest extends TranslatorTestBase {
             request(
                 expHistogram(
                     "e", "", CUMULATIVE, edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.5))));
+    assertThat(r.rejected(RejectionReason.UNSUPPORTED_EXPONENTIAL_HISTOGRAM)).isEqualTo(1);
+  }
+
+  /**
+   * Mode native (issue #25): one native histogram sample of the series named after the family, as
+   * NativeHistogramConversion makes it; delta points accumulated first; the stale flag the
+   * histogram stale marker; a scale below −4 refused with Prometheus' words.
+   */
+  @Test
+  void nativeModeStoresOneHistogramSamplePerPoint() {
+    reconfigure(
+        TranslatorConfig.builder()
+            .exponentialHistogramMode(TranslatorConfig.ExponentialHistogramMode.NATIVE)
+            .build());
+    translate(
+        request(
+            expHistogram(
+                "lat", "s", CUMULATIVE, edp(T0, 1, 1, 0, buckets(0, 3, 0, 2), buckets(0), 20.0))));
+    assertThat(appender.named("lat_seconds_bucket")).isEmpty();
+    assertThat(appender.named("lat_seconds_count")).isEmpty();
+    RecordingAppender.Sample s = appender.only("lat_seconds");
+    assertThat(s.labels().get("job")).isEqualTo("svc");
+    assertThat(s.timestampMillis()).isEqualTo(T0 / 1_000_000);
+    ExpHistogram h = new ExpHistogram();
+    h.setFrom(edp(T0, 1, 1, 0, buckets(0, 3, 0, 2), buckets(0), 20.0));
+    NativeHistogramConversion.Result want =
+        NativeHistogramConversion.convert(
+            h, false, false, TranslatorConfig.builder().build().exponentialHistogramMaxBuckets());
+    assertThat(s.histogram()).isEqualTo(want.histogram());
+    assertThat(((IntegerHistogram) s.histogram()).count()).isEqualTo(6);
+
+    // delta points: accumulated, then converted
+    appender.clear();
+    translate(
+        request(
+            expHistogram("d", "", DELTA, edp(T0, 0, 0, 0, buckets(0, 1), buckets(0), 1.0)),
+            expHistogram(
+                "d",
+                "",
+                DELTA,
+                edp(T0 + 60_000_000_000L, 0, 0, 0, buckets(0, 2), buckets(0), 2.0))));
+    assertThat(appender.named("d"))
+        .extracting(x -> ((IntegerHistogram) x.histogram()).count())
+        .containsExactly(1L, 3L);
+
+    // the stale flag
+    appender.clear();
+    translate(
+        request(
+            expHistogram(
+                "lat",
+                "s",
+                CUMULATIVE,
+                edp(T0 + 120_000_000_000L, 1, 0, 0, buckets(0), buckets(0), null).toBuilder()
+                    .setFlags(1)
+                    .build())));
+    assertThat(appender.only("lat_seconds").histogram().isStale()).isTrue();
+
+    // scale -5: refused, with Prometheus' words
+    appender.clear();
+    TranslationResult r =
+        translate(
+            request(
+                expHistogram(
+                    "lat", "s", CUMULATIVE, edp(T0, -5, 0, 0, buckets(0, 1), buckets(0), 1.0))));
+    assertThat(appender.named("lat_seconds")).isEmpty();
     assertThat(r.rejected(RejectionReason.UNSUPPORTED_EXPONENTIAL_HISTOGRAM)).isEqualTo(1);
   }
 

@@ -17,8 +17,14 @@ import java.util.function.Predicate;
  */
 final class RecordingAppender implements Appender {
 
+  /** One sample; {@code histogram} is its native histogram, null for a float sample. */
   record Sample(
-      Labels labels, MetricMetadata meta, long timestampMillis, long valueBits, int batchPoint) {
+      Labels labels,
+      MetricMetadata meta,
+      long timestampMillis,
+      long valueBits,
+      int batchPoint,
+      dev.tidemark.tsdb.model.NativeHistogram histogram) {
     double value() {
       return Double.longBitsToDouble(valueBits);
     }
@@ -75,7 +81,8 @@ final class RecordingAppender implements Appender {
               batch.metadata(i),
               batch.timestampMillis(i),
               batch.valueBits(i),
-              batch.pointOf(i));
+              batch.pointOf(i),
+              batch.histogram(i));
       staged.add(s);
       for (Rule r : rules) {
         if (r.when().test(s)) {
