@@ -257,7 +257,10 @@ final class ServerProcess implements AutoCloseable {
           return;
         }
       } catch (IOException notYet) {
-        // the API port is not bound yet
+        // the API port is not bound yet, or speaks TLS (--web-config-file)
+      }
+      if (log().contains(" ready in ")) { // the startup line: behind TLS or basic auth too
+        return;
       }
       if (System.nanoTime() > deadline) {
         throw new IOException(

@@ -48,12 +48,16 @@
  *   <li>{@code WebUiIT}: the web UI in headless chromium: a query typed with completion, graphed
  *       and tabulated, a shared link reproducing two panels, parse errors inline, and the
  *       cardinality, explore and status pages showing what the API answers;
+ *   <li>{@code WebConfigIT}: {@code --web-config-file}: curl, the OpenTelemetry SDK's OTLP/gRPC and
+ *       OTLP/HTTP exporters and a real Prometheus (scrape and remote write) over TLS with basic
+ *       auth; client certificates required and verified; SIGHUP and {@code POST /-/reload} swap
+ *       users and certificates and refuse a bad file;
  *   <li>{@code VerifyIT}: {@code tidemark verify} finds the damage of issue #9's append bug, {@code
  *       --repair} fixes it, and a server on the repaired store serves every readable sample.
  * </ul>
  *
  * <p>Helpers: {@code ServerProcess} (start, stop, kill the jar), {@code StoredData} (read a folder
  * back), {@code ServerLogs}, {@code Otlp} (requests), {@code OtelSdkQueries}, {@code AdminRpc} and
- * {@code AdminCli} (the admin API and CLI).
+ * {@code AdminCli} (the admin API and CLI), {@code TestCerts} (a CA and certificates by keytool).
  */
 package dev.tidemark.it;

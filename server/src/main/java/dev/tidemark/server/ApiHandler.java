@@ -31,6 +31,8 @@ final class ApiHandler extends Handler.Abstract {
   static final String HEALTHY = "Tidemark is Healthy.\n";
   static final String READY = "Tidemark is Ready.\n";
   static final String NOT_READY = "Tidemark is not ready.\n";
+  static final String LIFECYCLE_OFF =
+      "Lifecycle API is not enabled (start with --web-enable-lifecycle).\n";
 
   /** The body of {@code /-/ready} while writes are refused, before the reason. */
   static final String WRITES_REFUSED = "Tidemark is not ready: writes are refused: ";
@@ -40,6 +42,10 @@ final class ApiHandler extends Handler.Abstract {
   private final PrometheusRegistry registry;
   private final BooleanSupplier ready;
   private final Supplier<String> writeRefusal;
+
+  /** Reloads the configuration (null when it worked, else the error); null: lifecycle API off. */
+  private final Supplier<String> reload;
+
   private final ExpositionFormats formats = ExpositionFormats.init();
   private final WebUi ui = new WebUi();
 
@@ -50,11 +56,52 @@ final class ApiHandler extends Handler.Abstract {
    * @param ready whether the server has started and is not stopping
    * @param writeRefusal why every write is refused now (the heap guard, the head's budget), or null
    *     while writes are taken; asked only while {@code ready}
+   * @param reload reloads the configuration and answers null or the error, for {@code POST
+   *     /-/reload}; null when the lifecycle API is off ({@code web-enable-lifecycle}): 403
    */
-  ApiHandler(PrometheusRegistry registry, BooleanSupplier ready, Supplier<String> writeRefusal) {
+  ApiHandler(
+      PrometheusRegistry registry,
+      BooleanSupplier ready,
+      Supplier<String> writeRefusal,
+      Supplier<String> reload) {
     this.registry = registry;
     this.ready = ready;
     this.writeRefusal = writeRefusal;
+    this.reload = reload;
+  }
+
+  /**
+   * {@code /-/reload} as Prometheus answers it: 403 without the lifecycle API, 405 for a method
+   * other than POST and PUT, 500 with the error when the files are refused, else 200.
+   */
+  private void reload(String method, Response response, Callback callback) {
+    if (reload == null) {
+      send(response, callback, HttpStatus.FORBIDDEN_403, TEXT, bytes(LIFECYCLE_OFF), false);
+      return;
+    }
+    if (!method.equals("POST") && !method.equals("PUT")) {
+      response.getHeaders().put(HttpHeader.ALLOW, "POST, PUT");
+      send(
+          response,
+          callback,
+          HttpStatus.METHOD_NOT_ALLOWED_405,
+          TEXT,
+          bytes("Only POST or PUT requests allowed\n"),
+          false);
+      return;
+    }
+    String error = reload.get();
+    if (error == null) {
+      send(response, callback, HttpStatus.OK_200, TEXT, new byte[0], false);
+    } else {
+      send(
+          response,
+          callback,
+          HttpStatus.INTERNAL_SERVER_ERROR_500,
+          TEXT,
+          bytes("failed to reload config: " + error + "\n"),
+          false);
+    }
   }
 
   /** Serves the query API from now on. */
@@ -99,6 +146,10 @@ final class ApiHandler extends Handler.Abstract {
       } else {
         a.federate(request, response, callback);
       }
+      return true;
+    }
+    if (path.equals("/-/reload")) {
+      reload(method, response, callback);
       return true;
     }
     boolean uiPath = ui.serves(path);

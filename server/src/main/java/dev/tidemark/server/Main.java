@@ -335,6 +335,7 @@ public final class Main implements Callable<Integer> {
               },
               "tidemark-shutdown");
       Runtime.getRuntime().addShutdownHook(hook);
+      reloadOnSighup(server);
       try {
         server.start();
       } catch (StartupException e) {
@@ -347,6 +348,29 @@ public final class Main implements Callable<Integer> {
       }
       server.awaitStopped();
       return EXIT_OK;
+    }
+  }
+
+  /**
+   * SIGHUP reloads the configuration ({@link TidemarkServer#reload()}) instead of stopping the
+   * process, as in Prometheus. The outcome is logged by the reload.
+   */
+  @SuppressWarnings(
+      "sunapi") // sun.misc.Signal: the JDK's only way to handle SIGHUP (jdk.unsupported)
+  static void reloadOnSighup(TidemarkServer server) {
+    try {
+      sun.misc.Signal.handle(
+          new sun.misc.Signal("HUP"),
+          signal -> {
+            System.getLogger(Main.class.getName())
+                .log(System.Logger.Level.INFO, "SIGHUP: reloading the configuration");
+            server.reload();
+          });
+    } catch (IllegalArgumentException e) { // -Xrs, or a platform without SIGHUP
+      System.getLogger(Main.class.getName())
+          .log(
+              System.Logger.Level.WARNING,
+              "cannot handle SIGHUP (" + e.getMessage() + "): reload with POST /-/reload");
     }
   }
 

@@ -9,6 +9,8 @@ import dev.tidemark.server.admin.AdminAuthInterceptor;
 import dev.tidemark.server.admin.AdminServer;
 import dev.tidemark.server.api.QueryConfig;
 import dev.tidemark.server.text.ConfigValues;
+import dev.tidemark.server.web.WebConfig;
+import dev.tidemark.server.web.WebConfigException;
 import dev.tidemark.translator.TranslatorConfig;
 import dev.tidemark.tsdb.engine.EngineConfig;
 import java.io.IOException;
@@ -86,6 +88,15 @@ public final class ServerConfig {
   /** The text of each setting given explicitly, by name (for {@link #settingValues()}). */
   private final Map<String, String> given;
 
+  /**
+   * Where this config was read from, to read it again on a reload ({@link #reread()}): the YAML
+   * file (or null), the command line's settings and the environment; null for a config built in
+   * code, whose reread reads only its web configuration file again.
+   */
+  private final Sources sources;
+
+  private record Sources(Path yamlFile, Map<String, Object> overrides, Map<String, String> env) {}
+
   private final Path dataDir;
   private final String listenAddress;
   private final InetAddress listenInetAddress;
@@ -103,9 +114,13 @@ public final class ServerConfig {
   private final Features features;
   private final boolean webEnableAdminApi;
   private final String queryLogFile;
+  private final Path webConfigFile;
+  private final WebConfig webConfig;
+  private final boolean webEnableLifecycle;
 
   private ServerConfig(Builder b, InetAddress address) {
     given = Map.copyOf(b.given);
+    sources = b.loadedFrom;
     dataDir = b.get(Settings.DATA_DIR);
     listenAddress = b.get(Settings.LISTEN_ADDRESS);
     listenInetAddress = address;
@@ -123,6 +138,101 @@ public final class ServerConfig {
     features = b.features;
     webEnableAdminApi = b.get(Settings.WEB_ENABLE_ADMIN_API);
     queryLogFile = b.get(Settings.QUERY_LOG_FILE);
+    webConfigFile = b.get(Settings.WEB_CONFIG_FILE);
+    webConfig = b.webConfig;
+    webEnableLifecycle = b.get(Settings.WEB_ENABLE_LIFECYCLE);
+  }
+
+  /** {@code running} with the reloadable settings of {@code fresh} and {@code web}. */
+  private ServerConfig(ServerConfig running, ServerConfig fresh, WebConfig web) {
+    Map<String, String> g = new LinkedHashMap<>(running.given);
+    for (Setting<?> s : Settings.RELOADABLE) {
+      g.remove(s.name());
+      if (fresh.given.containsKey(s.name())) {
+        g.put(s.name(), fresh.given.get(s.name()));
+      }
+    }
+    given = Map.copyOf(g);
+    sources = running.sources;
+    dataDir = running.dataDir;
+    listenAddress = running.listenAddress;
+    listenInetAddress = running.listenInetAddress;
+    otlpGrpcPort = running.otlpGrpcPort;
+    otlpHttpPort = running.otlpHttpPort;
+    httpPort = running.httpPort;
+    adminPort = running.adminPort;
+    adminToken = running.adminToken;
+    engineConfig =
+        running.engineConfig.toBuilder().retention(fresh.engineConfig.retention()).build();
+    rocksDbConfig = running.rocksDbConfig;
+    receiverConfig = running.receiverConfig;
+    translatorConfig = running.translatorConfig;
+    shutdownTimeout = running.shutdownTimeout;
+    queryConfig = running.queryConfig;
+    features = running.features;
+    webEnableAdminApi = running.webEnableAdminApi;
+    queryLogFile = running.queryLogFile;
+    webConfigFile = running.webConfigFile;
+    webConfig = web;
+    webEnableLifecycle = running.webEnableLifecycle;
+  }
+
+  /**
+   * The config read again from where this one came from (the YAML file, whose settings may have
+   * changed, with the same command line and environment; the web configuration file), checked whole
+   * as at a start.
+   *
+   * @throws ConfigException if the files now hold a bad value, an unknown key or a bad web config
+   */
+  public ServerConfig reread() {
+    if (sources == null) {
+      return new ServerConfig(this, this, rereadWebConfig());
+    }
+    return load(sources.yamlFile(), sources.overrides(), sources.env());
+  }
+
+  private WebConfig rereadWebConfig() {
+    try {
+      return webConfigFile == null ? WebConfig.none() : WebConfig.read(webConfigFile);
+    } catch (WebConfigException e) {
+      throw new ConfigException("invalid web-config-file: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The config a reload makes of this running one and {@code fresh} ({@link #reread()}): the
+   * reloadable settings ({@link Settings#RELOADABLE}) and the web configuration from {@code fresh},
+   * every other setting as it is.
+   */
+  public ServerConfig reloaded(ServerConfig fresh) {
+    return new ServerConfig(this, fresh, fresh.webConfig);
+  }
+
+  /**
+   * The settings whose value in {@code fresh} differs from this running config's but which a reload
+   * does not change (they need a restart), by name.
+   */
+  public List<String> changedNeedingRestart(ServerConfig fresh) {
+    Map<String, String> now = settingValues();
+    Map<String, String> next = fresh.settingValues();
+    return Settings.ALL.stream()
+        .filter(s -> !Settings.RELOADABLE.contains(s))
+        .map(Setting::name)
+        .filter(n -> !java.util.Objects.equals(now.get(n), next.get(n)))
+        .toList();
+  }
+
+  /** Whether {@code POST /-/reload} is served ({@code web-enable-lifecycle}). */
+  public boolean webEnableLifecycle() {
+    return webEnableLifecycle;
+  }
+
+  /**
+   * The web configuration file's settings (TLS, users), read and checked when this config was
+   * built; {@link WebConfig#none()} without {@code web-config-file}.
+   */
+  public WebConfig webConfig() {
+    return webConfig;
   }
 
   /** The query log's file ({@code query-log-file}), or null for none. */
@@ -172,6 +282,7 @@ public final class ServerConfig {
     for (Map.Entry<String, Object> e : overrides.entrySet()) {
       b.set(e.getKey(), e.getValue(), "--" + e.getKey());
     }
+    b.loadedFrom = new Sources(yamlFile, Map.copyOf(overrides), Map.copyOf(env));
     return b.build();
   }
 
@@ -319,6 +430,23 @@ public final class ServerConfig {
     return out;
   }
 
+  /**
+   * {@link #settingValues()} as a YAML document ({@code retention: 15d}, one key a setting), what
+   * {@code /api/v1/status/config} shows.
+   */
+  public String settingsYaml() {
+    try {
+      return new ObjectMapper(
+              new YAMLFactory()
+                  .disable(
+                      com.fasterxml.jackson.dataformat.yaml.YAMLGenerator.Feature
+                          .WRITE_DOC_START_MARKER))
+          .writeValueAsString(settingValues());
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write the settings as YAML", e);
+    }
+  }
+
   @Override
   public String toString() {
     return "ServerConfig{dataDir="
@@ -457,6 +585,8 @@ public final class ServerConfig {
     private TranslatorConfig translatorConfig;
     private QueryConfig queryConfig;
     private Features features;
+    private WebConfig webConfig;
+    private Sources loadedFrom;
 
     private Builder() {
       for (Setting<?> s : Settings.ALL) {
@@ -536,6 +666,11 @@ public final class ServerConfig {
 
     public Builder queryLogFile(Path v) {
       return put(Settings.QUERY_LOG_FILE, v == null ? null : v.toString());
+    }
+
+    /** Prometheus' web configuration file ({@code web-config-file}); null: none. */
+    public Builder webConfigFile(Path v) {
+      return put(Settings.WEB_CONFIG_FILE, v);
     }
 
     public Builder webEnableAdminApi(boolean v) {
@@ -764,6 +899,14 @@ public final class ServerConfig {
                       get(Settings.OTLP_HTTP_MAX_BODY_SIZE),
                       get(Settings.OTLP_MAX_IN_FLIGHT_SIZE),
                       get(Settings.OTLP_RETRY_AFTER)));
+      Path webConfigFile = get(Settings.WEB_CONFIG_FILE);
+      try {
+        webConfig = webConfigFile == null ? WebConfig.none() : WebConfig.read(webConfigFile);
+      } catch (WebConfigException e) {
+        throw new ConfigException(
+            "invalid web-config-file" + sourceOf(Settings.WEB_CONFIG_FILE) + ": " + e.getMessage(),
+            e);
+      }
       features = Features.of(get(Settings.ENABLE_FEATURE));
       translatorConfig =
           wrap(

@@ -291,6 +291,23 @@ final class Settings {
                   + " `delete_series`, `clean_tombstones`), as Prometheus'"
                   + " `--web.enable-admin-api`: anyone who reaches the port can then delete data");
 
+  static final Setting<Path> WEB_CONFIG_FILE =
+      path("web-config-file", "FILE")
+          .byDefault(null)
+          .shown(Setting.NONE)
+          .describedAs(
+              "Prometheus' web configuration file (as its `--web.config.file`): TLS"
+                  + " (`tls_server_config`) and basic authentication (`basic_auth_users`, bcrypt)"
+                  + " on the HTTP API, OTLP/HTTP and OTLP/gRPC ports; see TLS and authentication"
+                  + " below");
+
+  static final Setting<Boolean> WEB_ENABLE_LIFECYCLE =
+      flag("web-enable-lifecycle")
+          .byDefault(false)
+          .describedAs(
+              "as Prometheus' `--web.enable-lifecycle`: `POST /-/reload` on the HTTP port reloads"
+                  + " the config and web config files as SIGHUP does; without it 403");
+
   /** Every setting, in documentation order. */
   static final List<Setting<?>> ALL =
       List.of(
@@ -302,6 +319,7 @@ final class Settings {
           HTTP_PORT,
           ADMIN_PORT,
           ADMIN_TOKEN,
+          WEB_CONFIG_FILE,
           // ---- the store
           RETENTION,
           OUT_OF_ORDER_WINDOW,
@@ -423,7 +441,15 @@ final class Settings {
           ENABLE_FEATURE,
           QUERY_EXPERIMENTAL_FUNCTIONS,
           QUERY_LOG_FILE,
-          WEB_ENABLE_ADMIN_API);
+          WEB_ENABLE_ADMIN_API,
+          WEB_ENABLE_LIFECYCLE);
+
+  /**
+   * What a reload (SIGHUP, {@code POST /-/reload}) changes in a running server: these settings' new
+   * values, and whatever the web configuration file now says. Every other setting keeps the value
+   * it started with until a restart (the reload logs which ones changed in the file).
+   */
+  static final List<Setting<?>> RELOADABLE = List.of(RETENTION);
 
   private static final Map<String, Setting<?>> BY_NAME = byName();
 

@@ -14,13 +14,19 @@ import dev.tidemark.server.admin.AdminGrpcService;
 import dev.tidemark.server.admin.AdminServer;
 import dev.tidemark.server.admin.Reflection;
 import dev.tidemark.server.api.ApiBackend;
+import dev.tidemark.server.api.ConfigState;
 import dev.tidemark.server.api.PrometheusApi;
 import dev.tidemark.server.api.QueryLog;
+import dev.tidemark.server.web.BasicAuthHandler;
+import dev.tidemark.server.web.BasicAuthInterceptor;
+import dev.tidemark.server.web.WebConfig;
+import dev.tidemark.server.web.WebSecurity;
 import dev.tidemark.translator.Translator;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.model.PromText;
 import io.grpc.Server;
+import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -35,6 +41,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -47,11 +54,15 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.EndPoint;
+import org.eclipse.jetty.io.ssl.SslConnection;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.eclipse.jetty.server.handler.gzip.GzipHandler;
 import org.eclipse.jetty.server.internal.HttpConnection;
@@ -133,7 +144,18 @@ public final class TidemarkServer implements AutoCloseable {
     FAILED
   }
 
-  private final ServerConfig config;
+  /** The configuration in force: the start's, then each successful reload's. */
+  private volatile ServerConfig config;
+
+  /** Serializes reloads (never the server's own lock: a stop waits for a /-/reload request). */
+  private final Object reloadLock = new Object();
+
+  private volatile boolean lastReloadSuccessful = true;
+  private volatile Instant lastReloadSuccess = Instant.now();
+
+  /** TLS and basic auth of the HTTP API, OTLP/HTTP and OTLP/gRPC ports (web-config-file). */
+  private final WebSecurity web;
+
   private final PrometheusRegistry registry = new PrometheusRegistry();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private volatile State state = State.NEW;
@@ -163,6 +185,7 @@ public final class TidemarkServer implements AutoCloseable {
 
   public TidemarkServer(ServerConfig config) {
     this.config = config;
+    this.web = new WebSecurity(config.webConfig());
   }
 
   /** Creates and {@linkplain #start() starts} a server. */
@@ -204,6 +227,18 @@ public final class TidemarkServer implements AutoCloseable {
                       System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT),
                       System.getProperty("os.arch", "")))
           .register(registry);
+      GaugeWithCallback.builder()
+          .name("tidemark_config_last_reload_successful")
+          .help(
+              "Whether the last configuration reload attempt was successful (as"
+                  + " prometheus_config_last_reload_successful)")
+          .callback(cb -> cb.call(lastReloadSuccessful ? 1 : 0))
+          .register(registry);
+      GaugeWithCallback.builder()
+          .name("tidemark_config_last_reload_success_timestamp_seconds")
+          .help("Timestamp of the last successful configuration load or reload")
+          .callback(cb -> cb.call(lastReloadSuccess.toEpochMilli() / 1000.0))
+          .register(registry);
       startApi();
       openStorage();
       Translator translator =
@@ -239,6 +274,56 @@ public final class TidemarkServer implements AutoCloseable {
     }
     state = State.RUNNING;
     LOG.log(System.Logger.Level.INFO, startupLine((System.nanoTime() - t0) / 1_000_000));
+    LOG.log(System.Logger.Level.INFO, webLine(web.config()));
+    warnIfExposed();
+  }
+
+  /** What the web config file puts in front of the listeners, for the log. */
+  static String webLine(WebConfig w) {
+    if (w.file() == null) {
+      return "HTTP API, OTLP/HTTP and OTLP/gRPC: no TLS, no authentication (no --web-config-file)";
+    }
+    WebConfig.Tls tls = w.tls();
+    return "web config file "
+        + w.file()
+        + ": HTTP API, OTLP/HTTP and OTLP/gRPC with "
+        + (tls == null
+            ? "no TLS"
+            : "TLS ("
+                + String.join(", ", tls.protocols())
+                + "; client certificates: "
+                + tls.clientAuth()
+                + ")")
+        + " and "
+        + (w.hasAuth()
+            ? "basic authentication (" + w.users().size() + " user(s))"
+            : "no authentication");
+  }
+
+  /**
+   * Logs a warning for each listener that binds beyond loopback with neither TLS nor basic
+   * authentication: anyone who reaches it can write and read every series.
+   */
+  private void warnIfExposed() {
+    if (config.listenInetAddress().isLoopbackAddress()
+        || web.tls() != null
+        || web.auth().enabled()) {
+      return;
+    }
+    for (String listener :
+        new String[] {
+          "the HTTP API on " + config.listenAddress() + ":" + httpPort(),
+          "OTLP/HTTP on " + config.listenAddress() + ":" + otlpHttpPort(),
+          "OTLP/gRPC on " + config.listenAddress() + ":" + otlpGrpcPort()
+        }) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "*** "
+              + listener
+              + " is reachable beyond this machine with neither TLS nor authentication: anyone"
+              + " who reaches it can read and write every series; set --web-config-file"
+              + " (README, TLS and authentication) ***");
+    }
   }
 
   private String startupLine(long startMillis) {
@@ -247,7 +332,7 @@ public final class TidemarkServer implements AutoCloseable {
     return String.format(
         Locale.ROOT,
         "Tidemark %s ready in %.2f s: OTLP/gRPC %s:%d, OTLP/HTTP %s:%d, HTTP API %s:%d"
-            + " (web UI http://%s:%d/, /metrics, /-/healthy, /-/ready), admin gRPC %s:%d (%s);"
+            + " (web UI %s://%s:%d/, /metrics, /-/healthy, /-/ready), admin gRPC %s:%d (%s);"
             + " data folder %s; retention %s; recovery %.3f s (%d head series)",
         Main.version(),
         startMillis / 1000.0,
@@ -257,6 +342,7 @@ public final class TidemarkServer implements AutoCloseable {
         otlpHttpPort(),
         host,
         httpPort(),
+        web.tls() == null ? "http" : "https",
         host.equals("0.0.0.0") ? "127.0.0.1" : host.contains(":") ? "[" + host + "]" : host,
         httpPort(),
         host,
@@ -277,14 +363,20 @@ public final class TidemarkServer implements AutoCloseable {
   private void startApi() {
     apiServer = newJetty("tidemark-api", API_MAX_THREADS);
     apiConnector = newConnector(apiServer, config.httpPort(), "api");
-    apiHandler = new ApiHandler(registry, this::isReady, this::writeRefusal);
+    apiHandler =
+        new ApiHandler(
+            registry,
+            this::isReady,
+            this::writeRefusal,
+            config.webEnableLifecycle() ? this::reload : null);
     GzipHandler gzip = new GzipHandler(apiHandler);
     gzip.setIncludedMethods("GET", "POST");
     ingestRoutes =
         new IngestRoutes(
             Set.of(RemoteWriteHandler.PATH, PROMETHEUS_OTLP_PATH),
             config.receiverConfig().retryAfterSeconds());
-    apiServer.setHandler(graceful(new Handler.Sequence(ingestRoutes, gzip)));
+    apiServer.setHandler(
+        graceful(new BasicAuthHandler(web.auth(), new Handler.Sequence(ingestRoutes, gzip))));
     startJetty(apiServer, apiConnector, config.httpPort(), "HTTP API");
     boundHttpPort = apiConnector.getLocalPort();
   }
@@ -297,9 +389,8 @@ public final class TidemarkServer implements AutoCloseable {
             () -> translator.metadata().snapshot(),
             engine::stats,
             engine::bucketInfo,
-            flags(),
+            this::configState,
             Main.version(),
-            config.engineConfig().retention(),
             startTime,
             config.engineConfig().clock());
     queryApi = new PrometheusApi(backend, config.queryConfig());
@@ -368,9 +459,75 @@ public final class TidemarkServer implements AutoCloseable {
             new OtlpHttpHandler(ingestor, PROMETHEUS_OTLP_PATH)));
   }
 
-  /** The settings as {@code /api/v1/status/flags} lists them. */
-  private Map<String, String> flags() {
-    return config.settingValues();
+  /** The configuration in force, as the status endpoints show it. */
+  private ConfigState configState() {
+    ServerConfig c = config;
+    return new ConfigState(
+        c.settingValues(),
+        c.settingsYaml(),
+        engine.retention(),
+        lastReloadSuccessful,
+        lastReloadSuccess);
+  }
+
+  /**
+   * Reads the config file and the web config file again and applies what a running server can
+   * change (SIGHUP, {@code POST /-/reload}): the web config file's users, certificates, client CA,
+   * client auth type and TLS versions, and the reloadable settings ({@code Settings.RELOADABLE}:
+   * the retention). A file that does not read, or a web config that would turn TLS on or off, is
+   * refused whole and the configuration in force is kept. Settings that changed in the file but
+   * need a restart are named in a warning.
+   *
+   * @return null when applied, else the error (logged, and 500 for {@code /-/reload})
+   */
+  public String reload() {
+    synchronized (reloadLock) {
+      if (state != State.RUNNING) {
+        return "the server is " + state.name().toLowerCase(Locale.ROOT);
+      }
+      ServerConfig running = config;
+      ServerConfig fresh;
+      try {
+        fresh = running.reread();
+        String problem = web.reloadProblem(fresh.webConfig());
+        if (problem != null) {
+          throw new ConfigException(problem);
+        }
+      } catch (ConfigException e) {
+        lastReloadSuccessful = false;
+        LOG.log(
+            System.Logger.Level.ERROR,
+            "reloading the configuration failed, the configuration in force is kept: "
+                + e.getMessage());
+        return e.getMessage();
+      }
+      List<String> needRestart = running.changedNeedingRestart(fresh);
+      ServerConfig next = running.reloaded(fresh);
+      web.apply(next.webConfig());
+      java.time.Duration retention = next.engineConfig().retention();
+      if (!retention.equals(engine.retention())) {
+        engine.setRetention(retention);
+      }
+      config = next;
+      lastReloadSuccessful = true;
+      lastReloadSuccess = Instant.now();
+      LOG.log(
+          System.Logger.Level.INFO,
+          "configuration reloaded: retention "
+              + PromText.formatDuration(retention)
+              + "; "
+              + webLine(next.webConfig()));
+      if (!needRestart.isEmpty()) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "the configuration changes "
+                + String.join(", ", needRestart)
+                + ", which a reload does not apply: restart to apply "
+                + (needRestart.size() == 1 ? "it" : "them"));
+      }
+      warnIfExposed();
+      return null;
+    }
   }
 
   private void openStorage() {
@@ -417,15 +574,20 @@ public final class TidemarkServer implements AutoCloseable {
     grpcExecutor = Executors.newFixedThreadPool(GRPC_THREADS, named("tidemark-otlp-grpc"));
     InetSocketAddress address =
         new InetSocketAddress(config.listenInetAddress(), config.otlpGrpcPort());
-    Server server =
-        Reflection.addTo(
-                NettyServerBuilder.forAddress(address)
-                    .executor(grpcExecutor)
-                    .maxInboundMessageSize(config.receiverConfig().maxGrpcMessageBytes())
-                    .decompressorRegistry(GrpcDecompressors.registry())
-                    .addService(new OtlpGrpcService(ingestor).serviceDefinition())
-                    .addService(health.getHealthService()))
-            .build();
+    NettyServerBuilder builder =
+        NettyServerBuilder.forAddress(address)
+            .executor(grpcExecutor)
+            .maxInboundMessageSize(config.receiverConfig().maxGrpcMessageBytes())
+            .decompressorRegistry(GrpcDecompressors.registry())
+            .addService(
+                ServerInterceptors.intercept(
+                    new OtlpGrpcService(ingestor).serviceDefinition(),
+                    new BasicAuthInterceptor(web.auth())))
+            .addService(health.getHealthService());
+    if (web.tls() != null) {
+      builder.sslContext(web.tls().grpc());
+    }
+    Server server = Reflection.addTo(builder).build();
     try {
       server.start();
     } catch (IOException e) {
@@ -441,7 +603,8 @@ public final class TidemarkServer implements AutoCloseable {
   private void startOtlpHttp() {
     otlpHttpServer = newJetty("tidemark-otlp-http", OTLP_HTTP_MAX_THREADS);
     otlpHttpConnector = newConnector(otlpHttpServer, config.otlpHttpPort(), "otlp-http");
-    otlpHttpServer.setHandler(graceful(new OtlpHttpHandler(ingestor)));
+    otlpHttpServer.setHandler(
+        graceful(new BasicAuthHandler(web.auth(), new OtlpHttpHandler(ingestor))));
     startJetty(otlpHttpServer, otlpHttpConnector, config.otlpHttpPort(), "OTLP HTTP");
     boundOtlpHttpPort = otlpHttpConnector.getLocalPort();
   }
@@ -507,7 +670,21 @@ public final class TidemarkServer implements AutoCloseable {
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
     http.setSendDateHeader(false);
-    ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+    ServerConnector connector;
+    if (web.tls() == null) {
+      connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+    } else {
+      SecureRequestCustomizer secure = new SecureRequestCustomizer();
+      secure.setSniHostCheck(false); // clients reach us by IP address as often as by name
+      http.addCustomizer(secure);
+      connector =
+          new ServerConnector(
+              server,
+              1,
+              1,
+              new SslConnectionFactory(web.tls().jetty(), "http/1.1"),
+              new HttpConnectionFactory(http));
+    }
     connector.setName(name);
     connector.setIdleTimeout(HTTP_IDLE_TIMEOUT.toMillis());
     connector.setHost(config.listenInetAddress().getHostAddress());
@@ -790,9 +967,13 @@ public final class TidemarkServer implements AutoCloseable {
   static int closeIdleConnections(ServerConnector connector) {
     int closed = 0;
     for (EndPoint endPoint : connector.getConnectedEndPoints()) {
+      Connection c = endPoint.getConnection();
+      if (c instanceof SslConnection ssl) { // TLS: the HTTP connection is on the decrypted side
+        c = ssl.getSslEndPoint().getConnection();
+      }
       // The test Jetty's own idle timeout makes: no request on the channel (and the parser at the
       // start of the next one, so no request whose first bytes have arrived is cut).
-      if (endPoint.getConnection() instanceof HttpConnection http
+      if (c instanceof HttpConnection http
           && http.getHttpChannel().getRequest() == null
           && http.getParser().isStart()) {
         endPoint.close();

@@ -34,7 +34,7 @@ class ApiHandlerTest {
     c.setHost("127.0.0.1");
     c.setPort(0);
     server.addConnector(c);
-    server.setHandler(new ApiHandler(registry, ready::get, writeRefusal::get));
+    server.setHandler(new ApiHandler(registry, ready::get, writeRefusal::get, null));
     server.start();
     port = c.getLocalPort();
   }
@@ -52,6 +52,13 @@ class ApiHandlerTest {
       b.header("Accept", accept);
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void reloadIsForbiddenWithoutTheLifecycleApi() throws Exception {
+    HttpResponse<String> r = send("POST", "/-/reload", null);
+    assertThat(r.statusCode()).isEqualTo(403);
+    assertThat(r.body()).startsWith("Lifecycle API is not enabled");
   }
 
   @Test

@@ -248,7 +248,8 @@ class ServerConfigTest {
             || name.startsWith("keep")
             || name.equals("fsync")
             || name.equals("query-experimental-functions")
-            || name.equals("web-enable-admin-api")) {
+            || name.equals("web-enable-admin-api")
+            || name.equals("web-enable-lifecycle")) {
           return true;
         }
         if (name.contains("scale")

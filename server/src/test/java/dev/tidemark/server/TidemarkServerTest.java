@@ -322,7 +322,10 @@ class TidemarkServerTest {
             "tidemark_engine_query_duration_seconds{slice=\"inner_eval\",quantile=\"0.99\"}",
             "tidemark_engine_query_duration_seconds_count{slice=\"queue_time\"} 1",
             "# TYPE tidemark_build_info gauge",
-            "\ntidemark_build_info{arch=\"");
+            "\ntidemark_build_info{arch=\"",
+            "\ntidemark_config_last_reload_successful 1",
+            "\ntidemark_config_last_reload_success_timestamp_seconds ");
+
   }
 
   @Test

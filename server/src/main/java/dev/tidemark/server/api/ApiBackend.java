@@ -4,7 +4,6 @@ import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.model.FamilyMetadata;
 import dev.tidemark.tsdb.query.Querier;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -20,9 +19,9 @@ import java.util.function.Supplier;
  * @param engineStats head statistics for {@code /api/v1/status/tsdb} and runtime info
  * @param buckets every bucket with its series and bytes on disk, for {@code /api/v1/status/tsdb}
  *     when asked ({@code buckets=1}); scans the store
- * @param flags the server's settings as {@code /api/v1/status/flags} lists them (name → value)
+ * @param config the configuration in force (flags, YAML, retention, last reload), asked at each
+ *     request of the status endpoints
  * @param version the server's version
- * @param retention how long data is kept
  * @param startTime when the server started
  * @param clock "now" for queries without a time
  */
@@ -31,9 +30,8 @@ public record ApiBackend(
     Supplier<Map<String, FamilyMetadata>> metadata,
     Supplier<Engine.Stats> engineStats,
     Supplier<List<Engine.BucketInfo>> buckets,
-    Map<String, String> flags,
+    Supplier<ConfigState> config,
     String version,
-    Duration retention,
     Instant startTime,
     Clock clock) {
 
@@ -42,9 +40,8 @@ public record ApiBackend(
     Objects.requireNonNull(metadata, "metadata");
     Objects.requireNonNull(engineStats, "engineStats");
     Objects.requireNonNull(buckets, "buckets");
-    flags = Map.copyOf(flags);
+    Objects.requireNonNull(config, "config");
     Objects.requireNonNull(version, "version");
-    Objects.requireNonNull(retention, "retention");
     Objects.requireNonNull(startTime, "startTime");
     Objects.requireNonNull(clock, "clock");
   }

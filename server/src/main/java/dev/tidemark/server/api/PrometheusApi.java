@@ -271,6 +271,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
       "status/buildinfo",
       "status/runtimeinfo",
       "status/flags",
+      "status/config",
       "rules",
       "alerts",
       "targets":
@@ -456,6 +457,8 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
         return status.runtimeInfo();
       case "status/flags":
         return status.flags();
+      case "status/config":
+        return status.config();
       case "rules":
         return status.rules();
       case "alerts":

@@ -109,6 +109,7 @@ final class StatusEndpoints {
 
   Answer runtimeInfo() {
     Engine.Stats stats = backend.engineStats().get();
+    ConfigState config = backend.config().get();
     String host;
     try {
       host = InetAddress.getLocalHost().getHostName();
@@ -125,21 +126,33 @@ final class StatusEndpoints {
           g.writeStringField("hostname", hostname);
           g.writeStringField(
               "serverTime", Instant.ofEpochMilli(backend.clock().millis()).toString());
-          g.writeBooleanField("reloadConfigSuccess", true);
-          g.writeStringField("lastConfigTime", backend.startTime().toString());
+          g.writeBooleanField("reloadConfigSuccess", config.lastReloadSuccessful());
+          g.writeStringField("lastConfigTime", config.lastReloadSuccess().toString());
           g.writeNumberField("corruptionCount", stats.unreadableRecords());
           g.writeNumberField("goroutineCount", Thread.activeCount());
           g.writeNumberField("GOMAXPROCS", Runtime.getRuntime().availableProcessors());
           g.writeNumberField("GOMEMLIMIT", Runtime.getRuntime().maxMemory());
           g.writeStringField("GOGC", "");
           g.writeStringField("GODEBUG", "");
-          g.writeStringField("storageRetention", PromText.formatDuration(backend.retention()));
+          g.writeStringField("storageRetention", PromText.formatDuration(config.retention()));
+          g.writeEndObject();
+        });
+  }
+
+  /** {@code /api/v1/status/config}: the effective settings as YAML, as Prometheus answers. */
+  Answer config() {
+    String yaml = backend.config().get().yaml();
+    return Answer.of(
+        json -> {
+          JsonGenerator g = json.g;
+          g.writeStartObject();
+          g.writeStringField("yaml", yaml);
           g.writeEndObject();
         });
   }
 
   Answer flags() {
-    Map<String, String> sorted = new TreeMap<>(backend.flags());
+    Map<String, String> sorted = new TreeMap<>(backend.config().get().flags());
     return Answer.of(
         json -> {
           JsonGenerator g = json.g;

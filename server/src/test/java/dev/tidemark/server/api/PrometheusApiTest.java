@@ -95,9 +95,14 @@ class PrometheusApiTest {
                         "http_requests_total", PromType.COUNTER, "", "Requests served")),
             () -> new Engine.Stats(4, 1000, 1, 1, 164, 0, 5, T0 + 600_000, 0, 0, 0, 0, 0, 0, 0, 0),
             () -> querier instanceof Engine e ? e.bucketInfo() : List.of(),
-            Map.of("retention", "15d"),
+            () ->
+                new ConfigState(
+                    Map.of("retention", "15d"),
+                    "retention: 15d\n",
+                    Duration.ofDays(15),
+                    true,
+                    Instant.ofEpochMilli(T0)),
             "9.9.9",
-            Duration.ofDays(15),
             Instant.ofEpochMilli(T0),
             clock);
     PrometheusApi api = new PrometheusApi(backend, config);
