@@ -547,7 +547,7 @@ public final class TidemarkServer implements AutoCloseable {
     }
     long t0 = System.nanoTime();
     try {
-      engine = Engine.open(store, config.engineConfig());
+      engine = Engine.open(store, config.engineConfig(), new EngineDurations(registry));
     } catch (RuntimeException e) {
       throw new StartupException(
           "cannot open the store in data folder " + folder + ": " + e.getMessage(), e);

@@ -18,6 +18,7 @@ import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.codec.Varints;
 import dev.tidemark.tsdb.engine.Engine;
 import dev.tidemark.tsdb.engine.EngineConfig;
+import dev.tidemark.tsdb.engine.EngineEvents;
 import dev.tidemark.tsdb.engine.RepairReport;
 import dev.tidemark.tsdb.engine.StoreProblem;
 import dev.tidemark.tsdb.engine.StoreVerifier;
@@ -59,6 +60,7 @@ class ModuleSurfaceTest {
       Set.of(
           Engine.class,
           EngineConfig.class,
+          EngineEvents.class,
           StoreVerifier.class,
           VerifyReport.class,
           RepairReport.class,

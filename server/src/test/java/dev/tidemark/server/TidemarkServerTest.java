@@ -324,8 +324,15 @@ class TidemarkServerTest {
             "# TYPE tidemark_build_info gauge",
             "\ntidemark_build_info{arch=\"",
             "\ntidemark_config_last_reload_successful 1",
-            "\ntidemark_config_last_reload_success_timestamp_seconds ");
+            "\ntidemark_config_last_reload_success_timestamp_seconds ",
+            "\ntidemark_seal_duration_seconds_count 0",
+            "\ntidemark_compaction_duration_seconds_count 0");
 
+    s.engine().flush(); // one seal, fed to the histogram through the engine's events
+    assertThat(get(s.httpPort(), "/metrics").body())
+        .contains(
+            "\ntidemark_seal_duration_seconds_count 1",
+            "\ntidemark_seal_duration_seconds_bucket{le=\"+Inf\"} 1");
   }
 
   @Test

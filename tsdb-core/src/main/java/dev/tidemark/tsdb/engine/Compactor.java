@@ -332,6 +332,8 @@ final class Compactor {
     head.compactedBuckets.add(p.members.size());
     head.compactionBytesWritten.add(written);
     head.compactionNanos.add(nanos);
+    int merged = p.members.size();
+    head.tell(e -> e.compacted(target, merged, nanos));
     LOG.log(
         Level.INFO,
         "compacted {0} buckets into {1} in {2} ms ({3} bytes)",

@@ -68,8 +68,8 @@ public final class Engine implements Appender, Querier, AutoCloseable {
 
   private final Freezer freezer;
 
-  private Engine(KvStore kv, EngineConfig config) {
-    this.head = new HeadState(kv, config);
+  private Engine(KvStore kv, EngineConfig config, EngineEvents events) {
+    this.head = new HeadState(kv, config, events);
     this.recovery = new Recovery(head);
     this.sealer = new Sealer(head);
     this.freezer = new Freezer(head, sealer);
@@ -119,7 +119,15 @@ public final class Engine implements Appender, Querier, AutoCloseable {
    * @throws IllegalStateException if the store's schema is unknown or contradicts the config
    */
   public static Engine open(KvStore kv, EngineConfig config) {
-    return new Engine(kv, config);
+    return new Engine(kv, config, EngineEvents.NONE);
+  }
+
+  /**
+   * {@link #open(KvStore, EngineConfig)}, telling {@code events} of every seal and compaction from
+   * the recovery on.
+   */
+  public static Engine open(KvStore kv, EngineConfig config, EngineEvents events) {
+    return new Engine(kv, config, java.util.Objects.requireNonNull(events, "events"));
   }
 
   // ---------------------------------------------------------------------------------------------

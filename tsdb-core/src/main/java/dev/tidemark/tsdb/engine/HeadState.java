@@ -30,6 +30,9 @@ final class HeadState {
   final KvStore kv;
   final EngineConfig config;
 
+  /** Told of every seal and compaction ({@link #tell}). */
+  private final EngineEvents events;
+
   /** Scratch for freezing head series ({@link HeadSeries#freeze}); under the write lock. */
   final DecimalEncoder freezeScratch = new DecimalEncoder();
 
@@ -175,9 +178,24 @@ final class HeadState {
             });
   }
 
+  /** Runs {@code call} on the events listener; what it throws is logged and dropped. */
+  void tell(java.util.function.Consumer<EngineEvents> call) {
+    try {
+      call.accept(events);
+    } catch (RuntimeException e) {
+      System.getLogger(Engine.class.getName())
+          .log(System.Logger.Level.WARNING, "the engine's events listener failed: " + e);
+    }
+  }
+
   HeadState(KvStore kv, EngineConfig config) {
+    this(kv, config, EngineEvents.NONE);
+  }
+
+  HeadState(KvStore kv, EngineConfig config, EngineEvents events) {
     this.kv = kv;
     this.config = config;
+    this.events = events;
     this.oooMillis = config.outOfOrderWindow().toMillis();
     this.retentionMillis = config.retention().toMillis();
     this.labelCache = new LabelCache(config.labelCacheBytes());

@@ -230,8 +230,10 @@ final class Sealer {
    * docs/architecture.md}, Sealing, for why this keeps the head log, reads and appends whole.
    */
   boolean seal(HeadBucket hb) {
+    long started = System.nanoTime();
     TimeBucket b = hb.bucket;
     long sealPoint = hb.sealPoint;
+    int[] written = {0};
     try {
       WriteBatch[] wb = {new WriteBatch()};
       DecimalEncoder scratch = new DecimalEncoder();
@@ -274,6 +276,7 @@ final class Sealer {
           }
           f.encode(scratch);
           wb[0].put(Keys.timeSeries(b, f.series.id), f.encoded());
+          written[0]++;
           if (wb[0].payloadBytes() > SEAL_BATCH_BYTES) {
             kv.write(wb[0]);
             wb[0] = new WriteBatch();
@@ -327,6 +330,8 @@ final class Sealer {
     try {
       sealing.remove(b);
       if (hb.lastLogSeq > sealPoint) {
+        long nanos = System.nanoTime() - started;
+        head.tell(e -> e.sealed(b, written[0], nanos, false));
         return false; // appended to during the seal: its newer head log keeps it open
       }
       if (hb.partsWritten) {
@@ -356,6 +361,8 @@ final class Sealer {
       // Forget series whose newest data just left the head; they are looked up again if they
       // return.
       head.forgetRefs(r -> r.latest == null || r.latest.bucket.state == HeadBucket.State.SEALED);
+      long nanos = System.nanoTime() - started;
+      head.tell(e -> e.sealed(b, written[0], nanos, true));
       return true;
     } finally {
       lock.writeLock().unlock();
