@@ -315,7 +315,7 @@ class WebConfigIT {
   }
 
   @Test
-  void sighupAndReloadSwapUsersAndCertificatesAndRefuseABadFile() throws Exception {
+  void sighupAndReloadSwapUsersAndCertificatesAndRefuseABadFileWithJsonLogs() throws Exception {
     TestCerts first = TestCerts.make(tmp.resolve("first"));
     TestCerts second = TestCerts.make(tmp.resolve("second")); // another CA
     Path web = tmp.resolve("web.yml");
@@ -331,7 +331,9 @@ class WebConfigIT {
             tmp.resolve("data"),
             "--web-config-file",
             web.toString(),
-            "--web-enable-lifecycle")) {
+            "--web-enable-lifecycle",
+            "--log-format",
+            "json")) {
       String ready = "https://127.0.0.1:" + tm.apiPort() + "/-/ready";
       assertThat(curl("--cacert", first.ca.toString(), "-u", "alice:a-pass", ready).status())
           .isEqualTo("200");
@@ -369,6 +371,13 @@ class WebConfigIT {
       assertThat(curl("--cacert", ca, "-u", "bob:b-pass", ready).status()).isEqualTo("200");
       assertThat(curl("--cacert", ca, "-u", "bob:b-pass", base + "/metrics").body())
           .contains("tidemark_config_last_reload_successful 0");
+      // and every log line is one JSON object
+      for (String line : tm.log().split("\n")) {
+        JsonNode n = JSON.readTree(line);
+        assertThat(n.path("time").asText()).as(line).isNotEmpty();
+        assertThat(n.path("level").asText()).as(line).isIn("DEBUG", "INFO", "WARN", "ERROR");
+        assertThat(n.path("msg").isTextual()).as(line).isTrue();
+      }
     }
   }
 

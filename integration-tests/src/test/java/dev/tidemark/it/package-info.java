@@ -51,7 +51,7 @@
  *   <li>{@code WebConfigIT}: {@code --web-config-file}: curl, the OpenTelemetry SDK's OTLP/gRPC and
  *       OTLP/HTTP exporters and a real Prometheus (scrape and remote write) over TLS with basic
  *       auth; client certificates required and verified; SIGHUP and {@code POST /-/reload} swap
- *       users and certificates and refuse a bad file;
+ *       users and certificates and refuse a bad file; JSON logs;
  *   <li>{@code VerifyIT}: {@code tidemark verify} finds the damage of issue #9's append bug, {@code
  *       --repair} fixes it, and a server on the repaired store serves every readable sample.
  * </ul>

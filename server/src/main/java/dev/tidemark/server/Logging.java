@@ -55,6 +55,25 @@ final class Logging {
 
   private Logging() {}
 
+  /** How each record is written ({@code log-format}). */
+  enum LogFormat {
+    /** {@code 2026-11-22T03:10:00.123Z INFO TidemarkServer: message}. */
+    TEXT,
+    /**
+     * One JSON object a line, as Prometheus' {@code --log.format=json}: {@code
+     * {"time":"2026-11-22T03:10:00.123Z","level":"INFO","logger":"TidemarkServer","msg":"..."}},
+     * with {@code "err"} when the record carries an exception.
+     */
+    JSON
+  }
+
+  private static volatile LogFormat format = LogFormat.TEXT;
+
+  /** Writes every record in {@code f} from now on (the server's {@code log-format}). */
+  static void format(LogFormat f) {
+    format = f;
+  }
+
   /** Must run before anything touches {@code java.util.logging}: first thing in {@code main}. */
   static void install() {
     if (System.getProperty("java.util.logging.config.file") != null
@@ -170,7 +189,10 @@ final class Logging {
     }
   }
 
-  private static final class LineHandler extends Handler {
+  private static final com.fasterxml.jackson.core.io.JsonStringEncoder JSON_TEXT =
+      com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance();
+
+  static final class LineHandler extends Handler {
     private final PrintStream out;
 
     LineHandler(PrintStream out) {
@@ -184,24 +206,48 @@ final class Logging {
       }
       String logger = r.getLoggerName() == null ? "" : r.getLoggerName();
       int dot = logger.lastIndexOf('.');
+      String name = dot < 0 ? logger : logger.substring(dot + 1);
+      String time = TIME.format(Instant.ofEpochMilli(r.getMillis()));
+      String err = null;
+      if (r.getThrown() != null) {
+        StringBuilder e = new StringBuilder().append(r.getThrown());
+        for (Throwable c = r.getThrown().getCause(); c != null; c = c.getCause()) {
+          e.append("; caused by ").append(c);
+        }
+        err = e.toString();
+      }
+      String line = format == LogFormat.JSON ? json(time, r, name, err) : text(time, r, name, err);
+      synchronized (out) {
+        out.println(line);
+        out.flush();
+      }
+    }
+
+    private static String text(String time, LogRecord r, String name, String err) {
       StringBuilder sb = new StringBuilder(160);
-      sb.append(TIME.format(Instant.ofEpochMilli(r.getMillis())))
+      sb.append(time)
           .append(' ')
           .append(level(r.getLevel()))
           .append(' ')
-          .append(dot < 0 ? logger : logger.substring(dot + 1))
+          .append(name)
           .append(": ")
           .append(message(r));
-      if (r.getThrown() != null) {
-        sb.append(": ").append(r.getThrown());
-        for (Throwable c = r.getThrown().getCause(); c != null; c = c.getCause()) {
-          sb.append("; caused by ").append(c);
-        }
+      if (err != null) {
+        sb.append(": ").append(err);
       }
-      synchronized (out) {
-        out.println(sb);
-        out.flush();
+      return sb.toString();
+    }
+
+    static String json(String time, LogRecord r, String name, String err) {
+      StringBuilder sb = new StringBuilder(200);
+      sb.append("{\"time\":\"").append(time);
+      sb.append("\",\"level\":\"").append(level(r.getLevel()).strip());
+      sb.append("\",\"logger\":\"").append(JSON_TEXT.quoteAsString(name));
+      sb.append("\",\"msg\":\"").append(JSON_TEXT.quoteAsString(message(r)));
+      if (err != null) {
+        sb.append("\",\"err\":\"").append(JSON_TEXT.quoteAsString(err));
       }
+      return sb.append("\"}").toString();
     }
 
     private static String level(Level l) {

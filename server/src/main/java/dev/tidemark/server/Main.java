@@ -321,6 +321,7 @@ public final class Main implements Callable<Integer> {
 
     static int serve(CommandSpec spec) throws InterruptedException {
       ServerConfig config = load(spec);
+      Logging.format(config.logFormat());
       TidemarkServer server = new TidemarkServer(config);
       Thread hook =
           new Thread(

@@ -117,6 +117,7 @@ public final class ServerConfig {
   private final Path webConfigFile;
   private final WebConfig webConfig;
   private final boolean webEnableLifecycle;
+  private final Logging.LogFormat logFormat;
 
   private ServerConfig(Builder b, InetAddress address) {
     given = Map.copyOf(b.given);
@@ -141,6 +142,7 @@ public final class ServerConfig {
     webConfigFile = b.get(Settings.WEB_CONFIG_FILE);
     webConfig = b.webConfig;
     webEnableLifecycle = b.get(Settings.WEB_ENABLE_LIFECYCLE);
+    logFormat = b.get(Settings.LOG_FORMAT);
   }
 
   /** {@code running} with the reloadable settings of {@code fresh} and {@code web}. */
@@ -175,6 +177,7 @@ public final class ServerConfig {
     webConfigFile = running.webConfigFile;
     webConfig = web;
     webEnableLifecycle = running.webEnableLifecycle;
+    logFormat = running.logFormat;
   }
 
   /**
@@ -220,6 +223,11 @@ public final class ServerConfig {
         .map(Setting::name)
         .filter(n -> !java.util.Objects.equals(now.get(n), next.get(n)))
         .toList();
+  }
+
+  /** How the log is written ({@code log-format}). */
+  Logging.LogFormat logFormat() {
+    return logFormat;
   }
 
   /** Whether {@code POST /-/reload} is served ({@code web-enable-lifecycle}). */

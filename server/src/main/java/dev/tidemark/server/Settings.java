@@ -308,6 +308,14 @@ final class Settings {
               "as Prometheus' `--web.enable-lifecycle`: `POST /-/reload` on the HTTP port reloads"
                   + " the config and web config files as SIGHUP does; without it 403");
 
+  static final Setting<Logging.LogFormat> LOG_FORMAT =
+      choice("log-format", "FORMAT", Logging.LogFormat.class)
+          .byDefault(Logging.LogFormat.TEXT)
+          .describedAs(
+              "`text` (one line a record: time, level, logger, message) or `json` (one JSON"
+                  + " object a line: `time`, `level`, `logger`, `msg`, `err`), as Prometheus'"
+                  + " `--log.format`");
+
   /** Every setting, in documentation order. */
   static final List<Setting<?>> ALL =
       List.of(
@@ -442,7 +450,8 @@ final class Settings {
           QUERY_EXPERIMENTAL_FUNCTIONS,
           QUERY_LOG_FILE,
           WEB_ENABLE_ADMIN_API,
-          WEB_ENABLE_LIFECYCLE);
+          WEB_ENABLE_LIFECYCLE,
+          LOG_FORMAT);
 
   /**
    * What a reload (SIGHUP, {@code POST /-/reload}) changes in a running server: these settings' new

@@ -13,6 +13,22 @@ import org.junit.jupiter.api.Test;
 
 class LoggingTest {
   @Test
+  void jsonFormatWritesOneObjectALineThatJacksonReadsBack() throws Exception {
+    LogRecord r = new LogRecord(Level.WARNING, "bad \"value\"\nnext {0}");
+    r.setParameters(new Object[] {"line"});
+    r.setLoggerName("dev.tidemark.server.TidemarkServer");
+    r.setThrown(new IllegalStateException("boom", new java.io.IOException("disk")));
+    String line =
+        Logging.LineHandler.json("2026-11-22T03:10:00.123Z", r, "TidemarkServer", "err text");
+    assertThat(line).doesNotContain("\n").startsWith("{\"time\":\"2026-11-22T03:10:00.123Z\"");
+    var node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(line);
+    assertThat(node.path("level").asText()).isEqualTo("WARN");
+    assertThat(node.path("logger").asText()).isEqualTo("TidemarkServer");
+    assertThat(node.path("msg").asText()).isEqualTo("bad \"value\"\nnext line");
+    assertThat(node.path("err").asText()).isEqualTo("err text");
+  }
+
+  @Test
   void badGrpcConnectionsAreDroppedAndMentionedThroughTheRateLimitWithoutHexDumps() {
     List<String> lines = new ArrayList<>();
     AtomicLong now = new AtomicLong(1);

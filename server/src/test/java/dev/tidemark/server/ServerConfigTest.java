@@ -231,6 +231,8 @@ class ServerConfigTest {
         return "reject";
       case "le-format":
         return "go";
+      case "log-format":
+        return "json";
       case "metric-namespace":
       case "promote-resource-attributes":
       case "ignore-resource-attributes":
