@@ -18,6 +18,8 @@
  *       nothing and leaves a store that verifies clean;
  *   <li>{@code CrashIT}: SIGKILL (and SIGTERM) of a server receiving exports, also while it writes
  *       frozen head parts; acknowledged exports survive, unanswered ones are all or nothing;
+ *   <li>{@code ExportImportIT}: {@code /api/v1/export} from one server, {@code /api/v1/import} into
+ *       another with curl, in JSON lines and the Prometheus text format, every sample bit for bit;
  *   <li>{@code FederateIT}: a real Prometheus scrapes {@code /federate} with {@code honor_labels}
  *       and reads back the series sent over OTLP; a bad selector gets 400;
  *   <li>{@code HostileClientIT}: slow connections, gzip bombs, malformed requests and garbage on

@@ -432,6 +432,7 @@ public final class TidemarkServer implements AutoCloseable {
         .help("Queries cancelled because their client went away")
         .callback(cb -> cb.call(api.canceledByClient()))
         .register(registry);
+    queryApi.bulk(engine, config.receiverConfig().maxHttpBodyBytes());
     if (config.webEnableAdminApi()) {
       queryApi.admin(new StoreAdmin(engine, store, dataFolder(), config.engineConfig().clock()));
     }

@@ -176,7 +176,7 @@ final class Federation {
     return b.toString();
   }
 
-  private static boolean label(StringBuilder b, boolean first, String name, String value) {
+  static boolean label(StringBuilder b, boolean first, String name, String value) {
     if (!first) {
       b.append(',');
     }

@@ -61,6 +61,7 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   private final Federation federation;
   private final RemoteRead remoteRead;
   private volatile TsdbAdmin admin;
+  private volatile BulkTransfer bulk;
   private final ApiMetrics metrics = new ApiMetrics();
   private volatile QueryLog queryLog;
   private final ParserOptions parserOptions;
@@ -132,6 +133,14 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
   }
 
   /**
+   * Serves {@code /api/v1/export} and {@code /api/v1/import} ({@link BulkTransfer}) from now on,
+   * writing imports through {@code appender}, bodies of at most {@code maxBodyBytes}.
+   */
+  public void bulk(dev.tidemark.tsdb.append.Appender appender, long maxBodyBytes) {
+    this.bulk = new BulkTransfer(backend.querier(), appender, backend.clock(), maxBodyBytes);
+  }
+
+  /**
    * Serves the TSDB admin APIs through {@code admin} from now on ({@code --web-enable-admin-api}).
    */
   public void admin(TsdbAdmin admin) {
@@ -199,6 +208,27 @@ public final class PrometheusApi extends Handler.Abstract implements AutoCloseab
     }
     if (endpoint.startsWith(AdminEndpoints.PREFIX)) {
       admin(endpoint, request, response, callback);
+      return true;
+    }
+    if (endpoint.equals("export")
+        || endpoint.equals("import")
+        || endpoint.equals("import/prometheus")) {
+      BulkTransfer b = bulk;
+      long arrived = System.nanoTime();
+      Callback timed = timed(callback, PREFIX + endpoint, arrived);
+      if (b == null) {
+        Federation.text(response, timed, 503, "export and import are not available yet");
+        return true;
+      }
+      try {
+        if (endpoint.equals("export")) {
+          b.export(request, response, timed);
+        } else {
+          b.importLines(endpoint.equals("import/prometheus"), request, response, timed);
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        timed.failed(e);
+      }
       return true;
     }
     String method = request.getMethod();
