@@ -386,65 +386,81 @@ final class BulkTransfer {
 
     /** {@code name{a="b",...} value [timestamp]}; comments and {@code # TYPE} lines skipped. */
     void textLine(String line, long now) {
-      String l = line.strip();
-      if (l.startsWith("#")) {
-        return;
+      TextSample t = parseTextLine(line, now);
+      if (t != null) {
+        add(t.labels(), t.timestampMillis(), t.value());
       }
-      int i = 0;
-      while (i < l.length() && l.charAt(i) != '{' && !Character.isWhitespace(l.charAt(i))) {
-        i++;
-      }
-      String name = l.substring(0, i);
-      if (name.isEmpty()) {
-        throw new IllegalArgumentException("no metric name");
-      }
-      Labels.Builder lb = Labels.builder();
-      lb.add(Labels.METRIC_NAME, name);
-      if (i < l.length() && l.charAt(i) == '{') {
-        i++;
-        while (true) {
-          while (i < l.length() && (l.charAt(i) == ',' || l.charAt(i) == ' ')) {
-            i++;
-          }
-          if (i < l.length() && l.charAt(i) == '}') {
-            i++;
-            break;
-          }
-          int eq = l.indexOf('=', i);
-          if (eq < 0 || eq + 1 >= l.length() || l.charAt(eq + 1) != '"') {
-            throw new IllegalArgumentException("expected label=\"value\" at column " + (i + 1));
-          }
-          String label = l.substring(i, eq).strip();
-          StringBuilder v = new StringBuilder();
-          int j = eq + 2;
-          for (; j < l.length() && l.charAt(j) != '"'; j++) {
-            char c = l.charAt(j);
-            if (c == '\\' && j + 1 < l.length()) {
-              char e = l.charAt(++j);
-              v.append(e == 'n' ? '\n' : e);
-            } else {
-              v.append(c);
-            }
-          }
-          if (j >= l.length()) {
-            throw new IllegalArgumentException("unterminated label value of " + label);
-          }
-          lb.add(label, v.toString());
-          i = j + 1;
-        }
-      }
-      String[] rest = l.substring(i).strip().split("\\s+");
-      if (rest.length < 1 || rest[0].isEmpty() || rest.length > 2) {
-        throw new IllegalArgumentException("expected a value and an optional timestamp");
-      }
-      long t;
-      try {
-        t = rest.length == 2 ? Long.parseLong(rest[1]) : now;
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("timestamp " + rest[1] + " is not milliseconds");
-      }
-      add(lb.build(), t, parseFloat(rest[0]));
     }
+  }
+
+  /** One sample of a text-format line. */
+  record TextSample(Labels labels, long timestampMillis, double value) {}
+
+  /**
+   * One line of the text exposition format, {@code name{a="b",...} value [timestamp]} (label values
+   * with Go's escapes {@code \\}, {@code \"}, {@code \n}), or null for a comment.
+   *
+   * @throws IllegalArgumentException saying what is wrong with the line
+   */
+  static TextSample parseTextLine(String line, long now) {
+    String l = line.strip();
+    if (l.startsWith("#")) {
+      return null;
+    }
+    int i = 0;
+    while (i < l.length() && l.charAt(i) != '{' && !Character.isWhitespace(l.charAt(i))) {
+      i++;
+    }
+    String name = l.substring(0, i);
+    if (name.isEmpty()) {
+      throw new IllegalArgumentException("no metric name");
+    }
+    Labels.Builder lb = Labels.builder();
+    lb.add(Labels.METRIC_NAME, name);
+    if (i < l.length() && l.charAt(i) == '{') {
+      i++;
+      while (true) {
+        while (i < l.length() && (l.charAt(i) == ',' || l.charAt(i) == ' ')) {
+          i++;
+        }
+        if (i < l.length() && l.charAt(i) == '}') {
+          i++;
+          break;
+        }
+        int eq = l.indexOf('=', i);
+        if (eq < 0 || eq + 1 >= l.length() || l.charAt(eq + 1) != '"') {
+          throw new IllegalArgumentException("expected label=\"value\" at column " + (i + 1));
+        }
+        String label = l.substring(i, eq).strip();
+        StringBuilder v = new StringBuilder();
+        int j = eq + 2;
+        for (; j < l.length() && l.charAt(j) != '"'; j++) {
+          char c = l.charAt(j);
+          if (c == '\\' && j + 1 < l.length()) {
+            char e = l.charAt(++j);
+            v.append(e == 'n' ? '\n' : e);
+          } else {
+            v.append(c);
+          }
+        }
+        if (j >= l.length()) {
+          throw new IllegalArgumentException("unterminated label value of " + label);
+        }
+        lb.add(label, v.toString());
+        i = j + 1;
+      }
+    }
+    String[] rest = l.substring(i).strip().split("\\s+");
+    if (rest.length < 1 || rest[0].isEmpty() || rest.length > 2) {
+      throw new IllegalArgumentException("expected a value and an optional timestamp");
+    }
+    long t;
+    try {
+      t = rest.length == 2 ? Long.parseLong(rest[1]) : now;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("timestamp " + rest[1] + " is not milliseconds");
+    }
+    return new TextSample(lb.build(), t, parseFloat(rest[0]));
   }
 
   /** A float as Go's {@code ParseFloat} reads the exposition's values (NaN, +Inf, -Inf). */
