@@ -540,6 +540,11 @@ public final class Engine implements Appender, Querier, AutoCloseable {
   }
 
   /** Stops without sealing, as a crash would (for tests of recovery). */
+  /** See {@link Sealer#holdForTests}. */
+  void holdBackgroundForTests(java.util.concurrent.CountDownLatch release) {
+    sealer.holdForTests(release);
+  }
+
   void abandon() {
     compactor.stopping = true;
     lock.writeLock().lock();

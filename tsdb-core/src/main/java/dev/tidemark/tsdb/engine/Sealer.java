@@ -457,4 +457,20 @@ final class Sealer {
   void stopNow() {
     background.shutdownNow();
   }
+
+  /**
+   * Occupies the background thread until {@code release} is counted down (or the thread is
+   * interrupted by {@link #stopNow}), so that seals scheduled meanwhile wait. For tests that look
+   * at the head between an append and the seal it schedules.
+   */
+  void holdForTests(java.util.concurrent.CountDownLatch release) {
+    background.execute(
+        () -> {
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+  }
 }

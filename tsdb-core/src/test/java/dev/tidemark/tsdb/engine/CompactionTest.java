@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -254,10 +255,15 @@ class CompactionTest {
     EngineConfig config = config(clock, Duration.ofDays(30));
     InMemoryKvStore kv = new InMemoryKvStore();
     Engine engine = Engine.open(kv, config);
+    CountDownLatch hold = new CountDownLatch(1);
     try {
       fill(engine, clock, 16);
       engine.compactNow();
       assertThat(engine.buckets()).extracting(TimeBucket::sizeHours).containsExactly(8, 8);
+      // The coarse bucket is due for a seal as soon as late data reopens it (the head's newest
+      // sample is hours past it): the background thread is held until the head was looked at and
+      // the engine abandoned, so the seal an append schedules cannot run first.
+      engine.holdBackgroundForTests(hold);
       Labels stopped = Labels.of("__name__", "m3", "instance", "i39");
       long last = START + 3 * HOUR; // i39's newest sample
       SampleBatch late = new SampleBatch();
@@ -277,6 +283,7 @@ class CompactionTest {
       assertThat(String.join("\n", want))
           .contains(" " + (last + 45_000) + "=", " " + (last + 60_000) + "=");
       engine.abandon();
+      hold.countDown();
       engine = Engine.open(kv, config); // the head log of the reopened coarse bucket replays
       assertThat(dump(engine)).isEqualTo(want);
       engine.flush();
@@ -287,6 +294,7 @@ class CompactionTest {
       engine = Engine.open(kv, config);
       assertThat(dump(engine)).isEqualTo(want);
     } finally {
+      hold.countDown();
       engine.close();
     }
   }
