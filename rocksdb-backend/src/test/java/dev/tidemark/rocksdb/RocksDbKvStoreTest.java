@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import dev.tidemark.tsdb.kv.KeyRanges;
 import dev.tidemark.tsdb.kv.KvCursor;
+import dev.tidemark.tsdb.kv.KvReader;
 import dev.tidemark.tsdb.kv.KvSnapshot;
 import dev.tidemark.tsdb.kv.KvStoreException;
 import dev.tidemark.tsdb.kv.WriteBatch;
@@ -399,5 +400,31 @@ class RocksDbKvStoreTest {
     assertThat(d.blockCacheBytes()).isEqualTo(256L << 20);
     assertThat(d.fsyncOnWrite()).isFalse();
     assertThat(d.toBuilder().build()).isEqualTo(d);
+  }
+
+  @Test
+  void oneShotReadsFindTheDataAndLeaveTheBlockCacheAsItWas() {
+    try (RocksDbKvStore store = RocksDbKvStore.open(tmp.resolve("db"), SMALL)) {
+      WriteBatch batch = new WriteBatch();
+      for (int i = 0; i < 2_000; i++) {
+        batch.put(b(String.format("k%05d", i)), new byte[100]);
+      }
+      store.write(batch);
+      store.flush(); // into an SST file: reads go through blocks
+      long before = store.statistics().get(RocksDbKvStore.STAT_BLOCK_CACHE_USAGE_BYTES);
+      KvReader oneShot = store.oneShot();
+      for (int i = 0; i < 2_000; i += 7) {
+        assertThat(oneShot.get(b(String.format("k%05d", i)))).hasSize(100);
+      }
+      assertThat(oneShot.multiGet(List.of(b("k00001"), b("nope"))))
+          .satisfiesExactly(v -> assertThat(v).hasSize(100), v -> assertThat(v).isNull());
+      long afterOneShot = store.statistics().get(RocksDbKvStore.STAT_BLOCK_CACHE_USAGE_BYTES);
+      for (int i = 0; i < 2_000; i += 7) {
+        assertThat(store.get(b(String.format("k%05d", i)))).hasSize(100);
+      }
+      long afterGets = store.statistics().get(RocksDbKvStore.STAT_BLOCK_CACHE_USAGE_BYTES);
+      assertThat(afterOneShot).as("one-shot reads cache no data block").isEqualTo(before);
+      assertThat(afterGets).as("the same gets through the cache").isGreaterThan(afterOneShot);
+    }
   }
 }

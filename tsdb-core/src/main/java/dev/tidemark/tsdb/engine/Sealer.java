@@ -9,6 +9,7 @@ import dev.tidemark.tsdb.codec.Keys;
 import dev.tidemark.tsdb.codec.RecordType;
 import dev.tidemark.tsdb.codec.TimeBucket;
 import dev.tidemark.tsdb.kv.KeyRanges;
+import dev.tidemark.tsdb.kv.KvReader;
 import dev.tidemark.tsdb.kv.KvStore;
 import dev.tidemark.tsdb.kv.WriteBatch;
 import java.lang.System.Logger.Level;
@@ -237,6 +238,7 @@ final class Sealer {
     try {
       WriteBatch[] wb = {new WriteBatch()};
       DecimalEncoder scratch = new DecimalEncoder();
+      KvReader oneShot = kv.oneShot();
       List<HeadSeries> series;
       lock.readLock().lock();
       try {
@@ -272,7 +274,9 @@ final class Sealer {
           HeadSeries.Parts f = captured[i];
           captured[i] = null;
           if (f.hasStored()) {
-            f.loadStored(kv); // frozen parts in HeadChunk records; only this thread writes them
+            // frozen parts in HeadChunk records; only this thread writes them. Read once and
+            // deleted by this seal: around the store's block cache.
+            f.loadStored(oneShot);
           }
           f.encode(scratch);
           wb[0].put(Keys.timeSeries(b, f.series.id), f.encoded());

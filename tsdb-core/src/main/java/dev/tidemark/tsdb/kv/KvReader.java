@@ -34,4 +34,13 @@ public interface KvReader {
   default KvCursor scanPrefix(byte[] prefix) {
     return scan(prefix, KeyRanges.prefixEnd(prefix));
   }
+
+  /**
+   * The same data through reads that leave the store's caches as they are: for data read once and
+   * then replaced, such as the frozen head parts a seal merges and deletes. A store without caches
+   * returns this reader. A one-shot reader lives no longer than this one.
+   */
+  default KvReader oneShot() {
+    return this;
+  }
 }
