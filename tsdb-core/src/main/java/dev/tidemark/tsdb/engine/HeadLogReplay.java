@@ -1,7 +1,6 @@
 package dev.tidemark.tsdb.engine;
 
 import dev.tidemark.tsdb.codec.CorruptRecordException;
-import dev.tidemark.tsdb.codec.DecimalEncoder;
 import dev.tidemark.tsdb.kv.KvCursor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,13 +27,6 @@ import java.util.concurrent.BlockingQueue;
  * the store and fills the next window while the caller applies the current one; two windows exist
  * at most, so the memory is bounded.
  *
- * <p>With two or more processors a window is applied by two threads: the caller takes the series up
- * to the id where half of the window's entries lie, an <i>applier</i> thread the rest, each with
- * its own freeze scratch (a replayed series may freeze on the heap). A series is touched by one of
- * them only, and the caller waits for the applier before it counts the bytes, notes the bucket's
- * range or takes the next window, so nothing else is shared. Restart of a million-series head
- * (docs/benchmarks.md, session 17) spends about half its time here.
- *
  * <p>Records of native histogram samples (format {@code 0x03}, {@link HeadLogHistograms}) are not
  * sorted: a window keeps them whole, in log order, and the caller applies them after the window's
  * float entries. A series holds one kind of sample in a bucket, so the two kinds of one series
@@ -48,12 +40,6 @@ final class HeadLogReplay {
   /** Lower bound of {@link #windowEntries}. */
   static final int MIN_WINDOW_ENTRIES = 1 << 12;
 
-  /** Windows with fewer entries are applied by the caller alone (a handoff costs more). */
-  static final int MIN_SPLIT_ENTRIES = 1 << 16;
-
-  /** Test hook: the least entries a window split between two appliers has, when positive. */
-  static volatile int minSplitEntriesForTests;
-
   private static final Window END = new Window(0);
 
   private final HeadState head;
@@ -63,14 +49,6 @@ final class HeadLogReplay {
   private final BlockingQueue<Window> free = new ArrayBlockingQueue<>(2);
   private volatile Throwable decoderFailure;
   private volatile boolean cancelled;
-
-  /** Whether a second thread applies half of each large window (two or more processors). */
-  private final boolean twoAppliers = Runtime.getRuntime().availableProcessors() > 1;
-
-  private final DecimalEncoder applierScratch = new DecimalEncoder();
-
-  /** Sample bytes the appliers added to the window being applied; guarded by {@code this}. */
-  private long appliedBytes;
 
   /** Test hook: entries per window when positive (tests replay in windows of a few entries). */
   static volatile int windowEntriesForTests;
@@ -127,41 +105,27 @@ final class HeadLogReplay {
 
   private void apply(Window w) {
     int freezeSamples = head.config.headFreezeSamples();
+    long bytes = 0;
+    int[] start = w.start;
+    long[] ts = w.timestamps;
+    long[] bits = w.valueBits;
     try {
-      int minSplit = minSplitEntriesForTests > 0 ? minSplitEntriesForTests : MIN_SPLIT_ENTRIES;
-      if (!twoAppliers || w.entries < minSplit) {
-        applyRange(w, 0, w.ids, freezeSamples, head.freezeScratch);
-      } else {
-        // Series are independent: the second half of the ids (by entries) on an applier thread,
-        // the first half here, each with its own freeze scratch; joining the applier orders its
-        // writes to those series before anything this thread does next. A thread per window: a
-        // window of at least MIN_SPLIT_ENTRIES entries takes milliseconds, a start microseconds.
-        int mid = splitPoint(w);
-        Throwable[] failure = new Throwable[1];
-        Thread second =
-            new Thread(
-                () -> {
-                  try {
-                    applyRange(w, mid, w.ids, freezeSamples, applierScratch);
-                  } catch (Throwable t) {
-                    failure[0] = t;
-                  }
-                },
-                "tidemark-recovery-applier");
-        second.setDaemon(true);
-        second.start();
-        try {
-          applyRange(w, 0, mid, freezeSamples, head.freezeScratch);
-        } finally {
-          HelperThreads.join(second);
+      for (int id = 0; id < w.ids; id++) {
+        int from = start[id];
+        int to = start[id + 1];
+        if (from == to) {
+          continue;
         }
-        HelperThreads.rethrow(failure[0], "head log replay failed");
+        HeadSeries hs = hb.byId(id);
+        if (hs == null) {
+          throw unknownSeries(id);
+        }
+        for (int i = from; i < to; i++) {
+          bytes += hs.insertRecovered(ts[i], bits[i], freezeSamples, head.freezeScratch);
+        }
       }
     } finally {
-      synchronized (this) {
-        head.headSampleBytes += appliedBytes; // what was applied, also when a range failed
-        appliedBytes = 0;
-      }
+      head.headSampleBytes += bytes;
     }
     if (w.minT <= w.maxT) { // some float entry (histogram records note their own)
       hb.noteTimestamp(w.minT);
@@ -169,50 +133,6 @@ final class HeadLogReplay {
     }
     applyHistograms(w);
     head.logSeq = Math.max(head.logSeq, w.maxSeq);
-  }
-
-  /** Applies the entries of series {@code from .. to - 1}, adding their bytes to appliedBytes. */
-  private void applyRange(Window w, int from, int to, int freezeSamples, DecimalEncoder scratch) {
-    long bytes = 0;
-    int[] start = w.start;
-    long[] ts = w.timestamps;
-    long[] bits = w.valueBits;
-    try {
-      for (int id = from; id < to; id++) {
-        int a = start[id];
-        int b = start[id + 1];
-        if (a == b) {
-          continue;
-        }
-        HeadSeries hs = hb.byId(id);
-        if (hs == null) {
-          throw unknownSeries(id);
-        }
-        for (int i = a; i < b; i++) {
-          bytes += hs.insertRecovered(ts[i], bits[i], freezeSamples, scratch);
-        }
-      }
-    } finally {
-      synchronized (this) {
-        appliedBytes += bytes;
-      }
-    }
-  }
-
-  /** The first id whose entries start at or after half of the window's entries. */
-  private static int splitPoint(Window w) {
-    int half = w.start[w.ids] / 2; // the float entries (histogram records are applied apart)
-    int lo = 0;
-    int hi = w.ids;
-    while (lo < hi) {
-      int m = (lo + hi) >>> 1;
-      if (w.start[m] < half) {
-        lo = m + 1;
-      } else {
-        hi = m;
-      }
-    }
-    return lo;
   }
 
   /** The window's histogram records, in log order. */

@@ -36,7 +36,6 @@ class HeadLogReplayTest {
   @AfterEach
   void resetHook() {
     HeadLogReplay.windowEntriesForTests = 0;
-    HeadLogReplay.minSplitEntriesForTests = 0;
   }
 
   @ParameterizedTest
@@ -80,14 +79,7 @@ class HeadLogReplayTest {
         HeadLogReplay.windowEntriesForTests = 1 + rnd.nextInt(7);
         String small = describeRecoveredHead(crashed, config);
         HeadLogReplay.windowEntriesForTests = Integer.MAX_VALUE;
-        String one = describeRecoveredHead(crashed, config);
-        assertThat(small).as(where).isEqualTo(one);
-        // The same with every window split between the two appliers (a window of one entry is
-        // not split: the split point is then 0 or its end).
-        HeadLogReplay.minSplitEntriesForTests = 1;
-        HeadLogReplay.windowEntriesForTests = 1 + rnd.nextInt(64);
-        assertThat(describeRecoveredHead(crashed, config)).as(where + " split").isEqualTo(one);
-        HeadLogReplay.minSplitEntriesForTests = 0;
+        assertThat(small).as(where).isEqualTo(describeRecoveredHead(crashed, config));
 
         HeadLogReplay.windowEntriesForTests = 1 + rnd.nextInt(7);
         engine = Engine.open(kv, config);
@@ -100,11 +92,9 @@ class HeadLogReplayTest {
     assertThat(decoderThreads()).isZero();
   }
 
-  @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void headLogNamingAnUnknownSeriesRefusesToOpen(boolean split) {
+  @Test
+  void headLogNamingAnUnknownSeriesRefusesToOpen() {
     HeadLogReplay.windowEntriesForTests = 2;
-    HeadLogReplay.minSplitEntriesForTests = split ? 1 : 0;
     ManualClock clock = new ManualClock(1_700_000_000_000L);
     EngineConfig config = EngineConfig.builder().clock(clock).build();
     InMemoryKvStore kv = new InMemoryKvStore();
