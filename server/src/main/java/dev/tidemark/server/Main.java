@@ -356,17 +356,31 @@ public final class Main implements Callable<Integer> {
    * SIGHUP reloads the configuration ({@link TidemarkServer#reload()}) instead of stopping the
    * process, as in Prometheus. The outcome is logged by the reload.
    */
+  /** The start of the warning logged when SIGHUP cannot reload (the tests look for it). */
+  static final String SIGHUP_IGNORED = "SIGHUP is ignored and does not reload the configuration";
+
   @SuppressWarnings(
       "sunapi") // sun.misc.Signal: the JDK's only way to handle SIGHUP (jdk.unsupported)
   static void reloadOnSighup(TidemarkServer server) {
     try {
-      sun.misc.Signal.handle(
-          new sun.misc.Signal("HUP"),
-          signal -> {
-            System.getLogger(Main.class.getName())
-                .log(System.Logger.Level.INFO, "SIGHUP: reloading the configuration");
-            server.reload();
-          });
+      sun.misc.SignalHandler before =
+          sun.misc.Signal.handle(
+              new sun.misc.Signal("HUP"),
+              signal -> {
+                System.getLogger(Main.class.getName())
+                    .log(System.Logger.Level.INFO, "SIGHUP: reloading the configuration");
+                server.reload();
+              });
+      if (before == sun.misc.SignalHandler.SIG_IGN) {
+        // The process was started with SIGHUP ignored (nohup, or a parent that ignores it): the
+        // JVM then leaves it ignored and installs nothing (HotSpot's JVM_RegisterSignal).
+        System.getLogger(Main.class.getName())
+            .log(
+                System.Logger.Level.WARNING,
+                SIGHUP_IGNORED
+                    + " (the process was started with SIGHUP ignored, as nohup does):"
+                    + " reload with POST /-/reload (--web-enable-lifecycle)");
+      }
     } catch (IllegalArgumentException e) { // -Xrs, or a platform without SIGHUP
       System.getLogger(Main.class.getName())
           .log(
