@@ -83,10 +83,12 @@ public record EngineConfig(
   public static final long DEFAULT_MAX_HEAD_BYTES = 4L << 30;
 
   /**
-   * A head series re-encodes its stream after 96 samples (24 minutes at a 15 s interval): head
-   * memory per series under 1 KiB (docs/benchmarks.md, issue #14).
+   * A head series re-encodes its stream after 48 samples (12 minutes at a 15 s interval) and writes
+   * it out as a HeadChunk record: at most 48 samples of appendable encoding per series on the heap
+   * (about 170 bytes at 3.5 bytes a sample, where 96 held up to about 340). 96 until session 17;
+   * issue #14 set head memory per series under 1 KiB with 96 (docs/benchmarks.md).
    */
-  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 96;
+  public static final int DEFAULT_HEAD_FREEZE_SAMPLES = 48;
 
   /** No limit on active series: 0. The server sizes its default from the heap. */
   public static final long DEFAULT_MAX_ACTIVE_SERIES = 0;
