@@ -273,9 +273,11 @@ public final class TidemarkServer implements AutoCloseable {
       throw e;
     }
     state = State.RUNNING;
-    LOG.log(System.Logger.Level.INFO, startupLine((System.nanoTime() - t0) / 1_000_000));
+    // What the listeners are exposed with comes before the ready line, the start's last: a
+    // reader that waits for "ready" (a supervisor, a test) finds it there.
     LOG.log(System.Logger.Level.INFO, webLine(web.config()));
     warnIfExposed();
+    LOG.log(System.Logger.Level.INFO, startupLine((System.nanoTime() - t0) / 1_000_000));
   }
 
   /** What the web config file puts in front of the listeners, for the log. */
