@@ -44,15 +44,13 @@ final class HeadBucket implements PostingsSource {
    */
   private final FingerprintIndex byFingerprint = new FingerprintIndex();
 
-  private final HashMap<String, TreeMap<String, RoaringBitmap>> postings = new HashMap<>();
-
   /**
    * Per label name, its values' postings and the value {@link #add} found last: series come in runs
    * that share values (a resource's series, one after another, in an append and in the order
    * recovery reloads them), and a value equal to the last one skips the sorted map's search (string
    * comparisons down a tree of up to a million values).
    */
-  private final HashMap<String, NamePostings> byName = new HashMap<>();
+  private final HashMap<String, NamePostings> postings = new HashMap<>();
 
   private static final class NamePostings {
     final TreeMap<String, RoaringBitmap> values;
@@ -180,11 +178,10 @@ final class HeadBucket implements PostingsSource {
     for (int i = 0; i < labels.size(); i++) {
       String name = labels.name(i);
       String value = labels.value(i);
-      NamePostings np = byName.get(name);
+      NamePostings np = postings.get(name);
       if (np == null) {
-        np =
-            new NamePostings(postings.computeIfAbsent(name, k -> new TreeMap<>(Labels.UTF8_ORDER)));
-        byName.put(name, np);
+        np = new NamePostings(new TreeMap<>(Labels.UTF8_ORDER));
+        postings.put(name, np);
       }
       RoaringBitmap bm;
       if (value.equals(np.lastValue)) {
@@ -219,19 +216,17 @@ final class HeadBucket implements PostingsSource {
     all.remove(id);
     Labels labels = s.labels;
     for (int i = 0; i < labels.size(); i++) {
-      TreeMap<String, RoaringBitmap> values = postings.get(labels.name(i));
-      RoaringBitmap bm = values.get(labels.value(i));
+      NamePostings np = postings.get(labels.name(i));
+      RoaringBitmap bm = np.values.get(labels.value(i));
       bm.remove(id);
       if (bm.isEmpty()) {
-        values.remove(labels.value(i));
-        NamePostings np = byName.get(labels.name(i));
+        np.values.remove(labels.value(i));
         if (np.lastBitmap == bm) {
           np.lastValue = null; // the bitmap left the map: the next add of the value makes another
           np.lastBitmap = null;
         }
-        if (values.isEmpty()) {
+        if (np.values.isEmpty()) {
           postings.remove(labels.name(i));
-          byName.remove(labels.name(i));
         }
       }
     }
@@ -247,12 +242,18 @@ final class HeadBucket implements PostingsSource {
     }
   }
 
+  /** The postings of {@code name}'s values, or null. */
+  private TreeMap<String, RoaringBitmap> values(String name) {
+    NamePostings np = postings.get(name);
+    return np == null ? null : np.values;
+  }
+
   /** Every (label name, value, posting) in key order; for sealing. */
   void forEachPosting(PostingConsumer consumer) {
-    TreeMap<String, TreeMap<String, RoaringBitmap>> sorted = new TreeMap<>(Labels.UTF8_ORDER);
+    TreeMap<String, NamePostings> sorted = new TreeMap<>(Labels.UTF8_ORDER);
     sorted.putAll(postings);
     sorted.forEach(
-        (name, values) -> values.forEach((value, bm) -> consumer.accept(name, value, bm)));
+        (name, np) -> np.values.forEach((value, bm) -> consumer.accept(name, value, bm)));
   }
 
   interface PostingConsumer {
@@ -268,14 +269,14 @@ final class HeadBucket implements PostingsSource {
 
   @Override
   public RoaringBitmap posting(String name, String value) {
-    TreeMap<String, RoaringBitmap> values = postings.get(name);
+    TreeMap<String, RoaringBitmap> values = values(name);
     RoaringBitmap bm = values == null ? null : values.get(value);
     return bm == null ? new RoaringBitmap() : bm;
   }
 
   @Override
   public void forEachValue(String name, String prefix, BiConsumer<String, RoaringBitmap> consumer) {
-    TreeMap<String, RoaringBitmap> values = postings.get(name);
+    TreeMap<String, RoaringBitmap> values = values(name);
     if (values == null) {
       return;
     }
@@ -293,7 +294,7 @@ final class HeadBucket implements PostingsSource {
    * a copy of references, so that matchers can run on them after the lock is released.
    */
   String[] values(String name, String prefix, int max) {
-    TreeMap<String, RoaringBitmap> values = postings.get(name);
+    TreeMap<String, RoaringBitmap> values = values(name);
     if (values == null || max <= 0) {
       return new String[0];
     }
